@@ -1,0 +1,86 @@
+#include "backend/cpu/host_allocator.hpp"
+
+#include <sys/mman.h>
+
+#include <cstdlib>
+#include <new>
+
+#include "core/error.hpp"
+
+namespace spmd::cpu {
+
+namespace {
+constexpr size_t kSmallAlign = 64;          // a cache line
+constexpr size_t kPageAlign = 4096;
+constexpr size_t kHugeAlign = 2u << 20;     // 2 MiB: transparent huge pages
+constexpr size_t kHugeThreshold = 4u << 20; // blocks this big ask for THP
+}  // namespace
+
+HostAllocator::HostAllocator(int devices, size_t cache_limit_bytes)
+    : free_(static_cast<size_t>(devices)), cache_limit_(cache_limit_bytes) {}
+
+HostAllocator::~HostAllocator() { trim_locked(0); }
+
+size_t HostAllocator::rounded(size_t bytes) {
+  if (bytes >= kHugeThreshold) return (bytes + kHugeAlign - 1) & ~(kHugeAlign - 1);
+  if (bytes >= kPageAlign) return (bytes + kPageAlign - 1) & ~(kPageAlign - 1);
+  return (bytes + kSmallAlign - 1) & ~(kSmallAlign - 1);
+}
+
+void *HostAllocator::allocate(int device, size_t bytes) {
+  const size_t size = rounded(bytes);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto &bins = free_[static_cast<size_t>(device)];
+    auto it = bins.find(size);
+    if (it != bins.end()) {
+      void *p = it->second;
+      bins.erase(it);
+      cached_bytes_ -= size;
+      return p;
+    }
+  }
+  const size_t align = size >= kHugeThreshold ? kHugeAlign
+                       : size >= kPageAlign   ? kPageAlign
+                                              : kSmallAlign;
+  void *p = nullptr;
+  if (posix_memalign(&p, align, size) != 0 || p == nullptr)
+    fail(SPMD_ERR_OUT_OF_MEMORY, "device ", device, ": cannot allocate ", bytes,
+         " bytes");
+#ifdef MADV_HUGEPAGE
+  if (size >= kHugeThreshold) madvise(p, size, MADV_HUGEPAGE);
+#endif
+  return p;
+}
+
+void HostAllocator::deallocate(int device, void *ptr, size_t bytes) {
+  if (!ptr) return;
+  const size_t size = rounded(bytes);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (size > cache_limit_) {
+    std::free(ptr);
+    return;
+  }
+  free_[static_cast<size_t>(device)].emplace(size, ptr);
+  cached_bytes_ += size;
+  if (cached_bytes_ > cache_limit_) trim_locked(cache_limit_ / 2);
+}
+
+// Releases cached blocks, largest first, until at most `keep` bytes remain.
+void HostAllocator::trim_locked(size_t keep) {
+  while (cached_bytes_ > keep) {
+    size_t best_dev = 0, best_size = 0;
+    for (size_t d = 0; d < free_.size(); ++d)
+      if (!free_[d].empty() && free_[d].rbegin()->first > best_size) {
+        best_size = free_[d].rbegin()->first;
+        best_dev = d;
+      }
+    if (best_size == 0) break;
+    auto it = std::prev(free_[best_dev].end());
+    std::free(it->second);
+    cached_bytes_ -= it->first;
+    free_[best_dev].erase(it);
+  }
+}
+
+}  // namespace spmd::cpu

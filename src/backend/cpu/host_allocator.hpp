@@ -1,0 +1,35 @@
+// Host memory for the CPU platform's virtual devices. Freed blocks are kept
+// per device and size and handed out again, as XLA's and PyTorch's device
+// allocators do, so repeated device_put/reshard of the same sizes does not
+// pay for fresh pages (first-touch page faults cost more than the copy).
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <mutex>
+#include <vector>
+
+namespace spmd::cpu {
+
+class HostAllocator {
+ public:
+  HostAllocator(int devices, size_t cache_limit_bytes);
+  ~HostAllocator();
+  HostAllocator(const HostAllocator &) = delete;
+  HostAllocator &operator=(const HostAllocator &) = delete;
+
+  void *allocate(int device, size_t bytes);
+  void deallocate(int device, void *ptr, size_t bytes);
+
+ private:
+  static size_t rounded(size_t bytes);
+  void trim_locked(size_t keep);
+
+  std::mutex mu_;
+  // Per device: rounded size -> free blocks of that size.
+  std::vector<std::multimap<size_t, void *>> free_;
+  size_t cached_bytes_ = 0;
+  size_t cache_limit_;
+};
+
+}  // namespace spmd::cpu

@@ -1,0 +1,137 @@
+#include "capi/guard.hpp"
+#include "capi/handles.hpp"
+#include "core/dtype.hpp"
+#include "spmd/array.h"
+
+using namespace spmd;
+using namespace spmd::capi;
+
+extern "C" {
+
+spmd_status spmd_array_from_host(const spmd_sharding *sharding, spmd_dtype dtype, size_t ndim,
+                                 const int64_t *shape, const void *data, size_t nbytes,
+                                 spmd_array **out) {
+  return guard(__func__, [&] {
+    const auto &s = use(sharding, "sharding");
+    out_arg(out);
+    check_dtype("dtype", dtype);
+    Shape global = checked_shape("shape", ndim, shape);
+    *out = new_handle<spmd_array>(Array::from_host(s.impl, dtype, std::move(global), data, nbytes));
+  });
+}
+
+spmd_status spmd_array_zeros(const spmd_sharding *sharding, spmd_dtype dtype, size_t ndim,
+                             const int64_t *shape, spmd_array **out) {
+  return spmd_array_full(sharding, dtype, ndim, shape, 0.0, out);
+}
+
+spmd_status spmd_array_full(const spmd_sharding *sharding, spmd_dtype dtype, size_t ndim,
+                            const int64_t *shape, double value, spmd_array **out) {
+  return guard(__func__, [&] {
+    const auto &s = use(sharding, "sharding");
+    out_arg(out);
+    check_dtype("dtype", dtype);
+    Shape global = checked_shape("shape", ndim, shape);
+    *out = new_handle<spmd_array>(Array::full(s.impl, dtype, std::move(global), value));
+  });
+}
+
+spmd_status spmd_array_arange(const spmd_sharding *sharding, spmd_dtype dtype, size_t ndim,
+                              const int64_t *shape, double start, double step, spmd_array **out) {
+  return guard(__func__, [&] {
+    const auto &s = use(sharding, "sharding");
+    out_arg(out);
+    check_dtype("dtype", dtype);
+    Shape global = checked_shape("shape", ndim, shape);
+    *out = new_handle<spmd_array>(Array::arange(s.impl, dtype, std::move(global), start, step));
+  });
+}
+
+void spmd_array_destroy(spmd_array *array) { destroy_handle(array); }
+
+spmd_status spmd_array_dtype(const spmd_array *array, spmd_dtype *out) {
+  return guard(__func__, [&] { *out_arg(out) = use(array, "array").impl->dtype(); });
+}
+
+spmd_status spmd_array_ndim(const spmd_array *array, size_t *out) {
+  return guard(__func__, [&] { *out_arg(out) = use(array, "array").impl->shape().size(); });
+}
+
+spmd_status spmd_array_shape(const spmd_array *array, int64_t *shape) {
+  return guard(__func__, [&] {
+    const auto &a = *use(array, "array").impl;
+    out_arg(shape, "shape");
+    std::copy(a.shape().begin(), a.shape().end(), shape);
+  });
+}
+
+spmd_status spmd_array_size(const spmd_array *array, int64_t *out) {
+  return guard(__func__, [&] { *out_arg(out) = use(array, "array").impl->size(); });
+}
+
+spmd_status spmd_array_nbytes(const spmd_array *array, size_t *out) {
+  return guard(__func__, [&] { *out_arg(out) = use(array, "array").impl->nbytes(); });
+}
+
+spmd_status spmd_array_sharding(const spmd_array *array, spmd_sharding **out) {
+  return guard(__func__, [&] {
+    const auto &a = *use(array, "array").impl;
+    *out_arg(out) = new_handle<spmd_sharding>(a.sharding());
+  });
+}
+
+spmd_status spmd_array_device(const spmd_array *array, int *out) {
+  return guard(__func__, [&] {
+    const auto &a = *use(array, "array").impl;
+    out_arg(out);
+    if (a.shard_count() != 1)
+      invalid("array: spread over ", a.shard_count(),
+              " devices, so it has no single device; its sharding is ", a.sharding()->to_string());
+    *out = a.shard(0).device;
+  });
+}
+
+spmd_status spmd_array_block_until_ready(spmd_array *array) {
+  return guard(__func__, [&] { use(array, "array").impl->block_until_ready(); });
+}
+
+spmd_status spmd_array_to_host(const spmd_array *array, void *data, size_t nbytes) {
+  return guard(__func__, [&] { use(array, "array").impl->to_host(data, nbytes); });
+}
+
+spmd_status spmd_array_shard_count(const spmd_array *array, size_t *out) {
+  return guard(__func__, [&] { *out_arg(out) = use(array, "array").impl->shard_count(); });
+}
+
+spmd_status spmd_array_shard_info(const spmd_array *array, size_t index, spmd_shard_info *out) {
+  return guard(__func__, [&] {
+    const auto &a = *use(array, "array").impl;
+    out_arg(out);
+    if (index >= a.shard_count())
+      fail(SPMD_ERR_OUT_OF_RANGE, "index: shard ", index, " does not exist (the array has ",
+           a.shard_count(), " shards)");
+    write_shard_info(a.shard(index), out);
+  });
+}
+
+spmd_status spmd_array_shard_read(const spmd_array *array, size_t index, void *data,
+                                  size_t nbytes) {
+  return guard(__func__, [&] { use(array, "array").impl->shard_read(index, data, nbytes); });
+}
+
+spmd_status spmd_array_shard_write(spmd_array *array, size_t index, const void *data,
+                                   size_t nbytes) {
+  return guard(__func__, [&] { use(array, "array").impl->shard_write(index, data, nbytes); });
+}
+
+spmd_status spmd_array_reshard(const spmd_array *array, const spmd_sharding *sharding,
+                               spmd_array **out) {
+  return guard(__func__, [&] {
+    const auto &a = *use(array, "array").impl;
+    const auto &s = use(sharding, "sharding");
+    out_arg(out);
+    *out = new_handle<spmd_array>(a.reshard(s.impl));
+  });
+}
+
+}  // extern "C"

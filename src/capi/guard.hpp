@@ -1,0 +1,72 @@
+// The boundary between C++ and C: every entry point runs its body inside
+// guard(), which turns exceptions into a status code and stores the message
+// for spmd_last_error(). Nothing throws across the ABI.
+#pragma once
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "core/error.hpp"
+#include "spmd/status.h"
+
+namespace spmd::capi {
+
+void set_last_error(const char *function, const std::string &message);
+
+template <typename F>
+spmd_status guard(const char *function, F &&body) noexcept {
+  try {
+    body();
+    return SPMD_OK;
+  } catch (const Error &e) {
+    set_last_error(function, e.what());
+    return e.status();
+  } catch (const std::bad_alloc &) {
+    set_last_error(function, "out of memory");
+    return SPMD_ERR_OUT_OF_MEMORY;
+  } catch (const std::exception &e) {
+    set_last_error(function, std::string("internal error: ") + e.what());
+    return SPMD_ERR_INTERNAL;
+  } catch (...) {
+    set_last_error(function, "internal error: unknown exception");
+    return SPMD_ERR_INTERNAL;
+  }
+}
+
+// Output pointers must not be NULL.
+template <typename T>
+T *out_arg(T *out, const char *arg = "out") {
+  if (out == nullptr) invalid(arg, ": NULL output pointer");
+  return out;
+}
+
+// A malloc'd copy the caller frees with spmd_string_free.
+char *to_c_string(const std::string &s);
+
+// Reads a caller's versioned options struct: missing trailing fields of an
+// older (smaller) struct keep their defaults, a newer (larger) struct is
+// accepted only if the fields this library does not know are all zero.
+template <typename T>
+T read_options(const T *given, const T &defaults, const char *arg) {
+  T out = defaults;
+  if (given == nullptr) return out;
+  const size_t size = given->struct_size;
+  if (size < sizeof(size_t))
+    invalid(arg, "->struct_size: ", size, " is too small; initialise the struct with its _INIT "
+            "macro or _init() function");
+  if (size > sizeof(T)) {
+    const auto *tail = reinterpret_cast<const unsigned char *>(given) + sizeof(T);
+    for (size_t i = 0; i < size - sizeof(T); ++i)
+      if (tail[i] != 0)
+        invalid(arg, "->struct_size: ", size, " is larger than this libspmd's ", sizeof(T),
+                " and the fields it does not know are set; the caller was built against a newer "
+                "libspmd");
+  }
+  std::memcpy(static_cast<void *>(&out), given, std::min(size, sizeof(T)));
+  out.struct_size = sizeof(T);
+  return out;
+}
+
+}  // namespace spmd::capi

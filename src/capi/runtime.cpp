@@ -1,0 +1,72 @@
+#include "capi/guard.hpp"
+#include "capi/handles.hpp"
+#include "spmd/runtime.h"
+
+using namespace spmd;
+using namespace spmd::capi;
+
+extern "C" {
+
+void spmd_runtime_options_init(spmd_runtime_options *options) {
+  if (options) *options = spmd_runtime_options SPMD_RUNTIME_OPTIONS_INIT;
+}
+
+spmd_status spmd_runtime_create(const spmd_runtime_options *options, spmd_runtime **out) {
+  return guard(__func__, [&] {
+    out_arg(out);
+    const auto o = read_options(options, spmd_runtime_options SPMD_RUNTIME_OPTIONS_INIT, "options");
+    *out = new_handle<spmd_runtime>(Runtime::create(o));
+  });
+}
+
+void spmd_runtime_destroy(spmd_runtime *runtime) { destroy_handle(runtime); }
+
+spmd_status spmd_runtime_device_count(const spmd_runtime *runtime, int *out) {
+  return guard(__func__, [&] {
+    const auto &rt = use(runtime, "runtime");
+    *out_arg(out) = rt.impl->device_count();
+  });
+}
+
+spmd_status spmd_runtime_platform(const spmd_runtime *runtime, spmd_platform *out) {
+  return guard(__func__, [&] {
+    const auto &rt = use(runtime, "runtime");
+    *out_arg(out) = rt.impl->backend().platform();
+  });
+}
+
+spmd_status spmd_runtime_device_info(const spmd_runtime *runtime, int device_id,
+                                     spmd_device_info *out) {
+  return guard(__func__, [&] {
+    const auto &rt = use(runtime, "runtime");
+    out_arg(out);
+    if (out->struct_size < sizeof(size_t) + sizeof(int))
+      invalid("out->struct_size: ", out->struct_size,
+              " is too small; initialise with SPMD_DEVICE_INFO_INIT");
+    rt.impl->check_device("device_id", device_id);
+    const Backend &b = rt.impl->backend();
+    spmd_device_info info = SPMD_DEVICE_INFO_INIT;
+    info.id = device_id;
+    info.platform = b.platform();
+    info.platform_name = b.platform_name();
+    info.kind = b.device_kind(device_id);
+    info.process_index = 0;
+    info.local_index = device_id;
+    const size_t n = std::min(out->struct_size, sizeof(info));
+    const size_t caller_size = out->struct_size;
+    std::memcpy(static_cast<void *>(out), &info, n);
+    out->struct_size = caller_size;
+  });
+}
+
+spmd_status spmd_runtime_device_to_string(const spmd_runtime *runtime, int device_id,
+                                          char **out) {
+  return guard(__func__, [&] {
+    const auto &rt = use(runtime, "runtime");
+    out_arg(out);
+    rt.impl->check_device("device_id", device_id);
+    *out = to_c_string(rt.impl->backend().device_repr(device_id));
+  });
+}
+
+}  // extern "C"

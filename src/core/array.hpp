@@ -1,0 +1,63 @@
+// Sharded arrays: a global shape and dtype, a sharding, and one buffer per
+// device of the sharding holding that device's block (row-major).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "backend/backend.hpp"
+#include "core/sharding.hpp"
+#include "spmd/dtype.h"
+
+namespace spmd {
+
+class Array;
+using ArrayPtr = std::shared_ptr<Array>;
+
+class Array {
+ public:
+  // Allocates one uninitialised buffer per device of the sharding.
+  Array(ShardingPtr sharding, spmd_dtype dtype, Shape shape);
+
+  // jax.device_put of a row-major host buffer of exactly nbytes.
+  static ArrayPtr from_host(ShardingPtr sharding, spmd_dtype dtype, Shape shape,
+                            const void *data, size_t nbytes);
+  static ArrayPtr full(ShardingPtr sharding, spmd_dtype dtype, Shape shape, double value);
+  static ArrayPtr arange(ShardingPtr sharding, spmd_dtype dtype, Shape shape, double start,
+                         double step);
+
+  const ShardingPtr &sharding() const { return sharding_; }
+  spmd_dtype dtype() const { return dtype_; }
+  size_t elem_size() const { return elem_size_; }
+  const Shape &shape() const { return shape_; }
+  int64_t size() const { return shape_elements(shape_); }
+  size_t nbytes() const { return static_cast<size_t>(size()) * elem_size_; }
+  Runtime &runtime() const { return *sharding_->runtime(); }
+
+  size_t shard_count() const { return shards_.size(); }
+  const ShardLayout &shard(size_t i) const { return shards_.at(i); }
+  const std::vector<ShardLayout> &shards() const { return shards_; }
+  const Buffer &buffer(size_t i) const { return *buffers_.at(i); }
+  size_t shard_bytes(size_t i) const;
+
+  // np.asarray(a): the global array into a host buffer of exactly nbytes.
+  void to_host(void *data, size_t nbytes) const;
+  void shard_read(size_t i, void *data, size_t nbytes) const;
+  void shard_write(size_t i, const void *data, size_t nbytes);
+
+  // The same values laid out by `target`; moves only overlapping blocks.
+  ArrayPtr reshard(const ShardingPtr &target) const;
+
+  // Waits for pending work on every device holding a shard.
+  void block_until_ready() const;
+
+ private:
+  ShardingPtr sharding_;
+  spmd_dtype dtype_;
+  size_t elem_size_;
+  Shape shape_;
+  std::vector<ShardLayout> shards_;
+  std::vector<BufferPtr> buffers_;
+};
+
+}  // namespace spmd

@@ -1,0 +1,31 @@
+// Element types: sizes, names and conversions to and from double, including
+// the 16-bit float formats stored as raw bits.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "spmd/dtype.h"
+
+namespace spmd {
+
+bool dtype_valid(spmd_dtype dtype);
+
+// Throws INVALID_ARGUMENT naming `what` if dtype is not a known type.
+void check_dtype(const char *what, spmd_dtype dtype);
+
+size_t dtype_size(spmd_dtype dtype);
+const char *dtype_name(spmd_dtype dtype);
+
+uint16_t f32_to_f16_bits(float f);
+float f16_bits_to_f32(uint16_t h);
+uint16_t f32_to_bf16_bits(float f);  // round to nearest even, NaN kept
+float bf16_bits_to_f32(uint16_t b);
+
+// Stores `value` converted to dtype at `dst` (as jnp.asarray(value, dtype)).
+void store_from_double(spmd_dtype dtype, double value, void *dst);
+
+// Reads one element at `src` as a double.
+double load_as_double(spmd_dtype dtype, const void *src);
+
+}  // namespace spmd

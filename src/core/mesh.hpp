@@ -1,0 +1,56 @@
+// Meshes: an n-dimensional grid of devices with named axes, devices laid
+// out row-major over the mesh shape (jax.sharding.Mesh).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/runtime.hpp"
+#include "core/shape.hpp"
+
+namespace spmd {
+
+class Mesh {
+ public:
+  // Validates and builds a mesh; device_ids empty means 0..prod(shape)-1.
+  Mesh(std::shared_ptr<Runtime> runtime, Shape shape, std::vector<std::string> axis_names,
+       std::vector<int> device_ids);
+
+  // A mesh of no axes holding one device: the mesh of a single-device sharding.
+  static std::shared_ptr<Mesh> single(std::shared_ptr<Runtime> runtime, int device);
+
+  const std::shared_ptr<Runtime> &runtime() const { return runtime_; }
+  size_t ndim() const { return shape_.size(); }
+  const Shape &shape() const { return shape_; }
+  const std::vector<std::string> &axis_names() const { return names_; }
+  const std::vector<int> &devices() const { return devices_; }
+  size_t size() const { return devices_.size(); }
+
+  // Index of axis `name`, or -1.
+  int axis_index(const std::string &name) const;
+  std::string axes_list() const;  // "x, y" for messages
+
+  int device_at(const Shape &coords) const;
+  Shape coords_of_position(size_t position) const;  // row-major position
+  // Position of a device in mesh order, or -1 if absent.
+  int position_of(int device) const;
+
+  bool operator==(const Mesh &other) const;
+  std::string to_string() const;  // "Mesh('x': 2, 'y': 4)"
+
+ private:
+  std::shared_ptr<Runtime> runtime_;
+  Shape shape_;
+  std::vector<std::string> names_;
+  std::vector<int> devices_;
+  std::unordered_map<int, int> position_;
+};
+
+using MeshPtr = std::shared_ptr<const Mesh>;
+
+// Axis names are identifiers ([A-Za-z_][A-Za-z0-9_]*), never "None".
+bool valid_axis_name(const std::string &name);
+
+}  // namespace spmd

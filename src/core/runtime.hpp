@@ -1,0 +1,33 @@
+// The runtime: one platform's devices (a backend) and the worker pool that
+// runs the per-shard pieces of global operations.
+#pragma once
+
+#include <memory>
+
+#include "backend/backend.hpp"
+#include "exec/worker_pool.hpp"
+#include "spmd/runtime.h"
+
+namespace spmd {
+
+class Runtime {
+ public:
+  Runtime(std::shared_ptr<Backend> backend, int worker_threads);
+
+  // Builds the runtime the options ask for (options already validated).
+  static std::shared_ptr<Runtime> create(const spmd_runtime_options &options);
+
+  Backend &backend() const { return *backend_; }
+  const std::shared_ptr<Backend> &backend_ptr() const { return backend_; }
+  WorkerPool &pool() const { return *pool_; }
+  int device_count() const { return backend_->device_count(); }
+
+  // Throws OUT_OF_RANGE naming `what` unless 0 <= device < device_count().
+  void check_device(const char *what, int device) const;
+
+ private:
+  std::shared_ptr<Backend> backend_;
+  std::unique_ptr<WorkerPool> pool_;
+};
+
+}  // namespace spmd

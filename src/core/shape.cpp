@@ -1,0 +1,71 @@
+#include "core/shape.hpp"
+
+#include <algorithm>
+
+#include "core/error.hpp"
+#include "spmd/sharding.h"
+
+namespace spmd {
+
+int64_t shape_elements(const Shape &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::string shape_to_string(const Shape &shape) {
+  std::string s = "(";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(shape[i]);
+  }
+  if (shape.size() == 1) s += ",";
+  return s + ")";
+}
+
+Shape Box::extent() const {
+  Shape e(start.size());
+  for (size_t i = 0; i < start.size(); ++i) e[i] = stop[i] - start[i];
+  return e;
+}
+
+int64_t Box::elements() const { return shape_elements(extent()); }
+
+bool Box::empty() const {
+  for (size_t i = 0; i < start.size(); ++i)
+    if (stop[i] <= start[i]) return true;
+  return false;
+}
+
+Box intersect(const Box &a, const Box &b) {
+  Box r{Shape(a.ndim()), Shape(a.ndim())};
+  for (size_t i = 0; i < a.ndim(); ++i) {
+    r.start[i] = std::max(a.start[i], b.start[i]);
+    r.stop[i] = std::max(r.start[i], std::min(a.stop[i], b.stop[i]));
+  }
+  return r;
+}
+
+Shape checked_shape(const char *what, size_t ndim, const int64_t *dims) {
+  if (ndim > SPMD_MAX_NDIM)
+    invalid(what, ": ", ndim, " dimensions, at most ", SPMD_MAX_NDIM,
+            " are supported");
+  if (ndim > 0 && dims == nullptr) invalid(what, ": NULL with ndim ", ndim);
+  Shape s(dims, dims + ndim);
+  for (size_t i = 0; i < ndim; ++i) {
+    if (s[i] < 0)
+      invalid(what, " ", shape_to_string(s), ": dimension ", i,
+              " has negative size ", s[i]);
+  }
+  // Guard the element count against overflow: each factor is checked so the
+  // running product stays below 2^62.
+  int64_t n = 1;
+  for (size_t i = 0; i < ndim; ++i) {
+    if (s[i] != 0 && n > (int64_t{1} << 62) / s[i])
+      invalid(what, " ", shape_to_string(s), ": too many elements");
+    n *= s[i];
+  }
+  return s;
+}
+
+}  // namespace spmd
