@@ -133,6 +133,8 @@ class SpecParser {
         if (peek() == ',') {
           ++pos_;
           skip_space();
+        } else if (pos_ >= t_.size()) {
+          error("expected ')' to close the tuple");
         } else if (peek() != ')') {
           error("expected ',' or ')' in the tuple");
         }
