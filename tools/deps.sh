@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs the Debian packages libspmd needs to build and test, when missing.
+# As root it runs apt-get; otherwise it prints the apt-get line and stops.
+set -euo pipefail
+
+packages=(cmake make g++ gcc pkg-config libcmocka-dev libopenblas-dev abigail-tools binutils)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+if [ "$(id -u)" -eq 0 ]; then
+  echo "Installing: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "libspmd needs these Debian packages. Install them as root, then run this again:" >&2
+  echo "  sudo apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi
