@@ -4,6 +4,7 @@
 #include <string>
 
 #include "capi/guard.hpp"
+#include "core/raw_enum.hpp"
 #include "spmd/status.h"
 
 namespace spmd::capi {
@@ -28,6 +29,8 @@ char *to_c_string(const std::string &s) {
 extern "C" {
 
 const char *spmd_status_string(spmd_status status) {
+  const int code = spmd::raw_enum(status);
+  if (code < SPMD_OK || code > SPMD_ERR_INTERNAL) return "unknown status";
   switch (status) {
     case SPMD_OK: return "ok";
     case SPMD_ERR_INVALID_ARGUMENT: return "invalid argument";

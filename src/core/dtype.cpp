@@ -5,20 +5,23 @@
 #include <limits>
 
 #include "core/error.hpp"
+#include "core/raw_enum.hpp"
 
 namespace spmd {
 
 bool dtype_valid(spmd_dtype dtype) {
-  return dtype >= SPMD_F32 && dtype <= SPMD_BOOL;
+  const int v = raw_enum(dtype);
+  return v >= SPMD_F32 && v <= SPMD_BOOL;
 }
 
 void check_dtype(const char *what, spmd_dtype dtype) {
   if (!dtype_valid(dtype))
-    invalid(what, ": unknown dtype ", static_cast<int>(dtype),
+    invalid(what, ": unknown dtype ", raw_enum(dtype),
             " (expected one of SPMD_F32 ... SPMD_BOOL)");
 }
 
 size_t dtype_size(spmd_dtype dtype) {
+  if (!dtype_valid(dtype)) return 0;
   switch (dtype) {
     case SPMD_F64:
     case SPMD_I64:
@@ -38,6 +41,7 @@ size_t dtype_size(spmd_dtype dtype) {
 }
 
 const char *dtype_name(spmd_dtype dtype) {
+  if (!dtype_valid(dtype)) return nullptr;
   switch (dtype) {
     case SPMD_F32: return "float32";
     case SPMD_F64: return "float64";
@@ -134,7 +138,7 @@ void store_from_double(spmd_dtype dtype, double v, void *dst) {
     case SPMD_I64: { int64_t i = to_integer<int64_t>(v); std::memcpy(dst, &i, 8); break; }
     case SPMD_U8: { uint8_t u = to_integer<uint8_t>(v); std::memcpy(dst, &u, 1); break; }
     case SPMD_BOOL: { uint8_t b = v != 0.0; std::memcpy(dst, &b, 1); break; }
-    default: invalid("dtype ", static_cast<int>(dtype), " is not a known type");
+    default: invalid("dtype ", raw_enum(dtype), " is not a known type");
   }
 }
 
@@ -148,7 +152,7 @@ double load_as_double(spmd_dtype dtype, const void *src) {
     case SPMD_I64: { int64_t i; std::memcpy(&i, src, 8); return static_cast<double>(i); }
     case SPMD_U8:
     case SPMD_BOOL: { uint8_t u; std::memcpy(&u, src, 1); return u; }
-    default: invalid("dtype ", static_cast<int>(dtype), " is not a known type");
+    default: invalid("dtype ", raw_enum(dtype), " is not a known type");
   }
 }
 

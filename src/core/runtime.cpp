@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/error.hpp"
+#include "core/raw_enum.hpp"
 
 namespace spmd {
 
@@ -24,7 +25,12 @@ int cpu_devices_from(const spmd_runtime_options &o) {
 }
 
 spmd_platform platform_from(const spmd_runtime_options &o) {
-  if (o.platform != SPMD_PLATFORM_DEFAULT) return o.platform;
+  const int given = raw_enum(o.platform);
+  if (given != SPMD_PLATFORM_DEFAULT) {
+    if (given != SPMD_PLATFORM_CPU && given != SPMD_PLATFORM_CUDA)
+      invalid("options->platform: ", given, " is not a known platform");
+    return static_cast<spmd_platform>(given);
+  }
   const char *env = std::getenv("SPMD_PLATFORM");
   if (env == nullptr || *env == '\0' || std::strcmp(env, "cpu") == 0)
     return SPMD_PLATFORM_CPU;
@@ -48,7 +54,7 @@ std::shared_ptr<Runtime> Runtime::create(const spmd_runtime_options &o) {
     case SPMD_PLATFORM_CUDA:
       return std::make_shared<Runtime>(make_cuda_backend(), o.worker_threads);
     default:
-      invalid("options->platform: ", static_cast<int>(o.platform), " is not a known platform");
+      invalid("options->platform: ", raw_enum(o.platform), " is not a known platform");
   }
 }
 
