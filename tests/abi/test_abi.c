@@ -1,0 +1,364 @@
+/* The ABI promise, as a specification: the version numbers come from one
+ * place, public struct layouts and enumerator values never move, and options
+ * structs grow without breaking callers built against an older or a newer
+ * libspmd (docs/abi.md). */
+#include <stdlib.h>
+
+#include "spmd_test.h"
+
+/* ---- Layouts, pinned. A failure here is an ABI break: append new fields
+ * instead (docs/abi.md), or bump the major version and the baseline. ----- */
+
+#define PIN_SIZE(type, bytes) \
+  _Static_assert(sizeof(type) == (bytes), "sizeof(" #type ") moved")
+#define PIN_FIELD(type, field, bytes) \
+  _Static_assert(offsetof(type, field) == (bytes), #type "." #field " moved")
+
+/* Every options or info struct starts with struct_size, on every target. */
+PIN_FIELD(spmd_runtime_options, struct_size, 0);
+PIN_FIELD(spmd_device_info, struct_size, 0);
+PIN_FIELD(spmd_shard_info, struct_size, 0);
+PIN_FIELD(spmd_visualize_options, struct_size, 0);
+
+#if defined(__LP64__) || defined(_LP64)
+/* LP64 (x86-64, aarch64 Linux): 8-byte size_t and pointers, 4-byte int and
+ * enums. */
+PIN_SIZE(spmd_runtime_options, 24);
+PIN_FIELD(spmd_runtime_options, platform, 8);
+PIN_FIELD(spmd_runtime_options, cpu_device_count, 12);
+PIN_FIELD(spmd_runtime_options, worker_threads, 16);
+
+PIN_SIZE(spmd_device_info, 40);
+PIN_FIELD(spmd_device_info, id, 8);
+PIN_FIELD(spmd_device_info, platform, 12);
+PIN_FIELD(spmd_device_info, platform_name, 16);
+PIN_FIELD(spmd_device_info, kind, 24);
+PIN_FIELD(spmd_device_info, process_index, 32);
+PIN_FIELD(spmd_device_info, local_index, 36);
+
+PIN_SIZE(spmd_shard_info, 216);
+PIN_FIELD(spmd_shard_info, device, 8);
+PIN_FIELD(spmd_shard_info, replica_id, 12);
+PIN_FIELD(spmd_shard_info, ndim, 16);
+PIN_FIELD(spmd_shard_info, start, 24);
+PIN_FIELD(spmd_shard_info, stop, 88);
+PIN_FIELD(spmd_shard_info, local_shape, 152);
+
+PIN_SIZE(spmd_visualize_options, 32);
+PIN_FIELD(spmd_visualize_options, ascii, 8);
+PIN_FIELD(spmd_visualize_options, max_width, 12);
+PIN_FIELD(spmd_visualize_options, min_width, 16);
+PIN_FIELD(spmd_visualize_options, scale, 24);
+#endif
+
+_Static_assert(SPMD_MAX_NDIM == 8, "SPMD_MAX_NDIM sizes spmd_shard_info");
+_Static_assert(sizeof(spmd_status) == sizeof(int), "enums are int-sized");
+_Static_assert(sizeof(spmd_dtype) == sizeof(int), "enums are int-sized");
+_Static_assert(sizeof(spmd_platform) == sizeof(int), "enums are int-sized");
+
+/* Enumerator values are part of the ABI. */
+_Static_assert(SPMD_OK == 0 && SPMD_ERR_INVALID_ARGUMENT == 1 &&
+                   SPMD_ERR_OUT_OF_RANGE == 2 && SPMD_ERR_OUT_OF_MEMORY == 3 &&
+                   SPMD_ERR_UNSUPPORTED == 4 && SPMD_ERR_TIMEOUT == 5 &&
+                   SPMD_ERR_CALLBACK == 6 && SPMD_ERR_INTERNAL == 7,
+               "spmd_status values moved");
+_Static_assert(SPMD_DTYPE_INVALID == 0 && SPMD_F32 == 1 && SPMD_F64 == 2 &&
+                   SPMD_F16 == 3 && SPMD_BF16 == 4 && SPMD_I32 == 5 &&
+                   SPMD_I64 == 6 && SPMD_U8 == 7 && SPMD_BOOL == 8,
+               "spmd_dtype values moved");
+_Static_assert(SPMD_PLATFORM_DEFAULT == 0 && SPMD_PLATFORM_CPU == 1 &&
+                   SPMD_PLATFORM_CUDA == 2,
+               "spmd_platform values moved");
+_Static_assert(SPMD_SHARDING_NAMED == 1 && SPMD_SHARDING_SINGLE_DEVICE == 2,
+               "spmd_sharding_kind values moved");
+
+/* ---- Version: one number, from the CMake project version. ---------------- */
+
+static void header_macros_match_the_project_version(void **state) {
+  (void)state;
+  assert_int_equal(SPMD_VERSION_MAJOR, SPMD_EXPECT_VERSION_MAJOR);
+  assert_int_equal(SPMD_VERSION_MINOR, SPMD_EXPECT_VERSION_MINOR);
+  assert_int_equal(SPMD_VERSION_PATCH, SPMD_EXPECT_VERSION_PATCH);
+  assert_string_equal(SPMD_VERSION_STRING, SPMD_EXPECT_VERSION);
+  assert_int_equal(SPMD_VERSION_NUMBER, SPMD_EXPECT_VERSION_MAJOR * 10000 +
+                                            SPMD_EXPECT_VERSION_MINOR * 100 +
+                                            SPMD_EXPECT_VERSION_PATCH);
+}
+
+static void loaded_library_reports_the_project_version(void **state) {
+  (void)state;
+  assert_int_equal(spmd_version(), SPMD_VERSION_NUMBER);
+  assert_string_equal(spmd_version_string(), SPMD_EXPECT_VERSION);
+}
+
+/* ---- Options structs grow safely. ---------------------------------------- */
+
+/* A caller's struct laid out in a buffer whose bytes past struct_size are
+ * 0xff: a library that read them would see -1 in every int field and
+ * reject it, so success proves it stopped at struct_size. */
+typedef union caller_buffer {
+  unsigned char bytes[256];
+  spmd_runtime_options runtime;
+  spmd_visualize_options visualize;
+  spmd_device_info device;
+  spmd_shard_info shard;
+  double align_;
+} caller_buffer;
+
+static void poison(caller_buffer *b) { memset(b->bytes, 0xff, sizeof b->bytes); }
+
+static int device_count_of(spmd_runtime *rt) {
+  int n = -1;
+  assert_ok(spmd_runtime_device_count(rt, &n));
+  return n;
+}
+
+static void older_runtime_options_take_defaults_for_missing_fields(void **state) {
+  (void)state;
+  spmd_runtime *dflt = NULL;
+  assert_ok(spmd_runtime_create(NULL, &dflt));
+
+  /* A caller that knew only `platform`. */
+  caller_buffer b;
+  poison(&b);
+  b.runtime.struct_size = offsetof(spmd_runtime_options, cpu_device_count);
+  b.runtime.platform = SPMD_PLATFORM_CPU;
+  spmd_runtime *rt = NULL;
+  assert_ok(spmd_runtime_create(&b.runtime, &rt));
+  assert_int_equal(device_count_of(rt), device_count_of(dflt));
+  spmd_runtime_destroy(rt);
+
+  /* One that knew `cpu_device_count` but not `worker_threads`. */
+  poison(&b);
+  b.runtime.struct_size = offsetof(spmd_runtime_options, worker_threads);
+  b.runtime.platform = SPMD_PLATFORM_CPU;
+  b.runtime.cpu_device_count = 3;
+  rt = NULL;
+  assert_ok(spmd_runtime_create(&b.runtime, &rt));
+  assert_int_equal(device_count_of(rt), 3);
+  spmd_runtime_destroy(rt);
+  spmd_runtime_destroy(dflt);
+}
+
+/* What a caller built against a newer libspmd passes: today's fields plus
+ * some this library has never heard of. */
+typedef struct newer_runtime_options {
+  spmd_runtime_options known;
+  uint64_t future_field;
+  void *future_pointer;
+} newer_runtime_options;
+
+static void newer_runtime_options_with_unset_new_fields_are_accepted(void **state) {
+  (void)state;
+  newer_runtime_options o;
+  memset(&o, 0, sizeof o);
+  o.known.struct_size = sizeof o;
+  o.known.platform = SPMD_PLATFORM_CPU;
+  o.known.cpu_device_count = 3;
+  spmd_runtime *rt = NULL;
+  assert_ok(spmd_runtime_create(&o.known, &rt));
+  assert_int_equal(device_count_of(rt), 3);
+  spmd_runtime_destroy(rt);
+}
+
+static void newer_runtime_options_with_new_fields_set_are_rejected(void **state) {
+  (void)state;
+  newer_runtime_options o;
+  memset(&o, 0, sizeof o);
+  o.known.struct_size = sizeof o;
+  o.known.platform = SPMD_PLATFORM_CPU;
+  o.future_field = 1;
+  spmd_runtime *rt = NULL;
+  assert_fails(spmd_runtime_create(&o.known, &rt), SPMD_ERR_INVALID_ARGUMENT,
+               "built against a newer libspmd");
+  assert_fails(spmd_runtime_create(&o.known, &rt), SPMD_ERR_INVALID_ARGUMENT,
+               "options->struct_size");
+  assert_null(rt);
+
+  o.future_field = 0;
+  o.future_pointer = &o;
+  assert_fails(spmd_runtime_create(&o.known, &rt), SPMD_ERR_INVALID_ARGUMENT,
+               "newer libspmd");
+  assert_null(rt);
+}
+
+static void options_without_struct_size_are_rejected(void **state) {
+  (void)state;
+  spmd_runtime_options o;
+  memset(&o, 0, sizeof o);
+  spmd_runtime *rt = NULL;
+  assert_fails(spmd_runtime_create(&o, &rt), SPMD_ERR_INVALID_ARGUMENT,
+               "too small");
+  assert_null(rt);
+
+  spmd_visualize_options v;
+  memset(&v, 0, sizeof v);
+  spmd_runtime *cpu = test_runtime(4);
+  spmd_sharding *s = NULL;
+  assert_ok(spmd_sharding_single_device(cpu, 0, &s));
+  const int64_t shape[] = {4};
+  char *pic = NULL;
+  assert_fails(spmd_sharding_visualize(s, 1, shape, &v, &pic),
+               SPMD_ERR_INVALID_ARGUMENT, "too small");
+  assert_null(pic);
+  spmd_sharding_destroy(s);
+  spmd_runtime_destroy(cpu);
+}
+
+static void options_init_functions_match_the_init_macros(void **state) {
+  (void)state;
+  spmd_runtime_options r1 = SPMD_RUNTIME_OPTIONS_INIT, r2;
+  memset(&r2, 0xff, sizeof r2);
+  spmd_runtime_options_init(&r2);
+  assert_int_equal(r2.struct_size, sizeof(spmd_runtime_options));
+  assert_int_equal(r1.struct_size, r2.struct_size);
+  assert_int_equal(r1.platform, r2.platform);
+  assert_int_equal(r1.cpu_device_count, r2.cpu_device_count);
+  assert_int_equal(r1.worker_threads, r2.worker_threads);
+
+  spmd_visualize_options v1 = SPMD_VISUALIZE_OPTIONS_INIT, v2;
+  memset(&v2, 0xff, sizeof v2);
+  spmd_visualize_options_init(&v2);
+  assert_int_equal(v2.struct_size, sizeof(spmd_visualize_options));
+  assert_int_equal(v1.ascii, v2.ascii);
+  assert_int_equal(v1.max_width, v2.max_width);
+  assert_int_equal(v1.min_width, v2.min_width);
+  assert_true(v1.scale == v2.scale);
+
+  spmd_device_info d = SPMD_DEVICE_INFO_INIT;
+  assert_int_equal(d.struct_size, sizeof(spmd_device_info));
+}
+
+static char *picture(const spmd_sharding *s, const spmd_visualize_options *o) {
+  const int64_t shape[] = {8, 8};
+  char *pic = NULL;
+  assert_ok(spmd_sharding_visualize(s, 2, shape, o, &pic));
+  return pic;
+}
+
+static void older_visualize_options_take_defaults_for_missing_fields(void **state) {
+  (void)state;
+  spmd_runtime *rt = test_runtime(4);
+  const int64_t mesh_shape[] = {2, 2};
+  spmd_mesh *m = test_mesh(rt, 2, mesh_shape);
+  spmd_sharding *s = test_sharding(m, "x, y");
+
+  spmd_visualize_options ascii = SPMD_VISUALIZE_OPTIONS_INIT;
+  ascii.ascii = 1;
+  char *expected = picture(s, &ascii);
+
+  /* A caller that knew only `ascii`: widths and scale are its bytes past
+   * struct_size, poisoned, and must be the defaults. */
+  caller_buffer b;
+  poison(&b);
+  b.visualize.struct_size = offsetof(spmd_visualize_options, max_width);
+  b.visualize.ascii = 1;
+  assert_string_result(picture(s, &b.visualize), expected);
+
+  /* A newer caller with its extra fields zero gets the same picture, one
+   * with an extra field set is refused. */
+  struct {
+    spmd_visualize_options known;
+    int future[4];
+  } newer;
+  memset(&newer, 0, sizeof newer);
+  newer.known.struct_size = sizeof newer;
+  newer.known.ascii = 1;
+  assert_string_result(picture(s, &newer.known), expected);
+  newer.future[3] = 7;
+  const int64_t shape[] = {8, 8};
+  char *pic = NULL;
+  assert_fails(spmd_sharding_visualize(s, 2, shape, &newer.known, &pic),
+               SPMD_ERR_INVALID_ARGUMENT, "built against a newer libspmd");
+  assert_null(pic);
+
+  spmd_string_free(expected);
+  spmd_sharding_destroy(s);
+  spmd_mesh_destroy(m);
+  spmd_runtime_destroy(rt);
+}
+
+static void older_device_info_gets_only_the_fields_it_knows(void **state) {
+  (void)state;
+  spmd_runtime *rt = test_runtime(4);
+  caller_buffer b;
+  poison(&b);
+  const size_t older = offsetof(spmd_device_info, platform_name);
+  b.device.struct_size = older;
+  assert_ok(spmd_runtime_device_info(rt, 2, &b.device));
+  assert_int_equal(b.device.struct_size, older);
+  assert_int_equal(b.device.id, 2);
+  assert_int_equal(b.device.platform, SPMD_PLATFORM_CPU);
+  for (size_t i = older; i < sizeof b.bytes; ++i)
+    if (b.bytes[i] != 0xff) fail_msg("byte %zu past struct_size was written", i);
+  spmd_runtime_destroy(rt);
+}
+
+static void newer_device_info_keeps_its_unknown_tail(void **state) {
+  (void)state;
+  spmd_runtime *rt = test_runtime(4);
+  caller_buffer b;
+  poison(&b);
+  b.device.struct_size = sizeof(spmd_device_info) + 16;
+  assert_ok(spmd_runtime_device_info(rt, 3, &b.device));
+  assert_int_equal(b.device.struct_size, sizeof(spmd_device_info) + 16);
+  assert_int_equal(b.device.id, 3);
+  assert_string_equal(b.device.platform_name, "cpu");
+  assert_int_equal(b.device.local_index, 3);
+  for (size_t i = sizeof(spmd_device_info); i < sizeof b.bytes; ++i)
+    if (b.bytes[i] != 0xff) fail_msg("byte %zu of the caller's tail was written", i);
+
+  /* Too small to hold even the id. */
+  b.device.struct_size = sizeof(size_t);
+  assert_fails(spmd_runtime_device_info(rt, 0, &b.device),
+               SPMD_ERR_INVALID_ARGUMENT, "struct_size");
+  spmd_runtime_destroy(rt);
+}
+
+static void shard_info_accepts_newer_callers_and_refuses_truncated_ones(void **state) {
+  (void)state;
+  spmd_runtime *rt = test_runtime(4);
+  const int64_t mesh_shape[] = {4};
+  spmd_mesh *m = test_mesh(rt, 1, mesh_shape);
+  spmd_sharding *s = test_sharding(m, "x");
+  const int64_t shape[] = {8, 3};
+
+  caller_buffer b;
+  poison(&b);
+  b.shard.struct_size = sizeof(spmd_shard_info) + 24;
+  assert_ok(spmd_sharding_shard_info(s, 2, shape, 1, &b.shard));
+  assert_int_equal(b.shard.struct_size, sizeof(spmd_shard_info) + 24);
+  assert_int_equal(b.shard.device, 1);
+  assert_int_equal(b.shard.ndim, 2);
+  assert_int_equal(b.shard.start[0], 2);
+  assert_int_equal(b.shard.stop[0], 4);
+  assert_int_equal(b.shard.local_shape[1], 3);
+  for (size_t i = sizeof(spmd_shard_info); i < sizeof b.bytes; ++i)
+    if (b.bytes[i] != 0xff) fail_msg("byte %zu of the caller's tail was written", i);
+
+  poison(&b);
+  b.shard.struct_size = offsetof(spmd_shard_info, local_shape);
+  assert_fails(spmd_sharding_shard_info(s, 2, shape, 1, &b.shard),
+               SPMD_ERR_INVALID_ARGUMENT, "struct_size");
+
+  spmd_sharding_destroy(s);
+  spmd_mesh_destroy(m);
+  spmd_runtime_destroy(rt);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(header_macros_match_the_project_version),
+      cmocka_unit_test(loaded_library_reports_the_project_version),
+      cmocka_unit_test(older_runtime_options_take_defaults_for_missing_fields),
+      cmocka_unit_test(newer_runtime_options_with_unset_new_fields_are_accepted),
+      cmocka_unit_test(newer_runtime_options_with_new_fields_set_are_rejected),
+      cmocka_unit_test(options_without_struct_size_are_rejected),
+      cmocka_unit_test(options_init_functions_match_the_init_macros),
+      cmocka_unit_test(older_visualize_options_take_defaults_for_missing_fields),
+      cmocka_unit_test(older_device_info_gets_only_the_fields_it_knows),
+      cmocka_unit_test(newer_device_info_keeps_its_unknown_tail),
+      cmocka_unit_test(shard_info_accepts_newer_callers_and_refuses_truncated_ones),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
