@@ -11,6 +11,7 @@
 #include "spmd/spec.h"
 #include "spmd/sharding.h"
 #include "spmd/array.h"
+#include "spmd/random.h"
 #include "spmd/visualize.h"
 
 #endif /* SPMD_SPMD_H */

@@ -16,6 +16,10 @@
 
 namespace spmd {
 
+namespace rng {
+struct Request;
+}  // namespace rng
+
 // Marks host memory in a copy endpoint.
 inline constexpr int kHostDevice = -1;
 
@@ -67,6 +71,13 @@ class Backend {
   virtual void fill_arange(int device, void *ptr, spmd_dtype dtype,
                            const Shape &global, const Box &box, double start,
                            double step) = 0;
+
+  // Writes random values into a shard buffer of local shape `box.extent()`:
+  // the elements at `box` of a global array of shape `global` drawn as
+  // `request` says (core/random.hpp). Each element depends only on the key
+  // and its global index, so every shard is generated on its own device.
+  virtual void fill_random(int device, void *ptr, const rng::Request &request,
+                           const Shape &global, const Box &box) = 0;
 
   // Waits for all work queued on the device; rethrows its error.
   virtual void synchronize(int device) = 0;

@@ -5,6 +5,7 @@
 #include "backend/cpu/box_copy.hpp"
 #include "core/dtype.hpp"
 #include "core/error.hpp"
+#include "core/random.hpp"
 
 namespace spmd::cpu {
 
@@ -60,6 +61,13 @@ void CpuBackend::fill_arange(int, void *ptr, spmd_dtype dtype, const Shape &glob
       idx[d] = box.start[d];
     }
   }
+}
+
+// The generator is plain scalar code; the threefry hash of each element is
+// the whole cost.
+void CpuBackend::fill_random(int, void *ptr, const rng::Request &request, const Shape &global,
+                             const Box &box) {
+  rng::generate_box(request, global, box, ptr);
 }
 
 }  // namespace spmd::cpu

@@ -27,6 +27,8 @@ class CpuBackend final : public Backend {
             size_t elem_size) override;
   void fill_arange(int device, void *ptr, spmd_dtype dtype, const Shape &global,
                    const Box &box, double start, double step) override;
+  void fill_random(int device, void *ptr, const rng::Request &request,
+                   const Shape &global, const Box &box) override;
   void synchronize(int) override {}
 
  private:

@@ -1,0 +1,418 @@
+#include "core/random.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <numbers>
+
+#include "core/dtype.hpp"
+#include "core/error.hpp"
+#include "core/runtime.hpp"
+
+// Floating-point expressions below are evaluated exactly as written: the
+// library is built in ISO mode, where the compiler does not contract a * b + c
+// into a fused multiply-add on its own. Where XLA's CPU code fuses one (its
+// LLVM pipeline contracts multiply-add pairs of one fusion), std::fma says so.
+
+namespace spmd::rng {
+
+namespace {
+
+inline uint32_t rotl(uint32_t x, int r) { return (x << r) | (x >> (32 - r)); }
+
+// The 64-bit counter of a flat index, as iota_2x32_shape splits it.
+inline std::pair<uint32_t, uint32_t> counter_bits(Key key, uint64_t index) {
+  return threefry2x32(key, static_cast<uint32_t>(index >> 32), static_cast<uint32_t>(index));
+}
+
+template <typename To, typename From>
+To bit_cast(From from) {
+  static_assert(sizeof(To) == sizeof(From));
+  To to;
+  std::memcpy(&to, &from, sizeof(To));
+  return to;
+}
+
+// lax.max: NaN if either side is NaN.
+template <typename T>
+T xla_max(T a, T b) {
+  if (std::isnan(a)) return a;
+  if (std::isnan(b)) return b;
+  return a > b ? a : b;
+}
+
+// ---- erfinv ----------------------------------------------------------------
+
+// Single precision (Giles): w = -log(1 - x^2); for w < 5 a degree-8 polynomial
+// in w - 2.5, else one in sqrt(w) - 3. Highest degree first.
+constexpr float kErfinvF32Small[9] = {
+    2.81022636e-08f, 3.43273939e-07f, -3.5233877e-06f, -4.39150654e-06f, 0.00021858087f,
+    -0.00125372503f, -0.00417768164f, 0.246640727f,    1.50140941f};
+constexpr float kErfinvF32Large[9] = {
+    -0.000200214257f, 0.000100950558f, 0.00134934322f, -0.00367342844f, 0.00573950773f,
+    -0.0076224613f,   0.00943887047f,  1.00167406f,    2.83297682f};
+
+// Double precision (Giles): three ranges of w: below 6.25 (in w - 3.125),
+// below 16 (in sqrt(w) - 3.25) and above (in sqrt(w) - 5).
+constexpr double kErfinvF64Small[23] = {
+    -3.64441206401782e-21,  -1.6850591381820166e-19, 1.28584807152564e-18,
+    1.1157877678025181e-17, -1.333171662854621e-16,  2.0972767875968562e-17,
+    6.637638134358324e-15,  -4.054566272975207e-14,  -8.151934197605472e-14,
+    2.6335093153082323e-12, -1.2975133253453532e-11, -5.415412054294628e-11,
+    1.0512122733215323e-09, -4.112633980346984e-09,  -2.9070369957882005e-08,
+    4.2347877827932404e-07, -1.3654692000834679e-06, -1.3882523362786469e-05,
+    0.00018673420803405714, -0.000740702534166267,   -0.006033670871430149,
+    0.24015818242558962,    1.6536545626831027};
+constexpr double kErfinvF64Medium[19] = {
+    2.2137376921775787e-09, 9.075656193888539e-08,  -2.7517406297064545e-07,
+    1.8239629214389228e-08, 1.5027403968909828e-06, -4.013867526981546e-06,
+    2.9234449089955446e-06, 1.2475304481671779e-05, -4.7318229009055734e-05,
+    6.828485145957318e-05,  2.4031110387097894e-05, -0.0003550375203628475,
+    0.0009532893797373805,  -0.0016882755560235047, 0.002491442096107851,
+    -0.003751208507569241,  0.005370914553590064,   1.0052589676941592,
+    3.0838856104922208};
+constexpr double kErfinvF64Large[17] = {
+    -2.7109920616438573e-11, -2.555641816996525e-10, 1.5076572693500548e-09,
+    -3.789465440126737e-09,  7.61570120807834e-09,   -1.496002662714924e-08,
+    2.914795345090108e-08,   -6.771199775845234e-08, 2.2900482228026655e-07,
+    -9.9298272942317e-07,    4.526062597223154e-06,  -1.968177810553167e-05,
+    7.599527703001776e-05,   -0.00021503011930044477, -0.00013871931833623122,
+    1.0103004648645344,      4.849906401408584};
+
+// ---- log1p, as XLA's CPU code evaluates it ------------------------------
+//
+// erfinv's w = -log1p(-x^2) decides which polynomial runs and feeds it, so a
+// last-bit difference here moves normals by an ulp. XLA computes log1p(x) for
+// |x| < sqrt(2) - 1 as x - x^2/2 + x^3 * P(x) / Q(x) (the Cephes rational
+// approximation), and otherwise as log(1 + x); for float32 that log is the
+// Cephes logf polynomial on the mantissa reduced to [sqrt(1/2), sqrt(2)).
+// Both are written here with the multiply-adds fused where XLA's are.
+
+constexpr double kLog1pThreshold = 0.41421356237309504880;  // sqrt(2) - 1
+constexpr double kLog1pNumerator[7] = {
+    4.5270000862445199635215E-5, 4.9854102823193375972212E-1, 6.5787325942061044846969E0,
+    2.9911919328553073277375E1,  6.0949667980987787057556E1,  5.7112963590585538103336E1,
+    2.0039553499201281259648E1};
+constexpr double kLog1pDenominator[7] = {
+    1.0,                         1.5062909083469192043167E1, 8.3047565967967209469434E1,
+    2.2176239823732856465394E2,  3.0909872225312059774938E2, 2.1642788614495947685003E2,
+    6.0118660497603843919306E1};
+
+template <typename T>
+T log1p_small(T x) {
+  T num = static_cast<T>(kLog1pNumerator[0]);
+  T den = static_cast<T>(kLog1pDenominator[0]);
+  for (int k = 1; k < 7; ++k) {
+    num = std::fma(num, x, static_cast<T>(kLog1pNumerator[k]));
+    den = std::fma(den, x, static_cast<T>(kLog1pDenominator[k]));
+  }
+  const T x2 = x * x;
+  const T r = (x * x2) * (num / den);
+  return x + std::fma(static_cast<T>(-0.5), x2, r);
+}
+
+// Cephes logf: log(m * 2^e) = log(1 + f) + e * log(2), log(2) split into
+// q2 + q1, log(1 + f) = f - f^2/2 + f^3 * P(f).
+float log_f32(float v) {
+  if (!(v > 0.0f) || std::isinf(v) || std::isnan(v)) return std::log(v);
+  constexpr float p[9] = {7.0376836292E-2f,  -1.1514610310E-1f, 1.1676998740E-1f,
+                          -1.2420140846E-1f, 1.4249322787E-1f,  -1.6668057665E-1f,
+                          2.0000714765E-1f,  -2.4999993993E-1f, 3.3333331174E-1f};
+  constexpr float q1 = -2.12194440e-4f, q2 = 0.693359375f;
+  int exponent;
+  float f = std::frexp(v, &exponent);  // v = f * 2^exponent, f in [0.5, 1)
+  float e = static_cast<float>(exponent);
+  if (f < 0.707106781186547524f) {
+    e -= 1.0f;
+    f = f + f - 1.0f;
+  } else {
+    f = f - 1.0f;
+  }
+  const float f2 = f * f, f3 = f2 * f;
+  // The degree-8 polynomial in three interleaved parts.
+  float y = std::fma(p[0], f, p[1]), y1 = std::fma(p[3], f, p[4]), y2 = std::fma(p[6], f, p[7]);
+  y = std::fma(y, f, p[2]);
+  y1 = std::fma(y1, f, p[5]);
+  y2 = std::fma(y2, f, p[8]);
+  y = std::fma(y, f3, y1);
+  y = std::fma(y, f3, y2);
+  y = std::fma(y, f3, e * q1);
+  float r = std::fma(-0.5f, f2, f);
+  r = r + y;
+  return std::fma(e, q2, r);
+}
+
+float log1p_f32(float x) {
+  return std::fabs(x) < static_cast<float>(kLog1pThreshold) ? log1p_small(x)
+                                                             : log_f32(x + 1.0f);
+}
+
+double log1p_f64(double x) {
+  return std::fabs(x) < kLog1pThreshold ? log1p_small(x) : std::log(x + 1.0);
+}
+
+template <typename T, size_t N>
+T horner(const T (&c)[N], T t) {
+  T p = c[0];
+  for (size_t k = 1; k < N; ++k) p = std::fma(p, t, c[k]);
+  return p;
+}
+
+// ---- 16-bit floats: every operation in f32, rounded to the type after each,
+// as XLA's CPU code computes them.
+
+float round16(spmd_dtype dtype, float f) {
+  return dtype == SPMD_F16 ? f16_bits_to_f32(f32_to_f16_bits(f))
+                           : bf16_bits_to_f32(f32_to_bf16_bits(f));
+}
+
+uint16_t bits16(spmd_dtype dtype, float f) {
+  return dtype == SPMD_F16 ? f32_to_f16_bits(f) : f32_to_bf16_bits(f);
+}
+
+// Draws for one dtype. Each has: a constructor taking the request, and
+// value(b0, b1) giving the element for the threefry output words.
+
+struct BitsU8 {
+  using T = uint8_t;
+  explicit BitsU8(const Request &) {}
+  T value(uint32_t b0, uint32_t b1) const { return static_cast<T>(b0 ^ b1); }
+};
+struct BitsU32 {
+  using T = uint32_t;
+  explicit BitsU32(const Request &) {}
+  T value(uint32_t b0, uint32_t b1) const { return b0 ^ b1; }
+};
+struct BitsU64 {
+  using T = uint64_t;
+  explicit BitsU64(const Request &) {}
+  T value(uint32_t b0, uint32_t b1) const { return (uint64_t{b0} << 32) | b1; }
+};
+
+// A float in [0, 1): 23 random mantissa bits under the exponent of 1.0, minus 1.
+inline float unit_f32(uint32_t bits) {
+  return bit_cast<float>((bits >> 9) | 0x3F800000u) - 1.0f;
+}
+inline double unit_f64(uint64_t bits) {
+  return bit_cast<double>((bits >> 12) | 0x3FF0000000000000ull) - 1.0;
+}
+// 16-bit types: f16 takes 10 mantissa bits of a 16-bit field; bf16, with 7,
+// takes them from an 8-bit field (JAX draws 8 bits when the mantissa is
+// narrower than 8).
+inline float unit_16(spmd_dtype dtype, uint32_t b0, uint32_t b1) {
+  const uint32_t x = b0 ^ b1;
+  const uint16_t h = dtype == SPMD_F16 ? static_cast<uint16_t>(((x & 0xFFFFu) >> 6) | 0x3C00u)
+                                       : static_cast<uint16_t>(((x & 0xFFu) >> 1) | 0x3F80u);
+  const float f = dtype == SPMD_F16 ? f16_bits_to_f32(h) : bf16_bits_to_f32(h);
+  return round16(dtype, f - 1.0f);
+}
+
+// jax.random.uniform: max(minval, unit * (maxval - minval) + minval), the
+// multiply-add fused.
+struct UniformF32 {
+  using T = float;
+  float lo, span;
+  explicit UniformF32(const Request &r)
+      : lo(static_cast<float>(r.minval)), span(static_cast<float>(r.maxval) - lo) {}
+  T value(uint32_t b0, uint32_t b1) const {
+    return xla_max(lo, std::fma(unit_f32(b0 ^ b1), span, lo));
+  }
+};
+struct UniformF64 {
+  using T = double;
+  double lo, span;
+  explicit UniformF64(const Request &r) : lo(r.minval), span(r.maxval - r.minval) {}
+  T value(uint32_t b0, uint32_t b1) const {
+    return xla_max(lo, std::fma(unit_f64((uint64_t{b0} << 32) | b1), span, lo));
+  }
+};
+struct Uniform16 {
+  using T = uint16_t;
+  spmd_dtype dtype;
+  float lo, span;
+  explicit Uniform16(const Request &r)
+      : dtype(r.dtype), lo(round16(r.dtype, static_cast<float>(r.minval))),
+        span(round16(r.dtype, round16(r.dtype, static_cast<float>(r.maxval)) - lo)) {}
+  float sample(uint32_t b0, uint32_t b1) const {
+    const float scaled = round16(dtype, unit_16(dtype, b0, b1) * span);
+    return xla_max(lo, round16(dtype, scaled + lo));
+  }
+  T value(uint32_t b0, uint32_t b1) const { return bits16(dtype, sample(b0, b1)); }
+};
+
+// jax.random.normal: u uniform on [nextafter(-1, 0), 1), then sqrt(2) * erfinv(u).
+Request normal_uniform(const Request &r, double lo) {
+  Request u = r;
+  u.minval = lo;
+  u.maxval = 1.0;
+  return u;
+}
+
+struct NormalF32 {
+  using T = float;
+  UniformF32 uniform;
+  explicit NormalF32(const Request &r)
+      : uniform(normal_uniform(r, std::nextafter(-1.0f, 0.0f))) {}
+  T value(uint32_t b0, uint32_t b1) const {
+    return std::numbers::sqrt2_v<float> * erfinv_f32(uniform.value(b0, b1));
+  }
+};
+struct NormalF64 {
+  using T = double;
+  UniformF64 uniform;
+  explicit NormalF64(const Request &r) : uniform(normal_uniform(r, std::nextafter(-1.0, 0.0))) {}
+  T value(uint32_t b0, uint32_t b1) const { return std::numbers::sqrt2 * erfinv_f64(uniform.value(b0, b1)); }
+};
+struct Normal16 {
+  using T = uint16_t;
+  Uniform16 uniform;
+  float sqrt2;
+  explicit Normal16(const Request &r)
+      : uniform(normal_uniform(r, r.dtype == SPMD_F16 ? f16_bits_to_f32(0xBBFFu)
+                                                      : bf16_bits_to_f32(0xBF7Fu))),
+        sqrt2(round16(r.dtype, std::numbers::sqrt2_v<float>)) {}
+  T value(uint32_t b0, uint32_t b1) const {
+    const spmd_dtype d = uniform.dtype;
+    const float e = round16(d, erfinv_f32(uniform.sample(b0, b1)));
+    return bits16(d, sqrt2 * e);
+  }
+};
+
+// The per-element loop: walks the box row-major, keeping the global flat
+// index of the current element.
+template <typename Draw>
+void fill(const Request &request, const Shape &global, const Box &box, void *out) {
+  const Draw draw(request);
+  using T = typename Draw::T;
+  auto *dst = static_cast<T *>(out);
+  const size_t nd = global.size();
+  const int64_t n = box.elements();
+  if (n <= 0) return;
+  if (nd == 0) {
+    const auto [b0, b1] = counter_bits(request.key, 0);
+    dst[0] = draw.value(b0, b1);
+    return;
+  }
+  // Rows along the last dimension are contiguous in both the box and the
+  // global array.
+  const int64_t row = box.stop[nd - 1] - box.start[nd - 1];
+  Shape idx(box.start);
+  for (int64_t done = 0; done < n; done += row) {
+    uint64_t flat = 0;
+    for (size_t d = 0; d < nd; ++d)
+      flat = flat * static_cast<uint64_t>(global[d]) + static_cast<uint64_t>(idx[d]);
+    for (int64_t j = 0; j < row; ++j) {
+      const auto [b0, b1] = counter_bits(request.key, flat + static_cast<uint64_t>(j));
+      *dst++ = draw.value(b0, b1);
+    }
+    for (size_t d = nd - 1; d-- > 0;) {
+      if (++idx[d] < box.stop[d]) break;
+      idx[d] = box.start[d];
+    }
+  }
+}
+
+}  // namespace
+
+std::pair<uint32_t, uint32_t> threefry2x32(Key key, uint32_t x0, uint32_t x1) {
+  static constexpr int kRotations[2][4] = {{13, 15, 26, 6}, {17, 29, 16, 24}};
+  const uint32_t ks[3] = {key.w0, key.w1, key.w0 ^ key.w1 ^ 0x1BD11BDAu};
+  x0 += ks[0];
+  x1 += ks[1];
+  for (int i = 0; i < 5; ++i) {
+    for (int r : kRotations[i % 2]) {
+      x0 += x1;
+      x1 = rotl(x1, r);
+      x1 ^= x0;
+    }
+    // Key injection after every four rounds.
+    x0 += ks[(i + 1) % 3];
+    x1 += ks[(i + 2) % 3] + static_cast<uint32_t>(i + 1);
+  }
+  return {x0, x1};
+}
+
+Key key_from_seed(uint64_t seed) {
+  return {static_cast<uint32_t>(seed >> 32), static_cast<uint32_t>(seed)};
+}
+
+Key split(Key key, uint64_t index) {
+  const auto [a, b] = counter_bits(key, index);
+  return {a, b};
+}
+
+Key fold_in(Key key, uint32_t data) {
+  const auto [a, b] = threefry2x32(key, 0, data);
+  return {a, b};
+}
+
+float erfinv_f32(float x) {
+  if (std::fabs(x) == 1.0f) return x * std::numeric_limits<float>::infinity();
+  const float w = -log1p_f32(-(x * x));
+  const float p = w < 5.0f ? horner(kErfinvF32Small, w - 2.5f)
+                           : horner(kErfinvF32Large, std::sqrt(w) - 3.0f);
+  return p * x;
+}
+
+double erfinv_f64(double x) {
+  if (std::fabs(x) == 1.0) return x * std::numeric_limits<double>::infinity();
+  const double w = -log1p_f64(-(x * x));
+  double p;
+  if (w < 6.25)
+    p = horner(kErfinvF64Small, w - 3.125);
+  else if (w < 16.0)
+    p = horner(kErfinvF64Medium, std::sqrt(w) - 3.25);
+  else
+    p = horner(kErfinvF64Large, std::sqrt(w) - 5.0);
+  return p * x;
+}
+
+bool dtype_supported(Distribution distribution, spmd_dtype dtype) {
+  if (distribution == Distribution::Bits)
+    return dtype == SPMD_U8 || dtype == SPMD_I32 || dtype == SPMD_I64;
+  return dtype == SPMD_F32 || dtype == SPMD_F64 || dtype == SPMD_F16 || dtype == SPMD_BF16;
+}
+
+ArrayPtr random_array(ShardingPtr sharding, const Request &request, Shape shape) {
+  if (!dtype_supported(request.distribution, request.dtype)) {
+    const char *name = dtype_name(request.dtype);
+    invalid("dtype: ", name ? name : cat("unknown dtype ", static_cast<int>(request.dtype)),
+            request.distribution == Distribution::Bits
+                ? " does not hold random bits; use SPMD_U8 (8 bits), SPMD_I32 (32 bits) or "
+                  "SPMD_I64 (64 bits), which store the unsigned bit pattern"
+                : " is not a floating-point type; use SPMD_F32, SPMD_F64, SPMD_F16 or SPMD_BF16");
+  }
+  sharding->check_rank(shape);
+  auto a = std::make_shared<Array>(std::move(sharding), request.dtype, std::move(shape));
+  Runtime &rt = a->runtime();
+  rt.pool().parallel_for(a->shard_count(), [&](size_t i) {
+    const Buffer &b = a->buffer(i);
+    if (b.bytes())
+      rt.backend().fill_random(b.device(), b.data(), request, a->shape(), a->shard(i).box);
+  });
+  return a;
+}
+
+void generate_box(const Request &r, const Shape &global, const Box &box, void *out) {
+  using D = Distribution;
+  switch (r.distribution) {
+    case D::Bits:
+      if (r.dtype == SPMD_U8) return fill<BitsU8>(r, global, box, out);
+      if (r.dtype == SPMD_I32) return fill<BitsU32>(r, global, box, out);
+      if (r.dtype == SPMD_I64) return fill<BitsU64>(r, global, box, out);
+      break;
+    case D::Uniform:
+      if (r.dtype == SPMD_F32) return fill<UniformF32>(r, global, box, out);
+      if (r.dtype == SPMD_F64) return fill<UniformF64>(r, global, box, out);
+      if (r.dtype == SPMD_F16 || r.dtype == SPMD_BF16) return fill<Uniform16>(r, global, box, out);
+      break;
+    case D::Normal:
+      if (r.dtype == SPMD_F32) return fill<NormalF32>(r, global, box, out);
+      if (r.dtype == SPMD_F64) return fill<NormalF64>(r, global, box, out);
+      if (r.dtype == SPMD_F16 || r.dtype == SPMD_BF16) return fill<Normal16>(r, global, box, out);
+      break;
+  }
+  fail(SPMD_ERR_INTERNAL, "random: no generator for dtype ", dtype_name(r.dtype));
+}
+
+}  // namespace spmd::rng
