@@ -13,5 +13,7 @@
 #include "spmd/array.h"
 #include "spmd/random.h"
 #include "spmd/visualize.h"
+#include "spmd/shard_map.h"
+#include "spmd/collective.h"
 
 #endif /* SPMD_SPMD_H */

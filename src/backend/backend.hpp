@@ -16,6 +16,9 @@
 
 namespace spmd {
 
+struct CollectiveCall;
+class GroupSync;
+
 namespace rng {
 struct Request;
 }  // namespace rng
@@ -81,6 +84,10 @@ class Backend {
 
   // Waits for all work queued on the device; rethrows its error.
   virtual void synchronize(int device) = 0;
+
+  // One device's part of a collective over a group of devices (see
+  // backend/collectives.hpp). The default throws UNSUPPORTED.
+  virtual void run_collective(const CollectiveCall &call, GroupSync &group);
 };
 
 // Device memory owned by one shard, returned to the backend when released.

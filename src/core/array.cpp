@@ -18,6 +18,26 @@ Array::Array(ShardingPtr sharding, spmd_dtype dtype, Shape shape)
         backend, s.device, static_cast<size_t>(s.box.elements()) * elem_size_));
 }
 
+Array::Array(ShardingPtr sharding, spmd_dtype dtype, Shape shape, Adopt)
+    : sharding_(std::move(sharding)), dtype_(dtype), elem_size_(dtype_size(dtype)),
+      shape_(std::move(shape)) {
+  shards_ = sharding_->layout(shape_);
+}
+
+ArrayPtr Array::from_buffers(ShardingPtr sharding, spmd_dtype dtype, Shape shape,
+                             std::vector<BufferPtr> buffers) {
+  ArrayPtr a(new Array(std::move(sharding), dtype, std::move(shape), Adopt{}));
+  if (buffers.size() != a->shards_.size())
+    fail(SPMD_ERR_INTERNAL, "from_buffers: ", buffers.size(), " buffers for ", a->shards_.size(),
+         " shards");
+  for (size_t i = 0; i < buffers.size(); ++i)
+    if (!buffers[i] || buffers[i]->bytes() != a->shard_bytes(i) ||
+        buffers[i]->device() != a->shards_[i].device)
+      fail(SPMD_ERR_INTERNAL, "from_buffers: buffer ", i, " does not fit shard ", i);
+  a->buffers_ = std::move(buffers);
+  return a;
+}
+
 size_t Array::shard_bytes(size_t i) const {
   return static_cast<size_t>(shards_.at(i).box.elements()) * elem_size_;
 }

@@ -25,6 +25,10 @@ class Array {
   static ArrayPtr full(ShardingPtr sharding, spmd_dtype dtype, Shape shape, double value);
   static ArrayPtr arange(ShardingPtr sharding, spmd_dtype dtype, Shape shape, double start,
                          double step);
+  // Adopts one buffer per device of the sharding (mesh order), each already
+  // holding that device's block of the layout of `shape`.
+  static ArrayPtr from_buffers(ShardingPtr sharding, spmd_dtype dtype, Shape shape,
+                               std::vector<BufferPtr> buffers);
 
   const ShardingPtr &sharding() const { return sharding_; }
   spmd_dtype dtype() const { return dtype_; }
@@ -52,6 +56,9 @@ class Array {
   void block_until_ready() const;
 
  private:
+  struct Adopt {};
+  Array(ShardingPtr sharding, spmd_dtype dtype, Shape shape, Adopt);
+
   ShardingPtr sharding_;
   spmd_dtype dtype_;
   size_t elem_size_;

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/error.hpp"
+#include "exec/device_threads.hpp"
 #include "core/raw_enum.hpp"
 
 namespace spmd {
@@ -62,6 +63,12 @@ void Runtime::check_device(const char *what, int device) const {
   if (device < 0 || device >= device_count())
     fail(SPMD_ERR_OUT_OF_RANGE, what, ": device ", device, " does not exist (the runtime has ",
          device_count(), " devices, 0 to ", device_count() - 1, ")");
+}
+
+DeviceThreads &Runtime::device_threads() const {
+  std::call_once(device_threads_once_,
+                 [&] { device_threads_ = std::make_shared<DeviceThreads>(device_count()); });
+  return *device_threads_;
 }
 
 }  // namespace spmd

@@ -3,12 +3,15 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 
 #include "backend/backend.hpp"
 #include "exec/worker_pool.hpp"
 #include "spmd/runtime.h"
 
 namespace spmd {
+
+class DeviceThreads;
 
 class Runtime {
  public:
@@ -20,6 +23,8 @@ class Runtime {
   Backend &backend() const { return *backend_; }
   const std::shared_ptr<Backend> &backend_ptr() const { return backend_; }
   WorkerPool &pool() const { return *pool_; }
+  // One thread per device for shard_map callbacks, started on first use.
+  DeviceThreads &device_threads() const;
   int device_count() const { return backend_->device_count(); }
 
   // Throws OUT_OF_RANGE naming `what` unless 0 <= device < device_count().
@@ -28,6 +33,8 @@ class Runtime {
  private:
   std::shared_ptr<Backend> backend_;
   std::unique_ptr<WorkerPool> pool_;
+  mutable std::once_flag device_threads_once_;
+  mutable std::shared_ptr<DeviceThreads> device_threads_;
 };
 
 }  // namespace spmd

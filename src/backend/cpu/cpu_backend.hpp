@@ -30,6 +30,7 @@ class CpuBackend final : public Backend {
   void fill_random(int device, void *ptr, const rng::Request &request,
                    const Shape &global, const Box &box) override;
   void synchronize(int) override {}
+  void run_collective(const CollectiveCall &call, GroupSync &group) override;
 
  private:
   int devices_;

@@ -1,0 +1,57 @@
+// The backend-facing half of collectives: what one device of a group asks
+// the transport to do, and the group synchronisation the execution layer
+// lends it. The CPU backend moves data through shared memory (each device
+// reads its peers' buffers directly); a CUDA backend would map the same
+// calls onto NCCL communicators.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "core/shape.hpp"
+#include "spmd/dtype.h"
+
+namespace spmd {
+
+enum class CollKind { AllReduce, AllGather, ReduceScatter, AllToAll, Permute };
+enum class ReduceOp { Sum, Max, Min };
+
+// What each member of a group publishes at the start of a collective.
+struct CollSlot {
+  const void *in = nullptr;
+  Shape in_shape;
+  void *out = nullptr;  // all-reduce: peers read finished chunks from it
+};
+
+// One member's view of its group for the duration of one collective. The
+// execution layer implements it (rendezvous, timeouts, failure of peers).
+class GroupSync {
+ public:
+  virtual ~GroupSync() = default;
+  virtual size_t size() const = 0;
+  virtual size_t rank() const = 0;
+  // Every member's slot, as published before the call reached the backend.
+  virtual const CollSlot &slot(size_t member) const = 0;
+  // Waits for every member of the group; throws if one never comes.
+  virtual void barrier() = 0;
+};
+
+// One device's part of one collective, shapes and parameters already
+// checked and normalised by the caller. Every member has published its slot
+// (in, in_shape, and for all-reduce out) before the backend is called; the
+// backend returns only once no peer will read this member's buffers again.
+struct CollectiveCall {
+  CollKind kind = CollKind::AllReduce;
+  ReduceOp op = ReduceOp::Sum;
+  spmd_dtype dtype = SPMD_F32;
+  int device = 0;
+  void *out = nullptr;
+  Shape out_shape;
+  int64_t axis = 0;         // gather axis, scatter dimension, split axis
+  int64_t concat_axis = 0;  // all-to-all
+  bool tiled = true;
+  int64_t source = -1;      // permute: the member this one receives from, -1 none
+};
+
+}  // namespace spmd

@@ -1,0 +1,359 @@
+#include <cstdarg>
+#include <cstdio>
+
+#include "capi/guard.hpp"
+#include "capi/handles.hpp"
+#include "core/dtype.hpp"
+#include "exec/shard_map.hpp"
+#include "spmd/shard_map.h"
+
+using namespace spmd;
+using namespace spmd::capi;
+
+namespace {
+
+spmd_ctx &ctx_arg(const spmd_ctx *ctx) {
+  if (ctx == nullptr) invalid("ctx: NULL context");
+  if (ctx->magic != spmd_ctx::kMagic) invalid("ctx: not a shard_map context");
+  if (ctx->thread != std::this_thread::get_id())
+    invalid("ctx: used outside its callback (a context is valid only inside the callback that "
+            "received it, on that callback's thread)");
+  return const_cast<spmd_ctx &>(*ctx);
+}
+
+LocalBlock block_arg(const spmd_block *b, const char *arg) {
+  if (b == nullptr) invalid(arg, ": NULL block");
+  if (b->struct_size < sizeof(spmd_block))
+    invalid(arg, "->struct_size: ", b->struct_size,
+            " is smaller than spmd_block; initialise it with SPMD_BLOCK_INIT");
+  check_dtype(cat(arg, "->dtype").c_str(), b->dtype);
+  LocalBlock out;
+  out.data = b->data;
+  out.dtype = b->dtype;
+  out.shape = checked_shape(cat(arg, "->shape").c_str(), b->ndim, b->shape);
+  const int64_t n = shape_elements(out.shape);
+  if (n > 0 && b->data == nullptr) invalid(arg, "->data: NULL for ", n, " elements");
+  return out;
+}
+
+spmd_block *block_out(spmd_block *out, const char *arg = "out") {
+  out_arg(out, arg);
+  if (out->struct_size < sizeof(spmd_block))
+    invalid(arg, "->struct_size: ", out->struct_size,
+            " is smaller than spmd_block; initialise it with SPMD_BLOCK_INIT");
+  return out;
+}
+
+void write_block(const LocalBlock &b, spmd_block *out) {
+  out->data = b.data;
+  out->dtype = b.dtype;
+  out->ndim = b.shape.size();
+  for (size_t d = 0; d < SPMD_MAX_NDIM; ++d) out->shape[d] = d < b.shape.size() ? b.shape[d] : 0;
+}
+
+// Runs a collective from a ctx entry point.
+void collective(spmd_ctx *ctx, const spmd_block *x, const char *axes, spmd_block *out, OpSpec op) {
+  spmd_ctx &c = ctx_arg(ctx);
+  const LocalBlock in = block_arg(x, "x");
+  block_out(out);
+  op.axes = parse_axes(c.run->mesh(), axes, "axes");
+  write_block(c.run->collective(c, op, in), out);
+}
+
+spmd_shard_map_options read_shard_map_options(const spmd_shard_map_options *options) {
+  return read_options(options, spmd_shard_map_options SPMD_SHARD_MAP_OPTIONS_INIT, "options");
+}
+
+void shard_map_impl(const spmd_mesh *mesh, spmd_shard_fn fn, void *user_data,
+                    std::vector<ArrayPtr> ins, std::vector<PartitionSpec> in_specs,
+                    std::vector<PartitionSpec> out_specs, const spmd_shard_map_options *options,
+                    spmd_array **outputs) {
+  const auto &m = use(mesh, "mesh");
+  if (fn == nullptr) invalid("fn: NULL callback");
+  if (!out_specs.empty() && outputs == nullptr) invalid("outputs: NULL output array");
+  const spmd_shard_map_options o = read_shard_map_options(options);
+  ShardMapOptions so;
+  so.check_rep = o.check_rep != 0;
+  so.timeout = collective_timeout(o.timeout_ms, "options->timeout_ms");
+  so.print_fn = o.print_fn;
+  so.print_user_data = o.print_user_data;
+  ShardMapRun run(mesh, m.impl, so);
+  auto results = run.run(ins, in_specs, out_specs, [&](spmd_ctx &c) {
+    spmd_clear_error();
+    const spmd_status st = fn(&c, user_data);
+    if (st == SPMD_OK) return;
+    c.status = st;
+    if (!c.user_message.empty())
+      c.message = c.user_message;
+    else if (c.collective_status == st && !c.collective_message.empty())
+      c.message = c.collective_message;
+    else if (*spmd_last_error())
+      c.message = spmd_last_error();
+    else
+      c.message = cat("the callback returned ", spmd_status_string(st));
+  });
+  std::vector<spmd_array *> handles;
+  try {
+    for (auto &a : results) handles.push_back(new_handle<spmd_array>(std::move(a)));
+  } catch (...) {
+    for (auto *h : handles) destroy_handle(h);
+    throw;
+  }
+  for (size_t i = 0; i < handles.size(); ++i) outputs[i] = handles[i];
+}
+
+std::vector<ArrayPtr> input_arrays(size_t n_in, spmd_array *const *inputs) {
+  if (n_in && inputs == nullptr) invalid("inputs: NULL array of ", n_in, " inputs");
+  std::vector<ArrayPtr> ins;
+  for (size_t i = 0; i < n_in; ++i) ins.push_back(use(inputs[i], cat("inputs[", i, "]").c_str()).impl);
+  return ins;
+}
+
+}  // namespace
+
+extern "C" {
+
+void spmd_block_init(spmd_block *block) {
+  if (block) *block = spmd_block SPMD_BLOCK_INIT;
+}
+
+void spmd_shard_map_options_init(spmd_shard_map_options *options) {
+  if (options) *options = spmd_shard_map_options SPMD_SHARD_MAP_OPTIONS_INIT;
+}
+
+spmd_status spmd_shard_map(const spmd_mesh *mesh, spmd_shard_fn fn, void *user_data, size_t n_in,
+                           spmd_array *const *inputs, const spmd_spec *const *in_specs,
+                           size_t n_out, const spmd_spec *const *out_specs,
+                           const spmd_shard_map_options *options, spmd_array **outputs) {
+  return guard(__func__, [&] {
+    use(mesh, "mesh");
+    auto ins = input_arrays(n_in, inputs);
+    if (n_in && in_specs == nullptr) invalid("in_specs: NULL array of ", n_in, " specs");
+    if (n_out && out_specs == nullptr) invalid("out_specs: NULL array of ", n_out, " specs");
+    std::vector<PartitionSpec> is, os;
+    for (size_t i = 0; i < n_in; ++i) is.push_back(use(in_specs[i], cat("in_specs[", i, "]").c_str()).impl);
+    for (size_t i = 0; i < n_out; ++i)
+      os.push_back(use(out_specs[i], cat("out_specs[", i, "]").c_str()).impl);
+    shard_map_impl(mesh, fn, user_data, std::move(ins), std::move(is), std::move(os), options,
+                   outputs);
+  });
+}
+
+spmd_status spmd_shard_map_text(const spmd_mesh *mesh, spmd_shard_fn fn, void *user_data,
+                                size_t n_in, spmd_array *const *inputs,
+                                const char *const *in_specs, size_t n_out,
+                                const char *const *out_specs, const spmd_shard_map_options *options,
+                                spmd_array **outputs) {
+  return guard(__func__, [&] {
+    use(mesh, "mesh");
+    auto ins = input_arrays(n_in, inputs);
+    if (n_in && in_specs == nullptr) invalid("in_specs: NULL array of ", n_in, " specs");
+    if (n_out && out_specs == nullptr) invalid("out_specs: NULL array of ", n_out, " specs");
+    auto parse = [](const char *text, const std::string &label) {
+      if (text == nullptr) invalid(label, ": NULL spec");
+      try {
+        return PartitionSpec::parse(text);
+      } catch (const Error &e) {
+        fail(e.status(), label, ": ", e.what());
+      }
+    };
+    std::vector<PartitionSpec> is, os;
+    for (size_t i = 0; i < n_in; ++i) is.push_back(parse(in_specs[i], cat("in_specs[", i, "]")));
+    for (size_t i = 0; i < n_out; ++i) os.push_back(parse(out_specs[i], cat("out_specs[", i, "]")));
+    shard_map_impl(mesh, fn, user_data, std::move(ins), std::move(is), std::move(os), options,
+                   outputs);
+  });
+}
+
+spmd_status spmd_ctx_device_id(const spmd_ctx *ctx, int *out) {
+  return guard(__func__, [&] { *out_arg(out) = ctx_arg(ctx).device; });
+}
+
+spmd_status spmd_ctx_mesh(const spmd_ctx *ctx, const spmd_mesh **out) {
+  return guard(__func__, [&] { *out_arg(out) = ctx_arg(ctx).run->mesh_handle(); });
+}
+
+spmd_status spmd_ctx_axis_index(const spmd_ctx *ctx, const char *axes, int64_t *out) {
+  return guard(__func__, [&] {
+    const spmd_ctx &c = ctx_arg(ctx);
+    out_arg(out);
+    const Mesh &m = c.run->mesh();
+    const auto ax = parse_axes(m, axes, "axes");
+    const Shape coords = m.coords_of_position(c.position);
+    int64_t index = 0;
+    for (int a : ax)
+      index = index * m.shape()[static_cast<size_t>(a)] + coords[static_cast<size_t>(a)];
+    *out = index;
+  });
+}
+
+spmd_status spmd_ctx_axis_size(const spmd_ctx *ctx, const char *axes, int64_t *out) {
+  return guard(__func__, [&] {
+    const spmd_ctx &c = ctx_arg(ctx);
+    out_arg(out);
+    const Mesh &m = c.run->mesh();
+    int64_t size = 1;
+    for (int a : parse_axes(m, axes, "axes")) size *= m.shape()[static_cast<size_t>(a)];
+    *out = size;
+  });
+}
+
+spmd_status spmd_ctx_input_count(const spmd_ctx *ctx, size_t *out) {
+  return guard(__func__, [&] { *out_arg(out) = ctx_arg(ctx).inputs.size(); });
+}
+
+spmd_status spmd_ctx_input(const spmd_ctx *ctx, size_t index, spmd_block *out) {
+  return guard(__func__, [&] {
+    const spmd_ctx &c = ctx_arg(ctx);
+    block_out(out);
+    if (index >= c.inputs.size())
+      fail(SPMD_ERR_OUT_OF_RANGE, "index: input ", index, " does not exist (the shard_map has ",
+           c.inputs.size(), " inputs)");
+    write_block(c.inputs[index], out);
+  });
+}
+
+spmd_status spmd_ctx_alloc(spmd_ctx *ctx, spmd_dtype dtype, size_t ndim, const int64_t *shape,
+                           spmd_block *out) {
+  return guard(__func__, [&] {
+    spmd_ctx &c = ctx_arg(ctx);
+    block_out(out);
+    check_dtype("dtype", dtype);
+    const Shape s = checked_shape("shape", ndim, shape);
+    write_block(c.run->alloc(c, dtype, s), out);
+  });
+}
+
+spmd_status spmd_ctx_set_output(spmd_ctx *ctx, size_t index, const spmd_block *block) {
+  return guard(__func__, [&] {
+    spmd_ctx &c = ctx_arg(ctx);
+    c.run->set_output(c, index, block_arg(block, "block"));
+  });
+}
+
+spmd_status spmd_ctx_print(spmd_ctx *ctx, const char *text) {
+  return guard(__func__, [&] {
+    spmd_ctx &c = ctx_arg(ctx);
+    if (text == nullptr) invalid("text: NULL");
+    c.run->print(c.device, text);
+  });
+}
+
+spmd_status spmd_ctx_printf(spmd_ctx *ctx, const char *format, ...) {
+  std::string text;
+  if (format != nullptr) {
+    va_list ap, ap2;
+    va_start(ap, format);
+    va_copy(ap2, ap);
+    const int n = std::vsnprintf(nullptr, 0, format, ap);
+    va_end(ap);
+    if (n > 0) {
+      text.resize(static_cast<size_t>(n) + 1);
+      std::vsnprintf(text.data(), text.size(), format, ap2);
+      text.resize(static_cast<size_t>(n));
+    }
+    va_end(ap2);
+  }
+  return guard(__func__, [&] {
+    spmd_ctx &c = ctx_arg(ctx);
+    if (format == nullptr) invalid("format: NULL");
+    c.run->print(c.device, text.c_str());
+  });
+}
+
+spmd_status spmd_ctx_error(spmd_ctx *ctx, spmd_status status, const char *message) {
+  if (status == SPMD_OK) return SPMD_OK;
+  const spmd_status st = guard(__func__, [&] {
+    spmd_ctx &c = ctx_arg(ctx);
+    c.user_message = message ? message : "";
+  });
+  (void)st;
+  return status;
+}
+
+spmd_status spmd_ctx_psum(spmd_ctx *ctx, const spmd_block *x, const char *axes, spmd_block *out) {
+  return guard(__func__, [&] {
+    OpSpec op;
+    op.name = "psum";
+    collective(ctx, x, axes, out, op);
+  });
+}
+
+spmd_status spmd_ctx_pmean(spmd_ctx *ctx, const spmd_block *x, const char *axes, spmd_block *out) {
+  return guard(__func__, [&] {
+    OpSpec op;
+    op.name = "pmean";
+    op.mean = true;
+    collective(ctx, x, axes, out, op);
+  });
+}
+
+spmd_status spmd_ctx_pmax(spmd_ctx *ctx, const spmd_block *x, const char *axes, spmd_block *out) {
+  return guard(__func__, [&] {
+    OpSpec op;
+    op.name = "pmax";
+    op.op = ReduceOp::Max;
+    collective(ctx, x, axes, out, op);
+  });
+}
+
+spmd_status spmd_ctx_pmin(spmd_ctx *ctx, const spmd_block *x, const char *axes, spmd_block *out) {
+  return guard(__func__, [&] {
+    OpSpec op;
+    op.name = "pmin";
+    op.op = ReduceOp::Min;
+    collective(ctx, x, axes, out, op);
+  });
+}
+
+spmd_status spmd_ctx_all_gather(spmd_ctx *ctx, const spmd_block *x, const char *axes,
+                                int64_t axis, int tiled, spmd_block *out) {
+  return guard(__func__, [&] {
+    OpSpec op;
+    op.name = "all_gather";
+    op.kind = CollKind::AllGather;
+    op.axis = axis;
+    op.tiled = tiled != 0;
+    collective(ctx, x, axes, out, op);
+  });
+}
+
+spmd_status spmd_ctx_psum_scatter(spmd_ctx *ctx, const spmd_block *x, const char *axes,
+                                  int64_t scatter_dimension, int tiled, spmd_block *out) {
+  return guard(__func__, [&] {
+    OpSpec op;
+    op.name = "psum_scatter";
+    op.kind = CollKind::ReduceScatter;
+    op.axis = scatter_dimension;
+    op.tiled = tiled != 0;
+    collective(ctx, x, axes, out, op);
+  });
+}
+
+spmd_status spmd_ctx_all_to_all(spmd_ctx *ctx, const spmd_block *x, const char *axes,
+                                int64_t split_axis, int64_t concat_axis, int tiled,
+                                spmd_block *out) {
+  return guard(__func__, [&] {
+    OpSpec op;
+    op.name = "all_to_all";
+    op.kind = CollKind::AllToAll;
+    op.axis = split_axis;
+    op.concat_axis = concat_axis;
+    op.tiled = tiled != 0;
+    collective(ctx, x, axes, out, op);
+  });
+}
+
+spmd_status spmd_ctx_ppermute(spmd_ctx *ctx, const spmd_block *x, const char *axes, size_t npairs,
+                              const int64_t *pairs, spmd_block *out) {
+  return guard(__func__, [&] {
+    OpSpec op;
+    op.name = "ppermute";
+    op.kind = CollKind::Permute;
+    if (npairs && pairs == nullptr) invalid("pairs: NULL for ", npairs, " pairs");
+    for (size_t i = 0; i < npairs; ++i) op.pairs.emplace_back(pairs[2 * i], pairs[2 * i + 1]);
+    collective(ctx, x, axes, out, op);
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,60 @@
+// One device's side of a jax.lax collective: checks and normalises the
+// parameters, converts dtypes the way JAX does (psum of bool sums int32,
+// pmean of integers is a float mean), meets its group, checks that every
+// member called the same thing, and hands the data movement to the backend.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backend/backend.hpp"
+#include "backend/collectives.hpp"
+#include "exec/rendezvous.hpp"
+#include "spmd/dtype.h"
+
+namespace spmd {
+
+struct OpSpec {
+  const char *name = "psum";  // jax.lax name, for messages
+  CollKind kind = CollKind::AllReduce;
+  ReduceOp op = ReduceOp::Sum;
+  bool mean = false;
+  int64_t axis = 0;
+  int64_t concat_axis = 0;
+  bool tiled = false;
+  std::vector<std::pair<int64_t, int64_t>> pairs;  // ppermute (source, dest)
+  std::vector<int> axes;                           // mesh axis indices
+};
+
+struct LocalBlock {
+  void *data = nullptr;
+  spmd_dtype dtype = SPMD_F32;
+  Shape shape;
+};
+
+// Device memory of the caller's choosing (a shard_map context's, or a
+// persistent plan's reused buffers).
+struct OpMemory {
+  // Returns a buffer of `bytes` for the result; may return a preallocated one.
+  std::function<void *(size_t bytes)> output;
+  // Returns scratch for a dtype conversion of the input, alive until the
+  // collective has returned.
+  std::function<void *(size_t bytes)> scratch;
+};
+
+// The dtype of the result of `op` on an input of `dtype`.
+spmd_dtype op_output_dtype(const OpSpec &op, spmd_dtype dtype);
+
+// The result shape of `op` for a uniform input shape over `n` devices, or
+// throws INVALID_ARGUMENT saying why the input does not fit.
+Shape op_output_shape(const OpSpec &op, const Shape &in, size_t n, size_t rank, const char *what);
+
+// Runs one device's part of `op` inside `session`. Returns the result block
+// (memory from mem.output). Throws on bad parameters, a mismatch between
+// members, a missing peer or a timeout.
+LocalBlock run_collective_op(Session &session, size_t position, Backend &backend,
+                             const OpSpec &op, const LocalBlock &in, const OpMemory &mem);
+
+}  // namespace spmd

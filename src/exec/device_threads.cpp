@@ -1,0 +1,71 @@
+#include "exec/device_threads.hpp"
+
+#include "core/error.hpp"
+
+namespace spmd {
+
+namespace {
+thread_local bool t_device_thread = false;
+}
+
+DeviceThreads::DeviceThreads(int devices) : workers_(static_cast<size_t>(devices)) {}
+
+DeviceThreads::~DeviceThreads() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto &w : workers_)
+      if (w) {
+        w->stop = true;
+        w->cv.notify_one();
+      }
+  }
+  for (auto &w : workers_)
+    if (w && w->thread.joinable()) w->thread.join();
+}
+
+bool DeviceThreads::on_device_thread() { return t_device_thread; }
+
+DeviceThreads::Worker &DeviceThreads::worker(int device) {
+  auto &slot = workers_.at(static_cast<size_t>(device));
+  if (!slot) {
+    slot = std::make_unique<Worker>();
+    Worker *w = slot.get();
+    w->thread = std::thread([this, w] { loop(*w); });
+  }
+  return *slot;
+}
+
+void DeviceThreads::loop(Worker &w) {
+  t_device_thread = true;
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    w.cv.wait(lock, [&] { return w.stop || w.fn != nullptr; });
+    if (w.stop) return;
+    const auto *fn = w.fn;
+    const size_t index = w.index;
+    lock.unlock();
+    (*fn)(index);
+    lock.lock();
+    w.fn = nullptr;
+    if (--pending_ == 0) done_cv_.notify_all();
+  }
+}
+
+void DeviceThreads::run(const std::vector<int> &devices, const std::function<void(size_t)> &fn) {
+  if (t_device_thread)
+    invalid("called from inside a shard_map callback or collective; shard_map and collectives "
+            "cannot be nested");
+  if (devices.empty()) return;
+  std::lock_guard<std::mutex> call(run_mu_);
+  std::unique_lock<std::mutex> lock(mu_);
+  pending_ = devices.size();
+  for (size_t i = 0; i < devices.size(); ++i) {
+    Worker &w = worker(devices[i]);
+    w.fn = &fn;
+    w.index = i;
+    w.cv.notify_one();
+  }
+  done_cv_.wait(lock, [&] { return pending_ == 0; });
+}
+
+}  // namespace spmd

@@ -1,0 +1,187 @@
+#include "exec/persistent.hpp"
+
+#include "core/dtype.hpp"
+#include "core/error.hpp"
+#include "exec/device_threads.hpp"
+#include "exec/shard_map.hpp"
+
+namespace spmd {
+
+PersistentCollective::PersistentCollective(ShardingPtr input_sharding, OpSpec op,
+                                           spmd_dtype dtype, Shape global,
+                                           std::chrono::milliseconds timeout)
+    : in_sharding_(std::move(input_sharding)), op_(std::move(op)), dtype_(dtype),
+      global_(std::move(global)), timeout_(timeout) {
+  const MeshPtr &mesh = in_sharding_->mesh();
+  const Mesh &m = *mesh;
+  in_sharding_->check_rank(global_);
+  const int64_t nd = static_cast<int64_t>(global_.size());
+  const std::string what = cat(op_.name, " over ", axes_label(m, op_.axes));
+
+  // The output spec: the input's with the collective's axes dropped (the
+  // result is the same along them), then placed where the op puts them.
+  std::vector<PartitionSpec::Dim> dims = in_sharding_->spec().dims();
+  dims.resize(global_.size());
+  std::vector<std::string> names;
+  for (int a : op_.axes) names.push_back(m.axis_names()[static_cast<size_t>(a)]);
+  for (auto &d : dims)
+    d.erase(std::remove_if(d.begin(), d.end(),
+                           [&](const std::string &s) {
+                             return std::find(names.begin(), names.end(), s) != names.end();
+                           }),
+            d.end());
+  auto norm = [&](int64_t axis, int64_t limit, const char *param) {
+    const int64_t a = axis < 0 ? axis + limit : axis;
+    if (a < 0 || a >= limit)
+      invalid(what, ": ", param, " ", axis, " is out of range for shape ",
+              shape_to_string(global_));
+    return a;
+  };
+  switch (op_.kind) {
+    case CollKind::AllReduce:
+    case CollKind::Permute:
+      break;
+    case CollKind::AllGather:
+      if (!op_.tiled) {
+        op_.axis = norm(op_.axis, nd + 1, "axis");
+        dims.insert(dims.begin() + op_.axis, PartitionSpec::Dim{});
+      } else {
+        op_.axis = norm(op_.axis, nd, "axis");
+      }
+      break;
+    case CollKind::ReduceScatter:
+    case CollKind::AllToAll:
+      if (!op_.tiled)
+        fail(SPMD_ERR_UNSUPPORTED, what,
+             ": without tiled the result differs along the axes but has no dimension a spec "
+             "could split; use tiled, or call it inside spmd_shard_map");
+      op_.axis = norm(op_.axis, nd, op_.kind == CollKind::AllToAll ? "split_axis" : "axis");
+      if (op_.kind == CollKind::AllToAll) op_.concat_axis = norm(op_.concat_axis, nd, "concat_axis");
+      for (const auto &n : names) dims[static_cast<size_t>(op_.axis)].push_back(n);
+      break;
+  }
+  out_sharding_ = Sharding::named(mesh, PartitionSpec(dims));
+  out_dtype_ = op_output_dtype(op_, dtype_);
+
+  // Block shapes of every device, and the global shape they tile.
+  const auto in_layout = in_sharding_->layout(global_);
+  for (const auto &s : in_layout) in_local_.push_back(s.box.extent());
+  session_ = std::make_unique<Session>(mesh, timeout_);
+  std::vector<Shape> out_local;
+  for (size_t p = 0; p < m.size(); ++p) {
+    const Session::Member mem = session_->member(p, op_.axes);
+    const Group &g = *mem.group;
+    const size_t n = g.size();
+    for (size_t r = 0; r < n; ++r) {
+      const Shape &peer = in_local_[static_cast<size_t>(m.position_of(g.devices()[r]))];
+      if (peer.size() != in_local_[p].size()) continue;
+      for (size_t d = 0; d < peer.size(); ++d) {
+        const bool free_dim =
+            (op_.kind == CollKind::AllGather && op_.tiled && static_cast<int64_t>(d) == op_.axis) ||
+            (op_.kind == CollKind::AllToAll && static_cast<int64_t>(d) == op_.concat_axis);
+        if (!free_dim && peer[d] != in_local_[p][d])
+          invalid(what, ": the input's blocks differ in shape within a group (device ",
+                  g.devices()[0], " holds ", shape_to_string(in_local_[p]), ", device ",
+                  g.devices()[r], " holds ", shape_to_string(peer),
+                  "); uneven shards only work along the gathered or concatenated dimension");
+      }
+    }
+    Shape o = op_output_shape(op_, in_local_[p], n, mem.rank, what.c_str());
+    if (op_.kind == CollKind::AllGather && op_.tiled) {
+      int64_t total = 0;
+      for (size_t r = 0; r < n; ++r)
+        total += in_local_[static_cast<size_t>(m.position_of(g.devices()[r]))]
+                           [static_cast<size_t>(op_.axis)];
+      o[static_cast<size_t>(op_.axis)] = total;
+    }
+    if (op_.kind == CollKind::AllToAll && op_.axis != op_.concat_axis) {
+      int64_t total = 0;
+      for (size_t r = 0; r < n; ++r)
+        total += in_local_[static_cast<size_t>(m.position_of(g.devices()[r]))]
+                           [static_cast<size_t>(op_.concat_axis)];
+      o[static_cast<size_t>(op_.concat_axis)] = total;
+    }
+    out_local.push_back(std::move(o));
+  }
+  out_global_ = assemble_global(*out_sharding_, out_local, what + ": result");
+  scratch_.resize(m.size());
+}
+
+ArrayPtr PersistentCollective::prepare(const ArrayPtr &input) const {
+  if (input->dtype() != dtype_)
+    invalid("input: dtype ", dtype_name(input->dtype()), " but the collective was planned for ",
+            dtype_name(dtype_));
+  if (input->shape() != global_)
+    invalid("input: shape ", shape_to_string(input->shape()),
+            " but the collective was planned for ", shape_to_string(global_));
+  if (input->sharding()->runtime() != in_sharding_->runtime())
+    invalid("input: lives on another runtime than the collective's mesh");
+  if (input->sharding()->equivalent(*in_sharding_) &&
+      *input->sharding()->mesh() == *in_sharding_->mesh())
+    return input;
+  return input->reshard(in_sharding_);
+}
+
+void PersistentCollective::run(const Array &input, const Array &output) {
+  const Mesh &m = *in_sharding_->mesh();
+  Backend &backend = m.runtime()->backend();
+  input.block_until_ready();
+  if (session_->broken())
+    session_ = std::make_unique<Session>(in_sharding_->mesh(), timeout_);
+  else
+    session_->reset_departures();
+  std::vector<spmd_status> status(m.size(), SPMD_OK);
+  std::vector<std::string> message(m.size());
+  m.runtime()->device_threads().run(m.devices(), [&](size_t p) {
+    try {
+      const LocalBlock in{input.buffer(p).data(), dtype_, in_local_[p]};
+      OpMemory mem;
+      mem.output = [&](size_t bytes) -> void * {
+        if (bytes != output.shard_bytes(p))
+          fail(SPMD_ERR_INTERNAL, "persistent collective: planned ", output.shard_bytes(p),
+               " bytes for device ", m.devices()[p], " but the op needs ", bytes);
+        return output.buffer(p).data();
+      };
+      mem.scratch = [&](size_t bytes) -> void * {
+        if (!scratch_[p] || scratch_[p]->bytes() < bytes)
+          scratch_[p] = std::make_shared<Buffer>(m.runtime()->backend_ptr(), m.devices()[p], bytes);
+        return scratch_[p]->data();
+      };
+      run_collective_op(*session_, p, backend, op_, in, mem);
+      session_->depart(p, SPMD_OK, "");
+    } catch (const Error &e) {
+      status[p] = e.status();
+      message[p] = e.what();
+      session_->depart(p, e.status(), e.what());
+    } catch (const std::bad_alloc &) {
+      status[p] = SPMD_ERR_OUT_OF_MEMORY;
+      message[p] = "out of memory";
+      session_->depart(p, status[p], message[p]);
+    }
+  });
+  for (size_t p = 0; p < m.size(); ++p)
+    if (status[p] != SPMD_OK) fail(status[p], "device ", m.devices()[p], ": ", message[p]);
+}
+
+ArrayPtr PersistentCollective::execute(const ArrayPtr &input) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const ArrayPtr in = prepare(input);
+  auto out = std::make_shared<Array>(out_sharding_, out_dtype_, out_global_);
+  run(*in, *out);
+  return out;
+}
+
+void PersistentCollective::execute_into(const ArrayPtr &input, Array &output) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (output.dtype() != out_dtype_ || output.shape() != out_global_ ||
+      !output.sharding()->equivalent(*out_sharding_) ||
+      !(*output.sharding()->mesh() == *out_sharding_->mesh()))
+    invalid("output: ", dtype_name(output.dtype()), shape_to_string(output.shape()), " laid out by ",
+            output.sharding()->to_string(), ", but the collective gives ", dtype_name(out_dtype_),
+            shape_to_string(out_global_), " laid out by ", out_sharding_->to_string());
+  if (&output == input.get()) invalid("output: is the input; give a separate array");
+  const ArrayPtr in = prepare(input);
+  run(*in, output);
+}
+
+}  // namespace spmd

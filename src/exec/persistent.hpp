@@ -1,0 +1,50 @@
+// Persistent collectives: one collective planned once for a mesh, axes,
+// dtype, global shape and input sharding (output sharding and every block
+// shape worked out up front), then run many times on the device threads,
+// reusing its rendezvous state and scratch buffers.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "core/array.hpp"
+#include "exec/collective_ops.hpp"
+#include "exec/rendezvous.hpp"
+
+namespace spmd {
+
+class PersistentCollective {
+ public:
+  PersistentCollective(ShardingPtr input_sharding, OpSpec op, spmd_dtype dtype, Shape global,
+                       std::chrono::milliseconds timeout);
+
+  const ShardingPtr &output_sharding() const { return out_sharding_; }
+  spmd_dtype output_dtype() const { return out_dtype_; }
+  const Shape &output_shape() const { return out_global_; }
+
+  // A new output array.
+  ArrayPtr execute(const ArrayPtr &input);
+  // Into an existing array of the output's sharding, dtype and shape.
+  void execute_into(const ArrayPtr &input, Array &output);
+
+ private:
+  ArrayPtr prepare(const ArrayPtr &input) const;
+  void run(const Array &input, const Array &output);
+
+  ShardingPtr in_sharding_;
+  ShardingPtr out_sharding_;
+  OpSpec op_;
+  spmd_dtype dtype_;
+  spmd_dtype out_dtype_;
+  Shape global_;
+  Shape out_global_;
+  std::vector<Shape> in_local_;
+  std::chrono::milliseconds timeout_;
+  std::mutex mu_;  // one execution at a time
+  std::unique_ptr<Session> session_;
+  std::vector<BufferPtr> scratch_;  // per mesh position, for dtype conversions
+};
+
+}  // namespace spmd

@@ -1,0 +1,231 @@
+#include "exec/rendezvous.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+
+#include "core/error.hpp"
+
+namespace spmd {
+
+std::vector<int> parse_axes(const Mesh &mesh, const char *text, const char *arg) {
+  if (text == nullptr) invalid(arg, ": NULL axis name");
+  std::vector<int> axes;
+  std::string name;
+  auto flush = [&] {
+    if (name.empty()) return;
+    const int a = mesh.axis_index(name);
+    if (a < 0)
+      invalid(arg, " '", text, "': mesh has no axis '", name, "' (axes: ", mesh.axes_list(), ")");
+    if (std::find(axes.begin(), axes.end(), a) != axes.end())
+      invalid(arg, " '", text, "': axis '", name, "' appears twice");
+    axes.push_back(a);
+    name.clear();
+  };
+  for (const char *p = text; *p; ++p) {
+    const char ch = *p;
+    if (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_') {
+      name += ch;
+    } else if (ch == ',' || ch == '(' || ch == ')' || ch == '\'' || ch == '"' ||
+               std::isspace(static_cast<unsigned char>(ch))) {
+      flush();
+    } else {
+      invalid(arg, " '", text, "': unexpected character '", ch,
+              "'; write one axis (\"x\") or a tuple (\"(x, y)\")");
+    }
+  }
+  flush();
+  if (axes.empty()) invalid(arg, " '", text, "': names no mesh axis (axes: ", mesh.axes_list(), ")");
+  return axes;
+}
+
+std::string axes_label(const Mesh &mesh, const std::vector<int> &axes) {
+  if (axes.size() == 1) return cat("'", mesh.axis_names()[static_cast<size_t>(axes[0])], "'");
+  std::string s = "(";
+  for (size_t i = 0; i < axes.size(); ++i)
+    s += cat(i ? ", " : "", "'", mesh.axis_names()[static_cast<size_t>(axes[i])], "'");
+  return s + ")";
+}
+
+std::chrono::milliseconds collective_timeout(int64_t timeout_ms, const char *arg) {
+  if (timeout_ms < 0) invalid(arg, ": ", timeout_ms, " ms is negative (0 means the default)");
+  if (timeout_ms > 0) return std::chrono::milliseconds(timeout_ms);
+  if (const char *env = std::getenv("SPMD_COLLECTIVE_TIMEOUT_MS"); env && *env) {
+    char *end = nullptr;
+    const long long v = std::strtoll(env, &end, 10);
+    if (*end != '\0' || v <= 0)
+      invalid("SPMD_COLLECTIVE_TIMEOUT_MS='", env, "': expected a positive number of ms");
+    return std::chrono::milliseconds(v);
+  }
+  return std::chrono::milliseconds(60000);
+}
+
+// ---- Group ----
+
+Group::Group(Session &session, std::vector<int> devices)
+    : session_(session), devices_(std::move(devices)), here_(devices_.size(), 0),
+      slots_(devices_.size()), signatures_(devices_.size()) {}
+
+std::string Group::device_list(bool missing_only) const {
+  std::string s;
+  for (size_t r = 0; r < devices_.size(); ++r) {
+    if (missing_only && here_[r]) continue;
+    s += cat(s.empty() ? "" : ", ", devices_[r]);
+  }
+  return s;
+}
+
+void Group::break_locked(spmd_status status, std::string message) {
+  broken_ = true;
+  status_ = status;
+  message_ = std::move(message);
+  session_.mark_broken();
+  cv_.notify_all();
+  throw Error(status_, message_);
+}
+
+void Group::break_with(spmd_status status, const std::string &message) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (broken_) return;
+  broken_ = true;
+  status_ = status;
+  message_ = message;
+  session_.mark_broken();
+  cv_.notify_all();
+}
+
+void Group::wake() {
+  std::lock_guard<std::mutex> lock(mu_);
+  cv_.notify_all();
+}
+
+void Group::arrive(std::unique_lock<std::mutex> &lock, size_t rank, const std::string &what) {
+  const uint64_t mine = generation_;
+  here_[rank] = 1;
+  if (++arrived_ == devices_.size()) {
+    arrived_ = 0;
+    std::fill(here_.begin(), here_.end(), 0);
+    ++generation_;
+    cv_.notify_all();
+    return;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + session_.timeout();
+  for (;;) {
+    if (generation_ != mine) return;
+    if (broken_) throw Error(status_, message_);
+    // A missing member that has left its callback will never come.
+    for (size_t r = 0; r < devices_.size(); ++r) {
+      if (here_[r]) continue;
+      spmd_status st;
+      std::string msg;
+      if (!session_.departed(devices_[r], st, msg)) continue;
+      if (st == SPMD_OK)
+        break_locked(SPMD_ERR_TIMEOUT,
+                     cat(what, ": device ", devices_[r],
+                         " returned from its callback without reaching it (group: devices ",
+                         device_list(false), ")"));
+      break_locked(st, cat(what, ": device ", devices_[r], " failed before reaching it: ", msg));
+    }
+    if (cv_.wait_until(lock, deadline) == std::cv_status::timeout && generation_ == mine &&
+        !broken_) {
+      const auto ms = session_.timeout().count();
+      break_locked(SPMD_ERR_TIMEOUT,
+                   cat(what, ": timed out after ", ms, " ms waiting for device(s) ",
+                       device_list(true), " (group: devices ", device_list(false),
+                       "); they never reached it"));
+    }
+  }
+}
+
+void Group::exchange(size_t rank, CollSlot slot, std::string signature, const std::string &what) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (broken_) throw Error(status_, message_);
+  slots_[rank] = std::move(slot);
+  signatures_[rank] = std::move(signature);
+  arrive(lock, rank, what);
+}
+
+void Group::barrier(size_t rank, const std::string &what) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (broken_) throw Error(status_, message_);
+  arrive(lock, rank, what);
+}
+
+// ---- Session ----
+
+Session::Session(std::shared_ptr<const Mesh> mesh, std::chrono::milliseconds timeout)
+    : mesh_(std::move(mesh)), timeout_(timeout),
+      left_(new std::atomic<int>[mesh_->size()]), left_status_(mesh_->size(), SPMD_OK),
+      left_message_(mesh_->size()) {
+  for (size_t p = 0; p < mesh_->size(); ++p) left_[p].store(0);
+}
+
+Session::Member Session::member(size_t position, const std::vector<int> &axes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = sets_.find(axes);
+  if (it == sets_.end()) {
+    const Mesh &m = *mesh_;
+    GroupSet set;
+    std::vector<bool> in_axes(m.ndim(), false);
+    size_t n = 1;
+    for (int a : axes) {
+      in_axes[static_cast<size_t>(a)] = true;
+      n *= static_cast<size_t>(m.shape()[static_cast<size_t>(a)]);
+    }
+    const size_t count = m.size() / n;
+    std::vector<std::vector<int>> members(count, std::vector<int>(n, -1));
+    set.of_position.resize(m.size());
+    std::vector<size_t> gid_of(m.size());
+    for (size_t p = 0; p < m.size(); ++p) {
+      const Shape c = m.coords_of_position(p);
+      size_t gid = 0, rank = 0;
+      for (size_t a = 0; a < m.ndim(); ++a)
+        if (!in_axes[a]) gid = gid * static_cast<size_t>(m.shape()[a]) + static_cast<size_t>(c[a]);
+      for (int a : axes)
+        rank = rank * static_cast<size_t>(m.shape()[static_cast<size_t>(a)]) +
+               static_cast<size_t>(c[static_cast<size_t>(a)]);
+      members[gid][rank] = m.devices()[p];
+      gid_of[p] = gid;
+      set.of_position[p].rank = rank;
+    }
+    for (auto &devs : members) set.groups.push_back(std::make_unique<Group>(*this, devs));
+    for (size_t p = 0; p < m.size(); ++p) set.of_position[p].group = set.groups[gid_of[p]].get();
+    it = sets_.emplace(axes, std::move(set)).first;
+  }
+  return it->second.of_position.at(position);
+}
+
+void Session::depart(size_t position, spmd_status status, const std::string &message) {
+  // Groups lock themselves before asking departed(), so they are woken
+  // after this lock is released (groups live as long as the session).
+  std::vector<Group *> groups;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    left_status_[position] = status;
+    left_message_[position] = message;
+    left_[position].store(1, std::memory_order_release);
+    for (auto &[axes, set] : sets_)
+      for (auto &g : set.groups) groups.push_back(g.get());
+  }
+  for (Group *g : groups) g->wake();
+}
+
+bool Session::departed(int device, spmd_status &status, std::string &message) const {
+  const int p = mesh_->position_of(device);
+  if (p < 0 || left_[static_cast<size_t>(p)].load(std::memory_order_acquire) == 0) return false;
+  std::lock_guard<std::mutex> lock(mu_);
+  status = left_status_[static_cast<size_t>(p)];
+  message = left_message_[static_cast<size_t>(p)];
+  return true;
+}
+
+void Session::reset_departures() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (size_t p = 0; p < mesh_->size(); ++p) {
+    left_[p].store(0);
+    left_status_[p] = SPMD_OK;
+    left_message_[p].clear();
+  }
+}
+
+}  // namespace spmd

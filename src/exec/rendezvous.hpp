@@ -1,0 +1,136 @@
+// Rendezvous of the devices of a mesh-axis group inside one shard_map (or
+// one execution of a persistent collective): barriers that carry each
+// member's published buffers, with a timeout, and that fail at once when a
+// missing member has already left its callback. A failure breaks the group
+// for good and every member waiting in it, or arriving later, gets the same
+// error naming the collective, the axes and the missing devices.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "backend/collectives.hpp"
+#include "core/mesh.hpp"
+#include "spmd/status.h"
+
+namespace spmd {
+
+// Mesh axis indices of an axes argument: "x", "x,y", "(x, y)", "('x','y')".
+// Throws INVALID_ARGUMENT naming `arg` for an empty list, an unknown axis
+// (listing the mesh's axes) or a repeated one.
+std::vector<int> parse_axes(const Mesh &mesh, const char *text, const char *arg);
+// "'x'" or "('x', 'y')", for messages.
+std::string axes_label(const Mesh &mesh, const std::vector<int> &axes);
+
+// The collective timeout when none is given: $SPMD_COLLECTIVE_TIMEOUT_MS, or
+// 60 s. Throws INVALID_ARGUMENT naming `arg` for a negative value.
+std::chrono::milliseconds collective_timeout(int64_t timeout_ms, const char *arg);
+
+class Session;
+
+class Group {
+ public:
+  Group(Session &session, std::vector<int> devices);
+
+  size_t size() const { return devices_.size(); }
+  const std::vector<int> &devices() const { return devices_; }
+
+  // Publishes member `rank`'s slot and signature, then waits for all.
+  // `what` names the collective for messages ("psum over 'x'").
+  void exchange(size_t rank, CollSlot slot, std::string signature, const std::string &what);
+  // Waits until every member has arrived.
+  void barrier(size_t rank, const std::string &what);
+
+  // Valid between an exchange and the member's next exchange.
+  const CollSlot &slot(size_t r) const { return slots_[r]; }
+  const std::string &signature(size_t r) const { return signatures_[r]; }
+
+  // Marks the group failed (every waiter throws this error) and wakes it.
+  void break_with(spmd_status status, const std::string &message);
+  void wake();
+
+ private:
+  void arrive(std::unique_lock<std::mutex> &lock, size_t rank, const std::string &what);
+  [[noreturn]] void break_locked(spmd_status status, std::string message);
+  std::string device_list(bool missing_only) const;
+
+  Session &session_;
+  std::vector<int> devices_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  uint64_t generation_ = 0;
+  size_t arrived_ = 0;
+  std::vector<char> here_;
+  std::vector<CollSlot> slots_;
+  std::vector<std::string> signatures_;
+  bool broken_ = false;
+  spmd_status status_ = SPMD_OK;
+  std::string message_;
+};
+
+// One member's view of a group for the backend.
+class MemberSync final : public GroupSync {
+ public:
+  MemberSync(Group &group, size_t rank, const std::string &what)
+      : group_(group), rank_(rank), what_(what) {}
+  size_t size() const override { return group_.size(); }
+  size_t rank() const override { return rank_; }
+  const CollSlot &slot(size_t member) const override { return group_.slot(member); }
+  void barrier() override { group_.barrier(rank_, what_); }
+
+ private:
+  Group &group_;
+  size_t rank_;
+  const std::string &what_;
+};
+
+class Session {
+ public:
+  Session(std::shared_ptr<const Mesh> mesh, std::chrono::milliseconds timeout);
+
+  const Mesh &mesh() const { return *mesh_; }
+  std::chrono::milliseconds timeout() const { return timeout_; }
+
+  struct Member {
+    Group *group;
+    size_t rank;
+  };
+  // The group over `axes` (mesh axis indices, in the caller's order) that
+  // the device at mesh position `position` belongs to, and its rank there
+  // (row-major over its coordinates along `axes`).
+  Member member(size_t position, const std::vector<int> &axes);
+
+  // The device at `position` has left its callback: with SPMD_OK when it
+  // returned normally, else with its error. Wakes every waiting group.
+  void depart(size_t position, spmd_status status, const std::string &message);
+  // True, with the status and message, if device `device` has left.
+  bool departed(int device, spmd_status &status, std::string &message) const;
+  // Forgets departures, for the next execution of a persistent collective.
+  void reset_departures();
+  // True once any group has failed (a reused session must be rebuilt).
+  bool broken() const { return broken_.load(std::memory_order_acquire); }
+  void mark_broken() { broken_.store(true, std::memory_order_release); }
+
+ private:
+  struct GroupSet {
+    std::vector<std::unique_ptr<Group>> groups;
+    std::vector<Member> of_position;
+  };
+
+  std::shared_ptr<const Mesh> mesh_;
+  std::chrono::milliseconds timeout_;
+  mutable std::mutex mu_;
+  std::map<std::vector<int>, GroupSet> sets_;
+  std::unique_ptr<std::atomic<int>[]> left_;  // per position: 0 running, 1 left
+  std::vector<spmd_status> left_status_;
+  std::vector<std::string> left_message_;
+  std::atomic<bool> broken_{false};
+};
+
+}  // namespace spmd

@@ -1,0 +1,292 @@
+#include "exec/shard_map.hpp"
+
+#include <cstdio>
+#include <cstring>
+
+#include "core/dtype.hpp"
+#include "core/error.hpp"
+#include "exec/device_threads.hpp"
+
+namespace spmd {
+
+namespace {
+
+// Mesh axis indices splitting dimension `dim` of a named sharding.
+std::vector<int> dim_axes(const Sharding &s, size_t dim) {
+  std::vector<int> axes;
+  if (dim < s.spec().ndim())
+    for (const auto &name : s.spec().dims()[dim]) axes.push_back(s.mesh()->axis_index(name));
+  return axes;
+}
+
+std::string index_string(const Shape &shape, int64_t flat) {
+  Shape idx(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    idx[d] = shape[d] ? flat % shape[d] : 0;
+    flat = shape[d] ? flat / shape[d] : 0;
+  }
+  return shape_to_string(idx);
+}
+
+}  // namespace
+
+Shape assemble_global(const Sharding &sharding, const std::vector<Shape> &locals,
+                      const std::string &label) {
+  const Mesh &m = *sharding.mesh();
+  const Shape &first = locals.at(0);
+  for (size_t p = 1; p < locals.size(); ++p)
+    if (locals[p].size() != first.size())
+      invalid(label, ": device ", m.devices()[0], " gives a block of rank ", first.size(),
+              " but device ", m.devices()[p], " one of rank ", locals[p].size());
+  if (sharding.spec().ndim() > first.size())
+    invalid(label, ": out_spec '", sharding.spec().short_string(), "' names ",
+            sharding.spec().ndim(), " dimensions but the blocks have ", first.size(), " (shape ",
+            shape_to_string(first), ")");
+  Shape global(first.size(), 0);
+  for (size_t d = 0; d < first.size(); ++d) {
+    const std::vector<int> axes = dim_axes(sharding, d);
+    if (axes.empty()) {
+      global[d] = first[d];
+      continue;
+    }
+    // One block per index over the dimension's axes: the devices whose other
+    // coordinates are all zero.
+    for (size_t p = 0; p < m.size(); ++p) {
+      const Shape c = m.coords_of_position(p);
+      bool others_zero = true;
+      for (size_t a = 0; a < m.ndim(); ++a)
+        if (std::find(axes.begin(), axes.end(), static_cast<int>(a)) == axes.end() && c[a] != 0)
+          others_zero = false;
+      if (others_zero) global[d] += locals[p][d];
+    }
+  }
+  const auto layout = sharding.layout(global);
+  for (size_t p = 0; p < layout.size(); ++p)
+    if (layout[p].box.extent() != locals[p])
+      invalid(label, ": device ", layout[p].device, " gives a block of shape ",
+              shape_to_string(locals[p]), " but out_spec '", sharding.spec().short_string(),
+              "' puts a block of shape ", shape_to_string(layout[p].box.extent()),
+              " there (global shape ", shape_to_string(global),
+              "); blocks must tile the global array as the spec says");
+  return global;
+}
+
+ShardMapRun::ShardMapRun(const spmd_mesh *mesh_handle, MeshPtr mesh, const ShardMapOptions &options)
+    : mesh_handle_(mesh_handle), mesh_(std::move(mesh)), options_(options),
+      session_(mesh_, options.timeout) {}
+
+void ShardMapRun::print(int device, const char *text) {
+  std::lock_guard<std::mutex> lock(print_mu_);
+  if (options_.print_fn) {
+    options_.print_fn(device, text, options_.print_user_data);
+    return;
+  }
+  std::fputs(text, stdout);
+  std::fputc('\n', stdout);
+  std::fflush(stdout);
+}
+
+LocalBlock ShardMapRun::alloc(spmd_ctx &ctx, spmd_dtype dtype, const Shape &shape) {
+  const size_t bytes = static_cast<size_t>(shape_elements(shape)) * dtype_size(dtype);
+  auto buf = std::make_shared<Buffer>(mesh_->runtime()->backend_ptr(), ctx.device, bytes);
+  if (bytes) {
+    const unsigned char zero = 0;
+    backend().fill(ctx.device, buf->data(), bytes, &zero, 1);
+  }
+  ctx.owned.push_back(buf);
+  return LocalBlock{buf->data(), dtype, shape};
+}
+
+LocalBlock ShardMapRun::collective(spmd_ctx &ctx, const OpSpec &op, const LocalBlock &in) {
+  auto take = [&](size_t bytes) {
+    auto buf = std::make_shared<Buffer>(mesh_->runtime()->backend_ptr(), ctx.device, bytes);
+    ctx.owned.push_back(buf);
+    return buf->data();
+  };
+  OpMemory mem{take, take};
+  try {
+    return run_collective_op(session_, ctx.position, backend(), op, in, mem);
+  } catch (const Error &e) {
+    if (ctx.collective_status == SPMD_OK) {
+      ctx.collective_status = e.status();
+      ctx.collective_message = e.what();
+    }
+    throw;
+  }
+}
+
+void ShardMapRun::set_output(spmd_ctx &ctx, size_t index, const LocalBlock &block) {
+  if (index >= ctx.outputs.size())
+    fail(SPMD_ERR_OUT_OF_RANGE, "index: output ", index, " does not exist (the shard_map has ",
+         ctx.outputs.size(), " outputs)");
+  const size_t bytes = static_cast<size_t>(shape_elements(block.shape)) * dtype_size(block.dtype);
+  if (bytes && block.data == nullptr) invalid("block->data: NULL for ", bytes, " bytes");
+  BufferPtr buf;
+  for (auto it = ctx.owned.begin(); it != ctx.owned.end(); ++it)
+    if (bytes && (*it)->data() == block.data && (*it)->bytes() == bytes) {
+      buf = *it;
+      ctx.owned.erase(it);
+      break;
+    }
+  if (!buf) {
+    buf = std::make_shared<Buffer>(mesh_->runtime()->backend_ptr(), ctx.device, bytes);
+    if (bytes) {
+      const Shape flat{static_cast<int64_t>(bytes)};
+      backend().copy_box({{kHostDevice, block.data, flat, Shape{0}},
+                          {ctx.device, buf->data(), flat, Shape{0}},
+                          flat,
+                          1});
+    }
+  }
+  auto &o = ctx.outputs[index];
+  o.buffer = std::move(buf);
+  o.dtype = block.dtype;
+  o.shape = block.shape;
+  o.set = true;
+}
+
+std::vector<ArrayPtr> ShardMapRun::run(const std::vector<ArrayPtr> &inputs,
+                                       const std::vector<PartitionSpec> &in_specs,
+                                       const std::vector<PartitionSpec> &out_specs,
+                                       const std::function<void(spmd_ctx &)> &call) {
+  const Mesh &m = *mesh_;
+  auto labelled = [](const std::string &label, auto &&make) {
+    try {
+      return make();
+    } catch (const Error &e) {
+      fail(e.status(), label, ": ", e.what());
+    }
+  };
+  std::vector<ArrayPtr> laid;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ArrayPtr &a = inputs[i];
+    if (a->sharding()->runtime() != m.runtime())
+      invalid("inputs[", i, "]: lives on another runtime than the mesh");
+    ShardingPtr target = labelled(cat("in_specs[", i, "]"), [&] {
+      auto s = Sharding::named(mesh_, in_specs[i]);
+      s->check_rank(a->shape());
+      return s;
+    });
+    ArrayPtr l = a->sharding()->equivalent(*target) && *a->sharding()->mesh() == m
+                     ? a
+                     : a->reshard(target);
+    l->block_until_ready();
+    laid.push_back(std::move(l));
+  }
+  std::vector<ShardingPtr> out_shardings;
+  for (size_t i = 0; i < out_specs.size(); ++i)
+    out_shardings.push_back(
+        labelled(cat("out_specs[", i, "]"), [&] { return Sharding::named(mesh_, out_specs[i]); }));
+
+  std::vector<spmd_ctx> ctxs(m.size());
+  for (size_t p = 0; p < m.size(); ++p) {
+    spmd_ctx &c = ctxs[p];
+    c.run = this;
+    c.position = p;
+    c.device = m.devices()[p];
+    for (const auto &a : laid)
+      c.inputs.push_back(LocalBlock{a->buffer(p).data(), a->dtype(), a->shard(p).box.extent()});
+    c.outputs.resize(out_specs.size());
+  }
+
+  m.runtime()->device_threads().run(m.devices(), [&](size_t p) {
+    spmd_ctx &c = ctxs[p];
+    c.thread = std::this_thread::get_id();
+    try {
+      call(c);
+    } catch (const Error &e) {
+      c.status = e.status();
+      c.message = e.what();
+    } catch (const std::bad_alloc &) {
+      c.status = SPMD_ERR_OUT_OF_MEMORY;
+      c.message = "out of memory";
+    } catch (const std::exception &e) {
+      c.status = SPMD_ERR_INTERNAL;
+      c.message = cat("internal error: ", e.what());
+    }
+    if (c.status == SPMD_OK && c.collective_status != SPMD_OK) {
+      c.status = c.collective_status;
+      c.message = c.collective_message;
+    }
+    if (c.status == SPMD_OK)
+      for (size_t i = 0; i < c.outputs.size(); ++i)
+        if (!c.outputs[i].set) {
+          c.status = SPMD_ERR_INVALID_ARGUMENT;
+          c.message = cat("output ", i, " was never set (call spmd_ctx_set_output)");
+          break;
+        }
+    c.thread = std::thread::id();
+    session_.depart(p, c.status, c.message);
+  });
+
+  // The root cause first: a device that failed on its own, before one that
+  // failed because a peer did.
+  const spmd_ctx *bad = nullptr;
+  for (const auto &c : ctxs)
+    if (c.status != SPMD_OK && c.collective_status == SPMD_OK) {
+      bad = &c;
+      break;
+    }
+  if (!bad)
+    for (const auto &c : ctxs)
+      if (c.status != SPMD_OK) {
+        bad = &c;
+        break;
+      }
+  if (bad) fail(bad->status, "device ", bad->device, ": ", bad->message);
+  return assemble(ctxs, out_shardings);
+}
+
+std::vector<ArrayPtr> ShardMapRun::assemble(std::vector<spmd_ctx> &ctxs,
+                                            const std::vector<ShardingPtr> &out_shardings) {
+  const Mesh &m = *mesh_;
+  std::vector<ArrayPtr> out;
+  for (size_t i = 0; i < out_shardings.size(); ++i) {
+    const Sharding &s = *out_shardings[i];
+    const std::string label = cat("output ", i);
+    const spmd_dtype dtype = ctxs[0].outputs[i].dtype;
+    std::vector<Shape> locals;
+    std::vector<BufferPtr> buffers;
+    for (auto &c : ctxs) {
+      if (c.outputs[i].dtype != dtype)
+        invalid(label, ": device ", ctxs[0].device, " gives ", dtype_name(dtype), " but device ",
+                c.device, " gives ", dtype_name(c.outputs[i].dtype));
+      locals.push_back(c.outputs[i].shape);
+      buffers.push_back(c.outputs[i].buffer);
+    }
+    const Shape global = assemble_global(s, locals, label);
+    if (options_.check_rep) {
+      // Blocks along mesh axes the spec leaves out must be equal.
+      std::vector<bool> used(m.ndim(), false);
+      for (size_t d = 0; d < s.spec().ndim(); ++d)
+        for (int a : dim_axes(s, d)) used[static_cast<size_t>(a)] = true;
+      std::string unused;
+      for (size_t a = 0; a < m.ndim(); ++a)
+        if (!used[a]) unused += cat(unused.empty() ? "" : ", ", "'", m.axis_names()[a], "'");
+      const size_t es = dtype_size(dtype);
+      for (size_t p = 0; p < m.size(); ++p) {
+        Shape c = m.coords_of_position(p);
+        for (size_t a = 0; a < m.ndim(); ++a)
+          if (!used[a]) c[a] = 0;
+        const int q = m.position_of(m.device_at(c));
+        if (q == static_cast<int>(p)) continue;
+        const size_t bytes = buffers[p]->bytes();
+        const auto *x = static_cast<const unsigned char *>(buffers[static_cast<size_t>(q)]->data());
+        const auto *y = static_cast<const unsigned char *>(buffers[p]->data());
+        if (bytes == 0 || std::memcmp(x, y, bytes) == 0) continue;
+        size_t k = 0;
+        while (std::memcmp(x + k * es, y + k * es, es) == 0) ++k;
+        invalid(label, ": out_spec '", s.spec().short_string(), "' leaves out mesh axes ", unused,
+                " so the blocks along them must be equal (check_rep), but devices ",
+                m.devices()[static_cast<size_t>(q)], " and ", m.devices()[p],
+                " differ, first at local index ", index_string(locals[p], static_cast<int64_t>(k)),
+                " (", load_as_double(dtype, x + k * es), " vs ", load_as_double(dtype, y + k * es),
+                ")");
+      }
+    }
+    out.push_back(Array::from_buffers(out_shardings[i], dtype, global, std::move(buffers)));
+  }
+  return out;
+}
+
+}  // namespace spmd

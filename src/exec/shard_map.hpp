@@ -1,0 +1,101 @@
+// The shard_map driver: inputs laid out by in_specs, the callback run on
+// every device of the mesh at once (one device thread each), collectives
+// met in a per-run Session, and outputs assembled by out_specs.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/array.hpp"
+#include "core/mesh.hpp"
+#include "core/sharding.hpp"
+#include "exec/collective_ops.hpp"
+#include "exec/rendezvous.hpp"
+#include "spmd/shard_map.h"
+
+namespace spmd {
+
+struct ShardMapOptions {
+  bool check_rep = false;
+  std::chrono::milliseconds timeout{60000};
+  spmd_print_fn print_fn = nullptr;
+  void *print_user_data = nullptr;
+};
+
+class ShardMapRun;
+
+}  // namespace spmd
+
+// The per-device context a callback receives (borrowed, see shard_map.h).
+struct spmd_ctx {
+  static constexpr uint32_t kMagic = 0x73637478;  // "sctx"
+  uint32_t magic = kMagic;
+  spmd::ShardMapRun *run = nullptr;
+  size_t position = 0;  // in mesh order
+  int device = 0;
+  std::thread::id thread;
+  std::vector<spmd::LocalBlock> inputs;
+  std::vector<spmd::BufferPtr> owned;  // from spmd_ctx_alloc and collectives
+  struct Output {
+    spmd::BufferPtr buffer;
+    spmd_dtype dtype = SPMD_DTYPE_INVALID;
+    spmd::Shape shape;
+    bool set = false;
+  };
+  std::vector<Output> outputs;
+  // What the callback reported (spmd_ctx_error) and the first failed
+  // collective, which fails the shard_map even if the callback ignored it.
+  std::string user_message;
+  spmd_status collective_status = SPMD_OK;
+  std::string collective_message;
+  // Result of the callback, set by the runner.
+  spmd_status status = SPMD_OK;
+  std::string message;
+};
+
+namespace spmd {
+
+class ShardMapRun {
+ public:
+  ShardMapRun(const spmd_mesh *mesh_handle, MeshPtr mesh, const ShardMapOptions &options);
+
+  // Runs the shard_map. `call` runs the user's callback on one context and
+  // fills ctx.status / ctx.message. Returns the assembled outputs.
+  std::vector<ArrayPtr> run(const std::vector<ArrayPtr> &inputs,
+                            const std::vector<PartitionSpec> &in_specs,
+                            const std::vector<PartitionSpec> &out_specs,
+                            const std::function<void(spmd_ctx &)> &call);
+
+  const spmd_mesh *mesh_handle() const { return mesh_handle_; }
+  const Mesh &mesh() const { return *mesh_; }
+  Backend &backend() const { return mesh_->runtime()->backend(); }
+  Session &session() { return session_; }
+  void print(int device, const char *text);
+
+  // A collective from inside a callback, into context-owned memory.
+  LocalBlock collective(spmd_ctx &ctx, const OpSpec &op, const LocalBlock &in);
+  // A zero-filled context-owned block.
+  LocalBlock alloc(spmd_ctx &ctx, spmd_dtype dtype, const Shape &shape);
+  void set_output(spmd_ctx &ctx, size_t index, const LocalBlock &block);
+
+ private:
+  std::vector<ArrayPtr> assemble(std::vector<spmd_ctx> &ctxs,
+                                 const std::vector<ShardingPtr> &out_shardings);
+
+  const spmd_mesh *mesh_handle_;
+  MeshPtr mesh_;
+  ShardMapOptions options_;
+  Session session_;
+  std::mutex print_mu_;
+};
+
+// The global shape whose layout under `sharding` gives each mesh position
+// the block shape `locals[p]`, or INVALID_ARGUMENT (prefixed by `label`).
+Shape assemble_global(const Sharding &sharding, const std::vector<Shape> &locals,
+                      const std::string &label);
+
+}  // namespace spmd

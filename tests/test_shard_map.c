@@ -1,0 +1,396 @@
+/* shard_map: per-device callbacks, local blocks, outputs assembled by
+ * out_specs, axis_index/axis_size, printing, check_rep and argument errors. */
+#include "spmd_test.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+static spmd_array *make_f32(spmd_mesh *mesh, const char *spec, size_t ndim,
+                            const int64_t *shape, const float *data) {
+  spmd_sharding *s = test_sharding(mesh, spec);
+  int64_t n = 1;
+  for (size_t i = 0; i < ndim; ++i) n *= shape[i];
+  spmd_array *a = NULL;
+  assert_ok(spmd_array_from_host(s, SPMD_F32, ndim, shape, data,
+                                 (size_t)n * sizeof(float), &a));
+  spmd_sharding_destroy(s);
+  return a;
+}
+
+static void read_f32(spmd_array *a, float *out, size_t n) {
+  assert_ok(spmd_array_to_host(a, out, n * sizeof(float)));
+}
+
+/* ---- identity: inputs arrive as local blocks, outputs are reassembled ---- */
+
+static spmd_status identity(spmd_ctx *ctx, void *ud) {
+  (void)ud;
+  spmd_block in = SPMD_BLOCK_INIT;
+  spmd_status st = spmd_ctx_input(ctx, 0, &in);
+  if (st) return st;
+  return spmd_ctx_set_output(ctx, 0, &in);
+}
+
+static void identity_round_trips_every_spec(void **state) {
+  (void)state;
+  spmd_runtime *rt = test_runtime(8);
+  const int64_t ms[2] = {2, 4};
+  spmd_mesh *mesh = test_mesh(rt, 2, ms);
+  const int64_t shape[2] = {8, 12};
+  float data[96], out[96];
+  for (int i = 0; i < 96; ++i) data[i] = (float)i * 0.5f;
+  const char *specs[] = {"x, y", "y, x", "(x,y), None", "None, (y,x)", "x", "None, y"};
+  for (size_t k = 0; k < sizeof specs / sizeof *specs; ++k) {
+    spmd_array *a = make_f32(mesh, "", 2, shape, data);
+    spmd_array *o = NULL;
+    assert_ok(spmd_shard_map_text(mesh, identity, NULL, 1, &a, &specs[k], 1,
+                                  &specs[k], NULL, &o));
+    memset(out, 0, sizeof out);
+    read_f32(o, out, 96);
+    assert_memory_equal(out, data, sizeof data);
+    spmd_sharding *s = NULL, *want = test_sharding(mesh, specs[k]);
+    int eq = 0;
+    assert_ok(spmd_array_sharding(o, &s));
+    assert_ok(spmd_sharding_equal(s, want, &eq));
+    assert_true(eq);
+    spmd_sharding_destroy(s);
+    spmd_sharding_destroy(want);
+    spmd_array_destroy(o);
+    spmd_array_destroy(a);
+  }
+  spmd_mesh_destroy(mesh);
+  spmd_runtime_destroy(rt);
+}
+
+/* ---- per-device shapes and values: the callback sees only its block ---- */
+
+typedef struct {
+  int64_t shape0[8];
+  int64_t index[8];
+  int64_t size;
+  int devices_seen[8];
+} probe;
+
+static spmd_status probe_fn(spmd_ctx *ctx, void *ud) {
+  probe *p = ud;
+  int dev = -1;
+  spmd_status st = spmd_ctx_device_id(ctx, &dev);
+  if (st) return st;
+  spmd_block in = SPMD_BLOCK_INIT;
+  if ((st = spmd_ctx_input(ctx, 0, &in))) return st;
+  p->shape0[dev] = in.shape[0];
+  p->devices_seen[dev] = 1;
+  if ((st = spmd_ctx_axis_index(ctx, "x", &p->index[dev]))) return st;
+  if ((st = spmd_ctx_axis_size(ctx, "x", &p->size))) return st;
+  /* out = 2 * x + device */
+  spmd_block out = SPMD_BLOCK_INIT;
+  if ((st = spmd_ctx_alloc(ctx, SPMD_F32, in.ndim, in.shape, &out))) return st;
+  const float *x = in.data;
+  float *y = out.data;
+  for (int64_t i = 0; i < in.shape[0]; ++i) y[i] = 2.0f * x[i];
+  return spmd_ctx_set_output(ctx, 0, &out);
+}
+
+static void callback_sees_local_blocks_uneven(void **state) {
+  (void)state;
+  spmd_runtime *rt = test_runtime(4);
+  const int64_t ms[1] = {4};
+  spmd_mesh *mesh = test_mesh(rt, 1, ms);
+  const int64_t shape[1] = {10};
+  float data[10], out[10];
+  for (int i = 0; i < 10; ++i) data[i] = (float)i;
+  spmd_array *a = make_f32(mesh, "x", 1, shape, data);
+  probe p;
+  memset(&p, 0, sizeof p);
+  const char *spec = "x";
+  spmd_array *o = NULL;
+  assert_ok(spmd_shard_map_text(mesh, probe_fn, &p, 1, &a, &spec, 1, &spec, NULL, &o));
+  /* ceil(10/4) = 3: blocks 3, 3, 3, 1 */
+  assert_int_equal(p.shape0[0], 3);
+  assert_int_equal(p.shape0[1], 3);
+  assert_int_equal(p.shape0[2], 3);
+  assert_int_equal(p.shape0[3], 1);
+  for (int d = 0; d < 4; ++d) {
+    assert_int_equal(p.devices_seen[d], 1);
+    assert_int_equal(p.index[d], d);
+  }
+  assert_int_equal(p.size, 4);
+  int64_t oshape[1];
+  assert_ok(spmd_array_shape(o, oshape));
+  assert_int_equal(oshape[0], 10);
+  read_f32(o, out, 10);
+  for (int i = 0; i < 10; ++i) assert_float_equal(out[i], 2.0f * (float)i, 0);
+  spmd_array_destroy(o);
+  spmd_array_destroy(a);
+  spmd_mesh_destroy(mesh);
+  spmd_runtime_destroy(rt);
+}
+
+/* ---- axis_index / axis_size over tuples, on a 2x2x2 mesh ---- */
+
+typedef struct {
+  int64_t idx_xy[8], idx_zx[8], idx_y[8], size_zx;
+} axes_probe;
+
+static spmd_status axes_fn(spmd_ctx *ctx, void *ud) {
+  axes_probe *p = ud;
+  int dev;
+  spmd_status st;
+  if ((st = spmd_ctx_device_id(ctx, &dev))) return st;
+  if ((st = spmd_ctx_axis_index(ctx, "(x, y)", &p->idx_xy[dev]))) return st;
+  if ((st = spmd_ctx_axis_index(ctx, "z,x", &p->idx_zx[dev]))) return st;
+  if ((st = spmd_ctx_axis_index(ctx, "('y',)", &p->idx_y[dev]))) return st;
+  if ((st = spmd_ctx_axis_size(ctx, "(z, x)", &p->size_zx))) return st;
+  return SPMD_OK;
+}
+
+static void axis_index_is_row_major_over_the_tuple(void **state) {
+  (void)state;
+  spmd_runtime *rt = test_runtime(8);
+  const int64_t ms[3] = {2, 2, 2};
+  spmd_mesh *mesh = test_mesh(rt, 3, ms);
+  axes_probe p;
+  memset(&p, 0, sizeof p);
+  assert_ok(spmd_shard_map_text(mesh, axes_fn, &p, 0, NULL, NULL, 0, NULL, NULL, NULL));
+  for (int d = 0; d < 8; ++d) {
+    const int x = d / 4, y = (d / 2) % 2, z = d % 2;
+    assert_int_equal(p.idx_xy[d], x * 2 + y);
+    assert_int_equal(p.idx_zx[d], z * 2 + x);
+    assert_int_equal(p.idx_y[d], y);
+  }
+  assert_int_equal(p.size_zx, 4);
+  spmd_mesh_destroy(mesh);
+  spmd_runtime_destroy(rt);
+}
+
+/* ---- print goes to the sink, tagged with the device ---- */
+
+typedef struct {
+  int count[8];
+  char text[8][32];
+} sink;
+
+static void sink_fn(int device, const char *text, void *ud) {
+  sink *s = ud;
+  s->count[device]++;
+  snprintf(s->text[device], sizeof s->text[device], "%s", text);
+}
+
+static spmd_status print_fn(spmd_ctx *ctx, void *ud) {
+  (void)ud;
+  spmd_block in = SPMD_BLOCK_INIT;
+  spmd_status st = spmd_ctx_input(ctx, 0, &in);
+  if (st) return st;
+  int64_t i;
+  if ((st = spmd_ctx_axis_index(ctx, "x", &i))) return st;
+  return spmd_ctx_printf(ctx, "(%lld,) at %lld", (long long)in.shape[0], (long long)i);
+}
+
+static void print_reaches_the_sink_with_the_device(void **state) {
+  (void)state;
+  spmd_runtime *rt = test_runtime(4);
+  const int64_t ms[1] = {4};
+  spmd_mesh *mesh = test_mesh(rt, 1, ms);
+  const int64_t shape[1] = {16};
+  float data[16] = {0};
+  spmd_array *a = make_f32(mesh, "", 1, shape, data);
+  sink s;
+  memset(&s, 0, sizeof s);
+  spmd_shard_map_options o = SPMD_SHARD_MAP_OPTIONS_INIT;
+  o.print_fn = sink_fn;
+  o.print_user_data = &s;
+  const char *spec = "x";
+  assert_ok(spmd_shard_map_text(mesh, print_fn, NULL, 1, &a, &spec, 0, NULL, &o, NULL));
+  for (int d = 0; d < 4; ++d) {
+    char want[32];
+    snprintf(want, sizeof want, "(4,) at %d", d);
+    assert_int_equal(s.count[d], 1);
+    assert_string_equal(s.text[d], want);
+  }
+  spmd_array_destroy(a);
+  spmd_mesh_destroy(mesh);
+  spmd_runtime_destroy(rt);
+}
+
+/* ---- check_rep ---- */
+
+static spmd_status device_valued(spmd_ctx *ctx, void *ud) {
+  const int differ = *(const int *)ud;
+  int dev;
+  spmd_status st;
+  if ((st = spmd_ctx_device_id(ctx, &dev))) return st;
+  const int64_t shape[1] = {3};
+  spmd_block out = SPMD_BLOCK_INIT;
+  if ((st = spmd_ctx_alloc(ctx, SPMD_F32, 1, shape, &out))) return st;
+  float *y = out.data;
+  y[0] = 1.0f;
+  y[1] = 2.0f;
+  y[2] = (differ && dev == 2) ? 7.0f : 3.0f;
+  return spmd_ctx_set_output(ctx, 0, &out);
+}
+
+static void check_rep_names_devices_and_first_index(void **state) {
+  (void)state;
+  spmd_runtime *rt = test_runtime(4);
+  const int64_t ms[1] = {4};
+  spmd_mesh *mesh = test_mesh(rt, 1, ms);
+  spmd_shard_map_options o = SPMD_SHARD_MAP_OPTIONS_INIT;
+  o.check_rep = 1;
+  const char *spec = "";
+  spmd_array *out = NULL;
+  int differ = 0;
+  assert_ok(spmd_shard_map_text(mesh, device_valued, &differ, 0, NULL, NULL, 1, &spec, &o, &out));
+  float v[3];
+  read_f32(out, v, 3);
+  assert_float_equal(v[2], 3.0f, 0);
+  spmd_array_destroy(out);
+  differ = 1;
+  out = NULL;
+  assert_fails(spmd_shard_map_text(mesh, device_valued, &differ, 0, NULL, NULL, 1, &spec, &o, &out),
+               SPMD_ERR_INVALID_ARGUMENT, "devices 0 and 2 differ, first at local index (2,)");
+  assert_null(out);
+  /* Without the check the first replica is taken as is. */
+  o.check_rep = 0;
+  assert_ok(spmd_shard_map_text(mesh, device_valued, &differ, 0, NULL, NULL, 1, &spec, &o, &out));
+  spmd_array_destroy(out);
+  spmd_mesh_destroy(mesh);
+  spmd_runtime_destroy(rt);
+}
+
+/* ---- errors ---- */
+
+static spmd_status no_output(spmd_ctx *ctx, void *ud) {
+  (void)ctx;
+  (void)ud;
+  return SPMD_OK;
+}
+
+static spmd_status wrong_shape_on_device_1(spmd_ctx *ctx, void *ud) {
+  (void)ud;
+  int dev;
+  spmd_status st;
+  if ((st = spmd_ctx_device_id(ctx, &dev))) return st;
+  const int64_t shape[1] = {dev == 1 ? 3 : 2};
+  spmd_block out = SPMD_BLOCK_INIT;
+  if ((st = spmd_ctx_alloc(ctx, SPMD_F32, 1, shape, &out))) return st;
+  return spmd_ctx_set_output(ctx, 0, &out);
+}
+
+static spmd_status bad_ctx_use(spmd_ctx *ctx, void *ud) {
+  (void)ud;
+  spmd_block b = SPMD_BLOCK_INIT;
+  spmd_status st = spmd_ctx_input(ctx, 5, &b);
+  if (st != SPMD_ERR_OUT_OF_RANGE || !strstr(spmd_last_error(), "input 5 does not exist"))
+    return spmd_ctx_error(ctx, SPMD_ERR_INTERNAL, "input index not checked");
+  int64_t v;
+  st = spmd_ctx_axis_index(ctx, "x, w", &v);
+  if (st != SPMD_ERR_INVALID_ARGUMENT || !strstr(spmd_last_error(), "mesh has no axis 'w'"))
+    return spmd_ctx_error(ctx, SPMD_ERR_INTERNAL, "axis name not checked");
+  st = spmd_ctx_axis_index(ctx, "x,x", &v);
+  if (st != SPMD_ERR_INVALID_ARGUMENT || !strstr(spmd_last_error(), "appears twice"))
+    return spmd_ctx_error(ctx, SPMD_ERR_INTERNAL, "repeated axis not checked");
+  spmd_block bad = SPMD_BLOCK_INIT; /* dtype invalid */
+  st = spmd_ctx_set_output(ctx, 0, &bad);
+  if (st != SPMD_ERR_INVALID_ARGUMENT || !strstr(spmd_last_error(), "block->dtype"))
+    return spmd_ctx_error(ctx, SPMD_ERR_INTERNAL, "block dtype not checked");
+  return SPMD_OK;
+}
+
+static void errors_name_the_argument(void **state) {
+  (void)state;
+  spmd_runtime *rt = test_runtime(4);
+  const int64_t ms[1] = {4};
+  spmd_mesh *mesh = test_mesh(rt, 1, ms);
+  const int64_t shape[1] = {8};
+  float data[8] = {0};
+  spmd_array *a = make_f32(mesh, "", 1, shape, data);
+  spmd_array *out = NULL;
+  const char *x = "x", *bad = "w", *two = "x, None";
+  assert_fails(spmd_shard_map_text(NULL, identity, NULL, 1, &a, &x, 1, &x, NULL, &out),
+               SPMD_ERR_INVALID_ARGUMENT, "mesh: NULL");
+  assert_fails(spmd_shard_map_text(mesh, NULL, NULL, 1, &a, &x, 1, &x, NULL, &out),
+               SPMD_ERR_INVALID_ARGUMENT, "fn: NULL callback");
+  assert_fails(spmd_shard_map_text(mesh, identity, NULL, 1, &a, &bad, 1, &x, NULL, &out),
+               SPMD_ERR_INVALID_ARGUMENT, "in_specs[0]: spec 'w': mesh has no axis 'w'");
+  assert_fails(spmd_shard_map_text(mesh, identity, NULL, 1, &a, &two, 1, &x, NULL, &out),
+               SPMD_ERR_INVALID_ARGUMENT, "in_specs[0]");
+  assert_fails(spmd_shard_map_text(mesh, identity, NULL, 1, &a, &x, 1, &bad, NULL, &out),
+               SPMD_ERR_INVALID_ARGUMENT, "out_specs[0]: spec 'w'");
+  assert_fails(spmd_shard_map_text(mesh, identity, NULL, 1, &a, &x, 1, &x, NULL, NULL),
+               SPMD_ERR_INVALID_ARGUMENT, "outputs: NULL");
+  spmd_array *dead = NULL;
+  assert_fails(spmd_shard_map_text(mesh, identity, NULL, 1, &dead, &x, 1, &x, NULL, &out),
+               SPMD_ERR_INVALID_ARGUMENT, "inputs[0]: NULL spmd_array");
+  assert_fails(spmd_shard_map_text(mesh, no_output, NULL, 1, &a, &x, 1, &x, NULL, &out),
+               SPMD_ERR_INVALID_ARGUMENT, "output 0 was never set");
+  assert_fails(spmd_shard_map_text(mesh, wrong_shape_on_device_1, NULL, 0, NULL, NULL, 1, &x,
+                                   NULL, &out),
+               SPMD_ERR_INVALID_ARGUMENT, "blocks must tile the global array");
+  const char *rep = "";
+  assert_fails(spmd_shard_map_text(mesh, wrong_shape_on_device_1, NULL, 0, NULL, NULL, 1, &rep,
+                                   NULL, &out),
+               SPMD_ERR_INVALID_ARGUMENT,
+               "output 0: device 1 gives a block of shape (3,) but out_spec '' puts a block of "
+               "shape (2,) there");
+  spmd_shard_map_options o = SPMD_SHARD_MAP_OPTIONS_INIT;
+  o.timeout_ms = -5;
+  assert_fails(spmd_shard_map_text(mesh, identity, NULL, 1, &a, &x, 1, &x, &o, &out),
+               SPMD_ERR_INVALID_ARGUMENT, "options->timeout_ms: -5 ms is negative");
+  o.timeout_ms = 0;
+  o.struct_size = 3;
+  assert_fails(spmd_shard_map_text(mesh, identity, NULL, 1, &a, &x, 1, &x, &o, &out),
+               SPMD_ERR_INVALID_ARGUMENT, "options->struct_size");
+  assert_null(out);
+  assert_ok(spmd_shard_map_text(mesh, bad_ctx_use, NULL, 1, &a, &x, 0, NULL, NULL, NULL));
+  int dev;
+  assert_fails(spmd_ctx_device_id(NULL, &dev), SPMD_ERR_INVALID_ARGUMENT, "ctx: NULL context");
+  spmd_array_destroy(a);
+  spmd_mesh_destroy(mesh);
+  spmd_runtime_destroy(rt);
+}
+
+/* ---- nesting is refused, not a deadlock ---- */
+
+typedef struct {
+  spmd_mesh *mesh;
+  spmd_status inner;
+  char message[256];
+} nest;
+
+static spmd_status nested(spmd_ctx *ctx, void *ud) {
+  nest *n = ud;
+  int dev;
+  spmd_status st = spmd_ctx_device_id(ctx, &dev);
+  if (st) return st;
+  if (dev == 0) {
+    n->inner = spmd_shard_map_text(n->mesh, no_output, NULL, 0, NULL, NULL, 0, NULL, NULL, NULL);
+    snprintf(n->message, sizeof n->message, "%s", spmd_last_error());
+  }
+  return SPMD_OK;
+}
+
+static void nested_shard_map_is_refused(void **state) {
+  (void)state;
+  spmd_runtime *rt = test_runtime(2);
+  const int64_t ms[1] = {2};
+  spmd_mesh *mesh = test_mesh(rt, 1, ms);
+  nest n = {mesh, SPMD_OK, ""};
+  assert_ok(spmd_shard_map_text(mesh, nested, &n, 0, NULL, NULL, 0, NULL, NULL, NULL));
+  assert_int_equal(n.inner, SPMD_ERR_INVALID_ARGUMENT);
+  assert_non_null(strstr(n.message, "cannot be nested"));
+  spmd_mesh_destroy(mesh);
+  spmd_runtime_destroy(rt);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(identity_round_trips_every_spec),
+      cmocka_unit_test(callback_sees_local_blocks_uneven),
+      cmocka_unit_test(axis_index_is_row_major_over_the_tuple),
+      cmocka_unit_test(print_reaches_the_sink_with_the_device),
+      cmocka_unit_test(check_rep_names_devices_and_first_index),
+      cmocka_unit_test(errors_name_the_argument),
+      cmocka_unit_test(nested_shard_map_is_refused),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
