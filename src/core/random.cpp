@@ -9,10 +9,10 @@
 #include "core/error.hpp"
 #include "core/runtime.hpp"
 
-// Floating-point expressions below are evaluated exactly as written: the
-// library is built in ISO mode, where the compiler does not contract a * b + c
-// into a fused multiply-add on its own. Where XLA's CPU code fuses one (its
-// LLVM pipeline contracts multiply-add pairs of one fusion), std::fma says so.
+// Every floating-point result below must round exactly as XLA's CPU code
+// rounds it. Where XLA fuses a multiply and an add (its LLVM pipeline
+// contracts them), std::fma says so; no other expression here has the form
+// a * b + c, so the compiler's own contraction setting cannot change a bit.
 
 namespace spmd::rng {
 
