@@ -94,8 +94,9 @@ elif [[ $# -ge 3 ]]; then
   # The function to hide: the first one the baseline records.
   victim=$(grep -o "<elf-symbol name='spmd_[a-z0-9_]*'" "$baseline" | head -n1 | cut -d"'" -f2)
   soname=$(grep -o "soname='[^']*'" "$baseline" | head -n1 | cut -d"'" -f2)
-  printf 'SPMD_0 {\n  global:\n    spmd_*;\n  local:\n    *;\n};\n' >"$work/full.map"
-  printf 'SPMD_0 {\n  global:\n    spmd_*;\n  local:\n    %s;\n    *;\n};\n' "$victim" >"$work/hidden.map"
+  node=$(grep -o "<elf-symbol name='spmd_[a-z0-9_]*' version='[^']*'" "$baseline" | head -n1 | cut -d"'" -f4)
+  printf '%s {\n  global:\n    spmd_*;\n  local:\n    *;\n};\n' "$node" >"$work/full.map"
+  printf '%s {\n  global:\n    spmd_*;\n  local:\n    %s;\n    *;\n};\n' "$node" "$victim" >"$work/hidden.map"
   for v in full hidden; do
     mkdir -p "$work/real_$v"
     "$cc" -shared -Wl,-soname,"$soname" -Wl,--version-script="$work/$v.map" \

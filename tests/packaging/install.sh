@@ -31,7 +31,7 @@ grep -q "SPMD_VERSION_STRING \"$version\"" "$prefix/$includedir/spmd/version.h" 
 lib=$prefix/$libdir
 bash "$abi/check-soname.sh" "$lib" spmd "$version" || bad=1
 [[ -f $lib/libspmd.a ]] || fail "no $lib/libspmd.a"
-bash "$abi/check-exports.sh" "$lib/libspmd.so" SPMD_0 "$prefix/$includedir/spmd" || bad=1
+bash "$abi/check-exports.sh" "$lib/libspmd.so" "SPMD_${version%%.*}" "$prefix/$includedir/spmd" || bad=1
 
 pc=$lib/pkgconfig/spmd.pc
 if [[ -f $pc ]]; then
