@@ -52,7 +52,7 @@ SPMD_API void spmd_collective_options_init(spmd_collective_options *options);
  * `input_sharding`, for arrays of `dtype` and global `shape` laid out by
  * it. The result is what shard_map(f, in_specs=spec, out_specs=S) gives,
  * S being the input's spec with `axes` dropped (the result is replicated
- * along them), then for tiled psum_scatter and all_to_all `axes` appended
+ * along them; ppermute keeps the input's spec), then for tiled psum_scatter and all_to_all `axes` appended
  * to the scattered/split dimension, and for non-tiled all_gather a None
  * inserted at `axis`. Non-tiled psum_scatter and all_to_all give results
  * that no spec can place, so they are SPMD_ERR_UNSUPPORTED here (use them

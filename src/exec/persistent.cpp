@@ -24,8 +24,11 @@ PersistentCollective::PersistentCollective(ShardingPtr input_sharding, OpSpec op
   dims.resize(global_.size());
   std::vector<std::string> names;
   for (int a : op_.axes) names.push_back(m.axis_names()[static_cast<size_t>(a)]);
-  for (auto &d : dims)
-    d.erase(std::remove_if(d.begin(), d.end(),
+  // ppermute moves blocks between devices but keeps them where the spec
+  // says: its result varies along the axes just as the input does.
+  if (op_.kind != CollKind::Permute)
+    for (auto &d : dims)
+      d.erase(std::remove_if(d.begin(), d.end(),
                            [&](const std::string &s) {
                              return std::find(names.begin(), names.end(), s) != names.end();
                            }),

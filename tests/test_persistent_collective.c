@@ -1,0 +1,339 @@
+/* Persistent collectives: planned once for (mesh, axes, kind, parameters,
+ * dtype, global shape, input sharding), executed many times, the output
+ * placed by the derived spec, the equivalent of a jitted
+ * shard_map(lambda x: collective(x)). */
+#include "collective_test_util.h"
+
+typedef struct {
+  spmd_runtime *rt;
+  spmd_mesh *m4;
+  spmd_mesh *m24;
+} fixture;
+
+static int setup(void **state) {
+  fixture *f = calloc(1, sizeof *f);
+  f->rt = test_runtime(8);
+  const int64_t s4[1] = {4}, s24[2] = {2, 4};
+  f->m4 = test_mesh(f->rt, 1, s4);
+  f->m24 = test_mesh(f->rt, 2, s24);
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture *f = *state;
+  spmd_mesh_destroy(f->m4);
+  spmd_mesh_destroy(f->m24);
+  spmd_runtime_destroy(f->rt);
+  free(f);
+  return 0;
+}
+
+static spmd_array *host_array(spmd_mesh *mesh, const char *spec, spmd_dtype t, size_t ndim,
+                              const int64_t *shape, const void *data) {
+  spmd_sharding *s = test_sharding(mesh, spec);
+  int64_t n = 1;
+  for (size_t i = 0; i < ndim; ++i) n *= shape[i];
+  spmd_array *a = NULL;
+  assert_ok(spmd_array_from_host(s, t, ndim, shape, data, (size_t)n * spmd_dtype_size(t), &a));
+  spmd_sharding_destroy(s);
+  return a;
+}
+
+static spmd_collective *plan(spmd_mesh *mesh, const char *spec, spmd_collective_kind kind,
+                             const char *axes, spmd_dtype t, size_t ndim, const int64_t *shape,
+                             const spmd_collective_options *o) {
+  spmd_sharding *s = test_sharding(mesh, spec);
+  spmd_collective *c = NULL;
+  assert_ok(spmd_collective_create(s, kind, axes, t, ndim, shape, o, &c));
+  spmd_sharding_destroy(s);
+  return c;
+}
+
+static void assert_output_spec(spmd_collective *c, spmd_mesh *mesh, const char *spec) {
+  spmd_sharding *got = NULL, *want = test_sharding(mesh, spec);
+  int eq = 0;
+  assert_ok(spmd_collective_output_sharding(c, &got));
+  assert_ok(spmd_sharding_equal(got, want, &eq));
+  if (!eq) {
+    char *g = NULL;
+    spmd_sharding_to_string(got, &g);
+    fail_msg("output sharding %s, expected spec '%s'", g, spec);
+  }
+  spmd_sharding_destroy(got);
+  spmd_sharding_destroy(want);
+}
+
+/* The seed's all_gather: rows split over x, gathered along 0: replicated. */
+static void all_gather_runs_many_times_replicated(void **state) {
+  fixture *f = *state;
+  const int64_t shape[2] = {16, 8};
+  float in[128];
+  for (int i = 0; i < 128; ++i) in[i] = (float)i - 3.5f;
+  spmd_collective_options o = SPMD_COLLECTIVE_OPTIONS_INIT;
+  o.tiled = 1;
+  spmd_collective *c = plan(f->m4, "x, None", SPMD_COLLECTIVE_ALL_GATHER, "x", SPMD_F32, 2, shape, &o);
+  assert_output_spec(c, f->m4, "");
+  size_t nd;
+  int64_t os[2];
+  spmd_dtype t;
+  assert_ok(spmd_collective_output_ndim(c, &nd));
+  assert_ok(spmd_collective_output_shape(c, os));
+  assert_ok(spmd_collective_output_dtype(c, &t));
+  assert_int_equal(nd, 2);
+  assert_int_equal(os[0], 16);
+  assert_int_equal(os[1], 8);
+  assert_int_equal(t, SPMD_F32);
+  spmd_array *a = host_array(f->m4, "x, None", SPMD_F32, 2, shape, in);
+  for (int rep = 0; rep < 3; ++rep) {
+    spmd_array *out = NULL;
+    assert_ok(spmd_collective_execute(c, a, &out));
+    float *g = fetch(out, SPMD_F32, 2, shape);
+    assert_memory_equal(g, in, sizeof in);
+    /* every device holds all of it */
+    float shard[128];
+    for (size_t i = 0; i < 4; ++i) {
+      assert_ok(spmd_array_shard_read(out, i, shard, sizeof shard));
+      assert_memory_equal(shard, in, sizeof in);
+    }
+    free(g);
+    spmd_array_destroy(out);
+  }
+  spmd_array_destroy(a);
+  spmd_collective_destroy(c);
+}
+
+static void reductions_and_their_dtypes(void **state) {
+  fixture *f = *state;
+  const int64_t shape[2] = {8, 3}, oshape[2] = {2, 3};
+  int32_t in[24];
+  for (int i = 0; i < 24; ++i) in[i] = i * 3 - 20;
+  spmd_array *a = host_array(f->m4, "x", SPMD_I32, 2, shape, in);
+  const spmd_collective_kind kinds[4] = {SPMD_COLLECTIVE_PSUM, SPMD_COLLECTIVE_PMEAN,
+                                         SPMD_COLLECTIVE_PMAX, SPMD_COLLECTIVE_PMIN};
+  for (int k = 0; k < 4; ++k) {
+    spmd_collective *c = plan(f->m4, "x", kinds[k], "x", SPMD_I32, 2, shape, NULL);
+    assert_output_spec(c, f->m4, "");
+    const spmd_dtype ot = kinds[k] == SPMD_COLLECTIVE_PMEAN ? SPMD_F32 : SPMD_I32;
+    spmd_array *out = NULL;
+    assert_ok(spmd_collective_execute(c, a, &out));
+    void *g = fetch(out, ot, 2, oshape);
+    for (int i = 0; i < 6; ++i) {
+      double s = 0, mx = -1e9, mn = 1e9;
+      for (int d = 0; d < 4; ++d) {
+        const double v = in[d * 6 + i];
+        s += v;
+        mx = v > mx ? v : mx;
+        mn = v < mn ? v : mn;
+      }
+      const double want = k == 0 ? s : k == 1 ? s / 4 : k == 2 ? mx : mn;
+      assert_true(elem(ot, g, (size_t)i) == want);
+    }
+    free(g);
+    spmd_array_destroy(out);
+    spmd_collective_destroy(c);
+  }
+  spmd_array_destroy(a);
+  /* psum of bool counts in int32 */
+  uint8_t b[8] = {1, 0, 1, 1, 0, 1, 1, 1};
+  const int64_t s8[1] = {8}, s2[1] = {2};
+  spmd_array *ab = host_array(f->m4, "x", SPMD_BOOL, 1, s8, b);
+  spmd_collective *cb = plan(f->m4, "x", SPMD_COLLECTIVE_PSUM, "x", SPMD_BOOL, 1, s8, NULL);
+  spmd_array *out = NULL;
+  assert_ok(spmd_collective_execute(cb, ab, &out));
+  int32_t *g = fetch(out, SPMD_I32, 1, s2);
+  assert_int_equal(g[0], 3);
+  assert_int_equal(g[1], 3);
+  free(g);
+  spmd_array_destroy(out);
+  spmd_collective_destroy(cb);
+  spmd_array_destroy(ab);
+}
+
+/* The seed's reduce_scatter: replicated in, split over x out. */
+static void psum_scatter_splits_the_result(void **state) {
+  fixture *f = *state;
+  const int64_t shape[2] = {8, 3};
+  double in[24];
+  for (int i = 0; i < 24; ++i) in[i] = i * 0.25;
+  spmd_collective_options o = SPMD_COLLECTIVE_OPTIONS_INIT;
+  o.tiled = 1;
+  spmd_collective *c = plan(f->m4, "", SPMD_COLLECTIVE_PSUM_SCATTER, "x", SPMD_F64, 2, shape, &o);
+  assert_output_spec(c, f->m4, "x");
+  spmd_array *a = host_array(f->m4, "", SPMD_F64, 2, shape, in);
+  spmd_array *out = NULL;
+  assert_ok(spmd_collective_execute(c, a, &out));
+  double *g = fetch(out, SPMD_F64, 2, shape);
+  for (int i = 0; i < 24; ++i) assert_true(g[i] == 4 * in[i]);
+  free(g);
+  spmd_array_destroy(out);
+  spmd_array_destroy(a);
+  spmd_collective_destroy(c);
+}
+
+/* The seed's all_to_all twice is the identity: the second run reshards
+ * its column-split input back to the planned row split. */
+static void all_to_all_twice_is_identity(void **state) {
+  fixture *f = *state;
+  const int64_t shape[2] = {12, 12};
+  float in[144];
+  for (int i = 0; i < 144; ++i) in[i] = (float)(i * 7 % 31);
+  spmd_collective_options o = SPMD_COLLECTIVE_OPTIONS_INIT;
+  o.tiled = 1;
+  o.axis = 1;        /* split_axis */
+  o.concat_axis = 0;
+  spmd_collective *c = plan(f->m4, "x, None", SPMD_COLLECTIVE_ALL_TO_ALL, "x", SPMD_F32, 2, shape, &o);
+  assert_output_spec(c, f->m4, "None, x");
+  spmd_array *a = host_array(f->m4, "x, None", SPMD_F32, 2, shape, in);
+  spmd_array *t = NULL, *tt = NULL;
+  assert_ok(spmd_collective_execute(c, a, &t));
+  assert_ok(spmd_collective_execute(c, t, &tt));
+  float *g = fetch(tt, SPMD_F32, 2, shape);
+  assert_memory_equal(g, in, sizeof in);
+  free(g);
+  spmd_array_destroy(t);
+  spmd_array_destroy(tt);
+  spmd_array_destroy(a);
+  spmd_collective_destroy(c);
+}
+
+static void execute_into_reuses_the_output(void **state) {
+  fixture *f = *state;
+  const int64_t shape[1] = {16};
+  float in[16];
+  for (int i = 0; i < 16; ++i) in[i] = (float)i;
+  const int64_t ring[8] = {0, 1, 1, 2, 2, 3, 3, 0};
+  spmd_collective_options o = SPMD_COLLECTIVE_OPTIONS_INIT;
+  o.npairs = 4;
+  o.pairs = ring;
+  spmd_collective *c = plan(f->m4, "x", SPMD_COLLECTIVE_PPERMUTE, "x", SPMD_F32, 1, shape, &o);
+  assert_output_spec(c, f->m4, "x");
+  spmd_array *a = host_array(f->m4, "x", SPMD_F32, 1, shape, in);
+  spmd_sharding *os = NULL;
+  assert_ok(spmd_collective_output_sharding(c, &os));
+  spmd_array *out = NULL;
+  assert_ok(spmd_array_zeros(os, SPMD_F32, 1, shape, &out));
+  for (int rep = 0; rep < 3; ++rep) {
+    for (int i = 0; i < 16; ++i) in[i] = (float)(i + 100 * rep);
+    spmd_array_destroy(a);
+    a = host_array(f->m4, "x", SPMD_F32, 1, shape, in);
+    assert_ok(spmd_collective_execute_into(c, a, out));
+    float g[16];
+    assert_ok(spmd_array_to_host(out, g, sizeof g));
+    for (int i = 0; i < 16; ++i) assert_float_equal(g[i], in[(i + 12) % 16], 0);
+  }
+  /* The wrong output array is refused. */
+  spmd_array *wrong = NULL;
+  spmd_sharding *rep = test_sharding(f->m4, "");
+  assert_ok(spmd_array_zeros(rep, SPMD_F32, 1, shape, &wrong));
+  assert_fails(spmd_collective_execute_into(c, a, wrong), SPMD_ERR_INVALID_ARGUMENT,
+               "output: float32(16,) laid out by");
+  spmd_array_destroy(wrong);
+  spmd_sharding_destroy(rep);
+  spmd_sharding_destroy(os);
+  spmd_array_destroy(out);
+  spmd_array_destroy(a);
+  spmd_collective_destroy(c);
+}
+
+static void uneven_and_tuple_gathers(void **state) {
+  fixture *f = *state;
+  const int64_t s10[1] = {10};
+  int64_t in[24];
+  for (int i = 0; i < 24; ++i) in[i] = 5 * i;
+  spmd_collective_options o = SPMD_COLLECTIVE_OPTIONS_INIT;
+  o.tiled = 1;
+  spmd_collective *c = plan(f->m4, "x", SPMD_COLLECTIVE_ALL_GATHER, "x", SPMD_I64, 1, s10, &o);
+  spmd_array *a = host_array(f->m4, "x", SPMD_I64, 1, s10, in);
+  spmd_array *out = NULL;
+  assert_ok(spmd_collective_execute(c, a, &out));
+  int64_t *g = fetch(out, SPMD_I64, 1, s10);
+  assert_memory_equal(g, in, 10 * sizeof(int64_t));
+  free(g);
+  spmd_array_destroy(out);
+  spmd_array_destroy(a);
+  spmd_collective_destroy(c);
+  /* 2x4, rows over (x,y), gathered over y: still split over x. */
+  const int64_t s[2] = {8, 3};
+  c = plan(f->m24, "(x,y)", SPMD_COLLECTIVE_ALL_GATHER, "y", SPMD_I64, 2, s, &o);
+  assert_output_spec(c, f->m24, "x");
+  a = host_array(f->m24, "(x,y)", SPMD_I64, 2, s, in);
+  assert_ok(spmd_collective_execute(c, a, &out));
+  g = fetch(out, SPMD_I64, 2, s);
+  assert_memory_equal(g, in, 24 * sizeof(int64_t));
+  free(g);
+  spmd_array_destroy(out);
+  spmd_array_destroy(a);
+  spmd_collective_destroy(c);
+  /* Not tiled: a new replicated dimension at axis 1. */
+  o.tiled = 0;
+  o.axis = 1;
+  c = plan(f->m24, "(x,y)", SPMD_COLLECTIVE_ALL_GATHER, "y", SPMD_I64, 2, s, &o);
+  assert_output_spec(c, f->m24, "x, None");
+  int64_t os[3];
+  assert_ok(spmd_collective_output_shape(c, os));
+  assert_int_equal(os[0], 2);
+  assert_int_equal(os[1], 4);
+  assert_int_equal(os[2], 3);
+  spmd_collective_destroy(c);
+}
+
+static void errors_name_the_argument(void **state) {
+  fixture *f = *state;
+  const int64_t shape[2] = {8, 3};
+  spmd_sharding *s = test_sharding(f->m4, "x");
+  spmd_collective *c = NULL;
+  spmd_collective_options o = SPMD_COLLECTIVE_OPTIONS_INIT;
+  assert_fails(spmd_collective_create(NULL, SPMD_COLLECTIVE_PSUM, "x", SPMD_F32, 2, shape, NULL, &c),
+               SPMD_ERR_INVALID_ARGUMENT, "input_sharding: NULL");
+  assert_fails(spmd_collective_create(s, (spmd_collective_kind)42, "x", SPMD_F32, 2, shape, NULL, &c),
+               SPMD_ERR_INVALID_ARGUMENT, "kind: 42 is not a spmd_collective_kind");
+  assert_fails(spmd_collective_create(s, SPMD_COLLECTIVE_PSUM, "y", SPMD_F32, 2, shape, NULL, &c),
+               SPMD_ERR_INVALID_ARGUMENT, "axes 'y': mesh has no axis 'y'");
+  assert_fails(spmd_collective_create(s, SPMD_COLLECTIVE_PSUM, "x", (spmd_dtype)0, 2, shape, NULL, &c),
+               SPMD_ERR_INVALID_ARGUMENT, "dtype");
+  assert_fails(spmd_collective_create(s, SPMD_COLLECTIVE_PSUM_SCATTER, "x", SPMD_F32, 2, shape, &o, &c),
+               SPMD_ERR_UNSUPPORTED, "psum_scatter over 'x': without tiled");
+  o.tiled = 1;
+  o.axis = 5;
+  assert_fails(spmd_collective_create(s, SPMD_COLLECTIVE_ALL_GATHER, "x", SPMD_F32, 2, shape, &o, &c),
+               SPMD_ERR_INVALID_ARGUMENT, "all_gather over 'x': axis 5 is out of range");
+  o.axis = 0;
+  const int64_t bad[2] = {0, 9};
+  o.npairs = 1;
+  o.pairs = bad;
+  assert_fails(spmd_collective_create(s, SPMD_COLLECTIVE_PPERMUTE, "x", SPMD_F32, 2, shape, &o, &c),
+               SPMD_ERR_INVALID_ARGUMENT, "options->pairs: pair (0, 9)");
+  assert_null(c);
+  c = plan(f->m4, "x", SPMD_COLLECTIVE_PSUM, "x", SPMD_F32, 2, shape, NULL);
+  spmd_array *wrong = NULL, *out = NULL;
+  assert_ok(spmd_array_zeros(s, SPMD_F64, 2, shape, &wrong));
+  assert_fails(spmd_collective_execute(c, wrong, &out), SPMD_ERR_INVALID_ARGUMENT,
+               "input: dtype float64 but the collective was planned for float32");
+  spmd_array_destroy(wrong);
+  const int64_t other[2] = {4, 3};
+  assert_ok(spmd_array_zeros(s, SPMD_F32, 2, other, &wrong));
+  assert_fails(spmd_collective_execute(c, wrong, &out), SPMD_ERR_INVALID_ARGUMENT,
+               "input: shape (4, 3) but the collective was planned for (8, 3)");
+  assert_fails(spmd_collective_execute(NULL, wrong, &out), SPMD_ERR_INVALID_ARGUMENT,
+               "collective: NULL spmd_collective");
+  spmd_array_destroy(wrong);
+  spmd_collective_destroy(c);
+  assert_fails(spmd_collective_execute(c, NULL, &out), SPMD_ERR_INVALID_ARGUMENT,
+               "collective: not a live spmd_collective");
+  spmd_collective_destroy(NULL);
+  spmd_sharding_destroy(s);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(all_gather_runs_many_times_replicated),
+      cmocka_unit_test(reductions_and_their_dtypes),
+      cmocka_unit_test(psum_scatter_splits_the_result),
+      cmocka_unit_test(all_to_all_twice_is_identity),
+      cmocka_unit_test(execute_into_reuses_the_output),
+      cmocka_unit_test(uneven_and_tuple_gathers),
+      cmocka_unit_test(errors_name_the_argument),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
