@@ -19,6 +19,9 @@ PIN_FIELD(spmd_runtime_options, struct_size, 0);
 PIN_FIELD(spmd_device_info, struct_size, 0);
 PIN_FIELD(spmd_shard_info, struct_size, 0);
 PIN_FIELD(spmd_visualize_options, struct_size, 0);
+PIN_FIELD(spmd_block, struct_size, 0);
+PIN_FIELD(spmd_shard_map_options, struct_size, 0);
+PIN_FIELD(spmd_collective_options, struct_size, 0);
 
 #if defined(__LP64__) || defined(_LP64)
 /* LP64 (x86-64, aarch64 Linux): 8-byte size_t and pointers, 4-byte int and
@@ -49,7 +52,31 @@ PIN_FIELD(spmd_visualize_options, ascii, 8);
 PIN_FIELD(spmd_visualize_options, max_width, 12);
 PIN_FIELD(spmd_visualize_options, min_width, 16);
 PIN_FIELD(spmd_visualize_options, scale, 24);
+
+PIN_SIZE(spmd_block, 96);
+PIN_FIELD(spmd_block, data, 8);
+PIN_FIELD(spmd_block, dtype, 16);
+PIN_FIELD(spmd_block, ndim, 24);
+PIN_FIELD(spmd_block, shape, 32);
+
+PIN_SIZE(spmd_shard_map_options, 40);
+PIN_FIELD(spmd_shard_map_options, check_rep, 8);
+PIN_FIELD(spmd_shard_map_options, timeout_ms, 16);
+PIN_FIELD(spmd_shard_map_options, print_fn, 24);
+PIN_FIELD(spmd_shard_map_options, print_user_data, 32);
+
+PIN_SIZE(spmd_collective_options, 56);
+PIN_FIELD(spmd_collective_options, axis, 8);
+PIN_FIELD(spmd_collective_options, concat_axis, 16);
+PIN_FIELD(spmd_collective_options, tiled, 24);
+PIN_FIELD(spmd_collective_options, npairs, 32);
+PIN_FIELD(spmd_collective_options, pairs, 40);
+PIN_FIELD(spmd_collective_options, timeout_ms, 48);
 #endif
+
+/* Plain value structs (no struct_size): fixed on every target. */
+PIN_SIZE(spmd_key, 8);
+PIN_FIELD(spmd_key, words, 0);
 
 _Static_assert(SPMD_MAX_NDIM == 8, "SPMD_MAX_NDIM sizes spmd_shard_info");
 _Static_assert(sizeof(spmd_status) == sizeof(int), "enums are int-sized");
@@ -71,6 +98,13 @@ _Static_assert(SPMD_PLATFORM_DEFAULT == 0 && SPMD_PLATFORM_CPU == 1 &&
                "spmd_platform values moved");
 _Static_assert(SPMD_SHARDING_NAMED == 1 && SPMD_SHARDING_SINGLE_DEVICE == 2,
                "spmd_sharding_kind values moved");
+_Static_assert(SPMD_COLLECTIVE_PSUM == 1 && SPMD_COLLECTIVE_PMEAN == 2 &&
+                   SPMD_COLLECTIVE_PMAX == 3 && SPMD_COLLECTIVE_PMIN == 4 &&
+                   SPMD_COLLECTIVE_ALL_GATHER == 5 &&
+                   SPMD_COLLECTIVE_PSUM_SCATTER == 6 &&
+                   SPMD_COLLECTIVE_ALL_TO_ALL == 7 &&
+                   SPMD_COLLECTIVE_PPERMUTE == 8,
+               "spmd_collective_kind values moved");
 
 /* ---- Version: one number, from the CMake project version. ---------------- */
 
@@ -102,6 +136,8 @@ typedef union caller_buffer {
   spmd_visualize_options visualize;
   spmd_device_info device;
   spmd_shard_info shard;
+  spmd_shard_map_options shard_map;
+  spmd_collective_options collective;
   double align_;
 } caller_buffer;
 
@@ -346,6 +382,107 @@ static void shard_info_accepts_newer_callers_and_refuses_truncated_ones(void **s
   spmd_runtime_destroy(rt);
 }
 
+/* shard_map callback: output 0 is input 0. */
+static spmd_status identity(spmd_ctx *ctx, void *user_data) {
+  (void)user_data;
+  spmd_block b = SPMD_BLOCK_INIT;
+  spmd_status st = spmd_ctx_input(ctx, 0, &b);
+  if (st == SPMD_OK) st = spmd_ctx_set_output(ctx, 0, &b);
+  return st;
+}
+
+static spmd_status run_identity(spmd_mesh *m, spmd_array *x,
+                                const spmd_shard_map_options *o,
+                                spmd_array **out) {
+  const char *const spec[] = {"x"};
+  return spmd_shard_map_text(m, identity, NULL, 1, &x, spec, 1, spec, o, out);
+}
+
+static void older_and_newer_shard_map_options(void **state) {
+  (void)state;
+  spmd_runtime *rt = test_runtime(4);
+  const int64_t mesh_shape[] = {4};
+  spmd_mesh *m = test_mesh(rt, 1, mesh_shape);
+  spmd_sharding *s = test_sharding(m, "x");
+  const int64_t shape[] = {8};
+  spmd_array *x = NULL;
+  assert_ok(spmd_array_arange(s, SPMD_F32, 1, shape, 0.0, 1.0, &x));
+
+  /* A caller that knew only check_rep: timeout_ms and the print sink are
+   * poisoned bytes past struct_size (a negative timeout would be refused). */
+  caller_buffer b;
+  poison(&b);
+  b.shard_map.struct_size = offsetof(spmd_shard_map_options, timeout_ms);
+  b.shard_map.check_rep = 1;
+  spmd_array *y = NULL;
+  assert_ok(run_identity(m, x, &b.shard_map, &y));
+  float got[8];
+  assert_ok(spmd_array_to_host(y, got, sizeof got));
+  assert_true(got[7] == 7.0f);
+  spmd_array_destroy(y);
+
+  struct {
+    spmd_shard_map_options known;
+    int64_t future;
+  } newer;
+  memset(&newer, 0, sizeof newer);
+  newer.known.struct_size = sizeof newer;
+  y = NULL;
+  assert_ok(run_identity(m, x, &newer.known, &y));
+  spmd_array_destroy(y);
+  newer.future = -1;
+  y = NULL;
+  assert_fails(run_identity(m, x, &newer.known, &y), SPMD_ERR_INVALID_ARGUMENT,
+               "built against a newer libspmd");
+  assert_null(y);
+
+  spmd_array_destroy(x);
+  spmd_sharding_destroy(s);
+  spmd_mesh_destroy(m);
+  spmd_runtime_destroy(rt);
+}
+
+static void older_and_newer_collective_options(void **state) {
+  (void)state;
+  spmd_runtime *rt = test_runtime(4);
+  const int64_t mesh_shape[] = {4};
+  spmd_mesh *m = test_mesh(rt, 1, mesh_shape);
+  spmd_sharding *s = test_sharding(m, "x");
+  const int64_t shape[] = {8};
+
+  /* A caller from before timeout_ms: the poisoned bytes would be a negative
+   * timeout, refused, if they were read. */
+  caller_buffer b;
+  poison(&b);
+  memset(&b.collective, 0, offsetof(spmd_collective_options, timeout_ms));
+  b.collective.struct_size = offsetof(spmd_collective_options, timeout_ms);
+  spmd_collective *c = NULL;
+  assert_ok(spmd_collective_create(s, SPMD_COLLECTIVE_PSUM, "x", SPMD_F32, 1,
+                                   shape, &b.collective, &c));
+  spmd_collective_destroy(c);
+
+  struct {
+    spmd_collective_options known;
+    uint32_t future[2];
+  } newer;
+  memset(&newer, 0, sizeof newer);
+  newer.known.struct_size = sizeof newer;
+  c = NULL;
+  assert_ok(spmd_collective_create(s, SPMD_COLLECTIVE_PSUM, "x", SPMD_F32, 1,
+                                   shape, &newer.known, &c));
+  spmd_collective_destroy(c);
+  newer.future[1] = 1;
+  c = NULL;
+  assert_fails(spmd_collective_create(s, SPMD_COLLECTIVE_PSUM, "x", SPMD_F32,
+                                      1, shape, &newer.known, &c),
+               SPMD_ERR_INVALID_ARGUMENT, "built against a newer libspmd");
+  assert_null(c);
+
+  spmd_sharding_destroy(s);
+  spmd_mesh_destroy(m);
+  spmd_runtime_destroy(rt);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(header_macros_match_the_project_version),
@@ -359,6 +496,8 @@ int main(void) {
       cmocka_unit_test(older_device_info_gets_only_the_fields_it_knows),
       cmocka_unit_test(newer_device_info_keeps_its_unknown_tail),
       cmocka_unit_test(shard_info_accepts_newer_callers_and_refuses_truncated_ones),
+      cmocka_unit_test(older_and_newer_shard_map_options),
+      cmocka_unit_test(older_and_newer_collective_options),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
