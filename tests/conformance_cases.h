@@ -1,0 +1,53 @@
+/* Helpers the conformance families share (tests/conformance.h is the tally
+ * interface): loading a family's reference file, and building libspmd
+ * meshes, specs and shardings from their JSON form. Each helper fails the
+ * running CMocka test with a message naming the file or case on malformed
+ * input, so a broken reference never passes silently. */
+#ifndef SPMD_CONFORMANCE_CASES_H
+#define SPMD_CONFORMANCE_CASES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "conformance.h"
+#include "json.h"
+#include "spmd/spmd.h"
+
+/* Parses $SPMD_TEST_DATA_DIR/conformance/<family>/<file>. The caller frees
+ * the result with json_free. */
+json_value *conformance_load(const char *family, const char *file);
+
+/* The member `key` of `object`, failing the test when absent. */
+const json_value *conformance_member(const json_value *object, const char *key,
+                                     const char *where);
+
+/* A mesh from {"shape": [...], "axis_names": [...], "devices": [...]}. */
+spmd_mesh *conformance_mesh(spmd_runtime *runtime, const json_value *mesh,
+                            const char *where);
+
+/* A spec from its JSON form: one array of axis names per dimension ([] is
+ * None). Built with the structured API (spmd_spec_create/append). */
+spmd_spec *conformance_spec(const json_value *spec, const char *where);
+
+/* Reads an array of integers into out (at most max); returns the count. */
+size_t conformance_ints(const json_value *array, int64_t *out, size_t max,
+                        const char *where);
+
+/* The named mesh of a family file's "meshes" table, created once per call
+ * of conformance_meshes_open and released by conformance_meshes_close. */
+typedef struct conformance_meshes {
+  size_t count;
+  const char *names[64];
+  spmd_mesh *meshes[64];
+} conformance_meshes;
+
+void conformance_meshes_open(conformance_meshes *out, spmd_runtime *runtime,
+                             const json_value *table);
+spmd_mesh *conformance_meshes_find(const conformance_meshes *meshes, const char *name,
+                                   const char *where);
+void conformance_meshes_close(conformance_meshes *meshes);
+
+/* Appends printf-style text to a bounded detail buffer. */
+void conformance_detail(char *buffer, size_t size, const char *fmt, ...);
+
+#endif /* SPMD_CONFORMANCE_CASES_H */

@@ -1,0 +1,260 @@
+/* The conformance suite: libspmd against reference results JAX itself
+ * produced on 8 CPU devices (tests/conformance/, written by
+ * conformance/generate.py; see conformance/README.md).
+ *
+ * Each family lives in conformance_<family>.c and defines
+ *     void conformance_<family>(conformance_tally *tally);
+ * which records every case with conformance_record. The families are
+ * listed once, in tests/CMakeLists.txt (SPMD_CONFORMANCE_FAMILIES), which
+ * generates conformance_families.h: one CONFORMANCE_FAMILY(name) line per
+ * family. Adding a family is adding its name there and its source file.
+ *
+ * Each family is one CMocka test; it prints its tally (cases, agreed, the
+ * names of differing cases) and fails when any case differs. A summary
+ * table of all families follows the run. */
+#include <stdarg.h>
+#include <stdlib.h>
+
+#include "conformance.h"
+#include "conformance_cases.h"
+#include "json.h"
+#include "spmd_test.h"
+
+#define CONFORMANCE_FAMILY(name) void conformance_##name(conformance_tally *tally);
+#include "conformance_families.h"
+#undef CONFORMANCE_FAMILY
+
+/* ---- the tally interface (conformance.h) ---- */
+
+void conformance_record(conformance_tally *tally, const char *case_name, int agreed,
+                        const char *detail) {
+  ++tally->cases;
+  if (agreed) {
+    ++tally->agreed;
+    return;
+  }
+  const size_t used = strlen(tally->differing);
+  const size_t room = sizeof tally->differing - used;
+  const size_t need = strlen(case_name) + (used ? 1 : 0) + 1;
+  if (need <= room) {
+    snprintf(tally->differing + used, room, "%s%s", used ? " " : "", case_name);
+  } else if (room > 4 && strcmp(tally->differing + used - 3, "...") != 0) {
+    snprintf(tally->differing + used, room, " ...");
+  }
+  printf("[%s] %s differs%s%s\n", tally->family, case_name, detail ? ":\n" : "",
+         detail ? detail : "");
+}
+
+const char *conformance_dir(void) {
+  static char path[4096];
+  const char *base = getenv("SPMD_TEST_DATA_DIR");
+#ifdef SPMD_TEST_SOURCE_DIR
+  if (base == NULL || base[0] == '\0') base = SPMD_TEST_SOURCE_DIR;
+#endif
+  if (base == NULL) base = ".";
+  snprintf(path, sizeof path, "%s/conformance", base);
+  return path;
+}
+
+/* ---- helpers shared by the families (conformance_cases.h) ---- */
+
+json_value *conformance_load(const char *family, const char *file) {
+  char path[4096], err[1024];
+  snprintf(path, sizeof path, "%s/%s/%s", conformance_dir(), family, file);
+  json_value *v = json_parse_file(path, err, sizeof err);
+  if (v == NULL) fail_msg("conformance references: %s", err);
+  return v;
+}
+
+const json_value *conformance_member(const json_value *object, const char *key,
+                                     const char *where) {
+  const json_value *v = json_get(object, key);
+  if (v == NULL) fail_msg("%s: no \"%s\" in the reference", where, key);
+  return v;
+}
+
+size_t conformance_ints(const json_value *array, int64_t *out, size_t max, const char *where) {
+  if (array == NULL || array->type != JSON_ARRAY || array->count > max)
+    fail_msg("%s: expected an array of at most %zu integers", where, max);
+  for (size_t i = 0; i < array->count; ++i) {
+    const json_value *item = json_at(array, i);
+    if (item->type != JSON_NUMBER || !item->is_integer)
+      fail_msg("%s: item %zu is not an integer", where, i);
+    out[i] = item->integer;
+  }
+  return array->count;
+}
+
+spmd_mesh *conformance_mesh(spmd_runtime *runtime, const json_value *mesh, const char *where) {
+  int64_t shape[SPMD_MAX_NDIM], devices64[512];
+  int devices[512];
+  const char *names[SPMD_MAX_NDIM];
+  const size_t ndim =
+      conformance_ints(conformance_member(mesh, "shape", where), shape, SPMD_MAX_NDIM, where);
+  const json_value *axis_names = conformance_member(mesh, "axis_names", where);
+  if (json_count(axis_names) != ndim) fail_msg("%s: axis_names and shape differ in length", where);
+  for (size_t i = 0; i < ndim; ++i) {
+    names[i] = json_string(json_at(axis_names, i));
+    if (names[i] == NULL) fail_msg("%s: axis name %zu is not a string", where, i);
+  }
+  const size_t n = conformance_ints(conformance_member(mesh, "devices", where), devices64, 512, where);
+  for (size_t i = 0; i < n; ++i) devices[i] = (int)devices64[i];
+  spmd_mesh *m = NULL;
+  spmd_status st = spmd_mesh_create(runtime, ndim, shape, names, devices, &m);
+  if (st != SPMD_OK) fail_msg("%s: spmd_mesh_create: %s", where, spmd_last_error());
+  return m;
+}
+
+spmd_spec *conformance_spec(const json_value *spec, const char *where) {
+  if (spec == NULL || spec->type != JSON_ARRAY) fail_msg("%s: spec is not an array", where);
+  spmd_spec *s = NULL;
+  assert_ok(spmd_spec_create(&s));
+  for (size_t d = 0; d < spec->count; ++d) {
+    const json_value *dim = json_at(spec, d);
+    const char *axes[SPMD_MAX_NDIM];
+    if (dim->type != JSON_ARRAY || dim->count > SPMD_MAX_NDIM)
+      fail_msg("%s: spec dimension %zu is not an array of axis names", where, d);
+    for (size_t i = 0; i < dim->count; ++i) {
+      axes[i] = json_string(json_at(dim, i));
+      if (axes[i] == NULL) fail_msg("%s: spec dimension %zu: axis %zu is not a string", where, d, i);
+    }
+    if (spmd_spec_append(s, axes, dim->count) != SPMD_OK)
+      fail_msg("%s: spmd_spec_append: %s", where, spmd_last_error());
+  }
+  return s;
+}
+
+void conformance_meshes_open(conformance_meshes *out, spmd_runtime *runtime,
+                             const json_value *table) {
+  memset(out, 0, sizeof *out);
+  if (table == NULL || table->type != JSON_OBJECT || table->count > 64)
+    fail_msg("meshes: expected an object of at most 64 meshes");
+  for (size_t i = 0; i < table->count; ++i) {
+    char where[256];
+    snprintf(where, sizeof where, "mesh '%s'", table->keys[i]);
+    out->names[i] = table->keys[i];
+    out->meshes[i] = conformance_mesh(runtime, &table->items[i], where);
+    out->count = i + 1;
+  }
+}
+
+spmd_mesh *conformance_meshes_find(const conformance_meshes *meshes, const char *name,
+                                   const char *where) {
+  for (size_t i = 0; name != NULL && i < meshes->count; ++i)
+    if (strcmp(meshes->names[i], name) == 0) return meshes->meshes[i];
+  fail_msg("%s: unknown mesh '%s'", where, name ? name : "(not a string)");
+  return NULL;
+}
+
+void conformance_meshes_close(conformance_meshes *meshes) {
+  for (size_t i = 0; i < meshes->count; ++i) spmd_mesh_destroy(meshes->meshes[i]);
+  meshes->count = 0;
+}
+
+void conformance_detail(char *buffer, size_t size, const char *fmt, ...) {
+  const size_t used = strlen(buffer);
+  if (used + 1 >= size) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buffer + used, size - used, fmt, ap);
+  va_end(ap);
+}
+
+/* ---- the JSON reader the references depend on ---- */
+
+static void json_reads_objects_arrays_and_scalars(void **state) {
+  (void)state;
+  const char *text =
+      " {\"a\": [1, -2, 9223372036854775807, -9223372036854775808, 1.5e3, 0.25],\n"
+      "  \"s\": \"x\\n\\\"\\\\\\/\\t\\u00e9\\u2500\\u2502\\ud83d\\ude00\", \"t\": true,"
+      "  \"f\": false, \"z\": null, \"o\": {}, \"e\": [], \"u\": \"\xe2\x94\x8c\"} ";
+  char err[256];
+  json_value *v = json_parse(text, strlen(text), err, sizeof err);
+  if (v == NULL) fail_msg("%s", err);
+  const json_value *a = json_get(v, "a");
+  assert_int_equal(json_count(a), 6);
+  assert_int_equal(json_int(json_at(a, 0), 0), 1);
+  assert_int_equal(json_int(json_at(a, 1), 0), -2);
+  assert_true(json_int(json_at(a, 2), 0) == INT64_MAX);
+  assert_true(json_int(json_at(a, 3), 0) == INT64_MIN);
+  assert_false(json_at(a, 4)->is_integer);
+  assert_true(json_at(a, 4)->number == 1500.0);
+  assert_true(json_at(a, 5)->number == 0.25);
+  assert_string_equal(json_string(json_get(v, "s")),
+                      "x\n\"\\/\t\xc3\xa9\xe2\x94\x80\xe2\x94\x82\xf0\x9f\x98\x80");
+  assert_string_equal(json_string(json_get(v, "u")), "\xe2\x94\x8c");
+  assert_int_equal(json_get(v, "t")->boolean, 1);
+  assert_int_equal(json_get(v, "f")->type, JSON_BOOL);
+  assert_int_equal(json_get(v, "f")->boolean, 0);
+  assert_int_equal(json_get(v, "z")->type, JSON_NULL);
+  assert_int_equal(json_get(v, "o")->type, JSON_OBJECT);
+  assert_int_equal(json_count(json_get(v, "e")), 0);
+  assert_null(json_get(v, "missing"));
+  json_free(v);
+}
+
+static void json_refuses_what_is_not_strict_json(void **state) {
+  (void)state;
+  static const char *const bad[] = {
+      "",        "[1,]",       "{\"a\":1,}",     "[01]",          "[1.]",    "[.5]",
+      "{'a':1}", "[1] [2]",    "\"\\x\"",        "\"\\ud800\"",   "\"\\udc00\"",
+      "[tru]",   "{\"a\" 1}",  "{\"a\":1,\"a\":2}", "\"a\tb\"",   "\"\xff\"", "[1 2]",
+      "nul",     "[\"\\u12g4\"]", "{1:2}",      "\"\xed\xa0\x80\""};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+    char err[256];
+    json_value *v = json_parse(bad[i], strlen(bad[i]), err, sizeof err);
+    if (v != NULL) fail_msg("accepted invalid JSON %s", bad[i]);
+    assert_true(strstr(err, "line 1, column") != NULL);
+  }
+  /* A big integer beyond int64 stays a double, not an exact integer. */
+  char err[256];
+  json_value *v = json_parse("18446744073709551616", 20, err, sizeof err);
+  assert_non_null(v);
+  assert_false(v->is_integer);
+  json_free(v);
+}
+
+/* ---- running the families ---- */
+
+typedef struct family_result {
+  const char *name;
+  int cases, agreed;
+} family_result;
+
+static family_result results[64];
+static size_t result_count;
+
+static void run_family(const char *name, void (*run)(conformance_tally *)) {
+  conformance_tally *tally = calloc(1, sizeof *tally);
+  assert_non_null(tally);
+  tally->family = name;
+  run(tally);
+  printf("conformance %-10s cases %5d  agreed %5d  differing: %s\n", name, tally->cases,
+         tally->agreed, tally->cases == tally->agreed ? "none" : tally->differing);
+  if (result_count < 64) results[result_count++] = (family_result){name, tally->cases, tally->agreed};
+  const int cases = tally->cases, agreed = tally->agreed;
+  free(tally);
+  assert_true(cases > 0);
+  if (agreed != cases) fail_msg("family %s: %d of %d cases differ from JAX", name, cases - agreed, cases);
+}
+
+#define CONFORMANCE_FAMILY(name) \
+  static void family_##name(void **state) { (void)state; run_family(#name, conformance_##name); }
+#include "conformance_families.h"
+#undef CONFORMANCE_FAMILY
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(json_reads_objects_arrays_and_scalars),
+      cmocka_unit_test(json_refuses_what_is_not_strict_json),
+#define CONFORMANCE_FAMILY(name) cmocka_unit_test(family_##name),
+#include "conformance_families.h"
+#undef CONFORMANCE_FAMILY
+  };
+  const int failed = cmocka_run_group_tests(tests, NULL, NULL);
+  printf("\n%-12s %6s %6s %9s\n", "family", "cases", "agreed", "differing");
+  for (size_t i = 0; i < result_count; ++i)
+    printf("%-12s %6d %6d %9d\n", results[i].name, results[i].cases, results[i].agreed,
+           results[i].cases - results[i].agreed);
+  return failed;
+}
