@@ -20,8 +20,6 @@ run_config() {
 }
 
 run_config build -DCMAKE_BUILD_TYPE=RelWithDebInfo
-run_config build-asan -DCMAKE_BUILD_TYPE=Debug -DSPMD_SANITIZE=address,undefined \
-  -DSPMD_BUILD_EXAMPLES=OFF
-run_config build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSPMD_SANITIZE=thread \
-  -DSPMD_BUILD_EXAMPLES=OFF
+run_config build-asan -DCMAKE_BUILD_TYPE=Debug -DSPMD_SANITIZE=address,undefined
+run_config build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSPMD_SANITIZE=thread
 echo "=== all configurations passed ==="

@@ -1,0 +1,237 @@
+/* The seed notebooks' shard_map programs; see seed_cells.h. Local compute is
+ * plain C: libspmd hands each device its blocks and moves data between them
+ * with the collectives. */
+#include "seed_cells.h"
+
+#include <math.h>
+#include <stddef.h>
+
+#define TRY(call)                       \
+  do {                                  \
+    spmd_status st_ = (call);           \
+    if (st_ != SPMD_OK) return st_;     \
+  } while (0)
+
+/* c = a @ b for row-major float32 blocks a (m, k) and b (k, n). */
+static void local_matmul(const float *a, const float *b, float *c, int64_t m, int64_t k,
+                         int64_t n) {
+  for (int64_t i = 0; i < m; ++i) {
+    float *row = c + i * n;
+    for (int64_t j = 0; j < n; ++j) row[j] = 0.0f;
+    for (int64_t t = 0; t < k; ++t) {
+      const float aik = a[i * k + t];
+      const float *brow = b + t * n;
+      for (int64_t j = 0; j < n; ++j) row[j] += aik * brow[j];
+    }
+  }
+}
+
+/* A new (rows, cols) float32 block holding a @ b. */
+static spmd_status matmul_block(spmd_ctx *ctx, const spmd_block *a, const spmd_block *b,
+                                spmd_block *out) {
+  if (a->dtype != SPMD_F32 || b->dtype != SPMD_F32 || a->ndim < 1 || b->ndim != 2 ||
+      a->shape[a->ndim - 1] != b->shape[0])
+    return spmd_ctx_error(ctx, SPMD_ERR_INVALID_ARGUMENT,
+                          "matmul: expected float32 (..., k) @ (k, n) blocks");
+  const int64_t k = b->shape[0], n = b->shape[1];
+  int64_t m = 1;
+  for (size_t d = 0; d + 1 < a->ndim; ++d) m *= a->shape[d];
+  int64_t shape[SPMD_MAX_NDIM];
+  for (size_t d = 0; d + 1 < a->ndim; ++d) shape[d] = a->shape[d];
+  shape[a->ndim - 1] = n;
+  TRY(spmd_ctx_alloc(ctx, SPMD_F32, a->ndim, shape, out));
+  local_matmul(a->data, b->data, out->data, m, k, n);
+  return SPMD_OK;
+}
+
+static int64_t block_elements(const spmd_block *b) {
+  int64_t n = 1;
+  for (size_t d = 0; d < b->ndim; ++d) n *= b->shape[d];
+  return n;
+}
+
+static spmd_status run1(const spmd_mesh *mesh, spmd_shard_fn fn, size_t n_in,
+                        spmd_array *const *inputs, const char *const *in_specs,
+                        const char *out_spec, const spmd_shard_map_options *options,
+                        spmd_array **out) {
+  return spmd_shard_map_text(mesh, fn, NULL, n_in, inputs, in_specs, 1, &out_spec, options, out);
+}
+
+/* ---- 2 * sin(x) + 1 ---- */
+
+static spmd_status elementwise_sin(spmd_ctx *ctx, void *ud) {
+  (void)ud;
+  spmd_block x = SPMD_BLOCK_INIT, y = SPMD_BLOCK_INIT;
+  TRY(spmd_ctx_input(ctx, 0, &x));
+  TRY(spmd_ctx_printf(ctx, "(%lld,)", (long long)x.shape[0]));
+  TRY(spmd_ctx_alloc(ctx, SPMD_F32, x.ndim, x.shape, &y));
+  float *out = y.data;
+  const int64_t n = block_elements(&x);
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = x.dtype == SPMD_I32 ? (float)((const int32_t *)x.data)[i]
+                                        : ((const float *)x.data)[i];
+    out[i] = 2.0f * sinf(v) + 1.0f;
+  }
+  return spmd_ctx_set_output(ctx, 0, &y);
+}
+
+spmd_status seed_elementwise_sin(const spmd_mesh *mesh, spmd_array *x,
+                                 const spmd_shard_map_options *options, spmd_array **y) {
+  const char *in_spec = "x";
+  return run1(mesh, elementwise_sin, 1, &x, &in_spec, "x", options, y);
+}
+
+/* ---- sums ---- */
+
+/* A scalar (ndim 0) block of the block's sum, in its own dtype. */
+static spmd_status local_sum(spmd_ctx *ctx, const spmd_block *x, size_t ndim, spmd_block *out) {
+  const int64_t one[1] = {1};
+  TRY(spmd_ctx_alloc(ctx, x->dtype, ndim, one, out));
+  const int64_t n = block_elements(x);
+  if (x->dtype == SPMD_I32) {
+    int32_t s = 0;
+    for (int64_t i = 0; i < n; ++i) s += ((const int32_t *)x->data)[i];
+    *(int32_t *)out->data = s;
+  } else if (x->dtype == SPMD_F32) {
+    float s = 0;
+    for (int64_t i = 0; i < n; ++i) s += ((const float *)x->data)[i];
+    *(float *)out->data = s;
+  } else {
+    return spmd_ctx_error(ctx, SPMD_ERR_INVALID_ARGUMENT, "sum: expected int32 or float32");
+  }
+  return SPMD_OK;
+}
+
+static spmd_status psum_of_sums(spmd_ctx *ctx, void *ud) {
+  (void)ud;
+  spmd_block x = SPMD_BLOCK_INIT, s = SPMD_BLOCK_INIT, total = SPMD_BLOCK_INIT;
+  TRY(spmd_ctx_input(ctx, 0, &x));
+  TRY(local_sum(ctx, &x, 0, &s));
+  TRY(spmd_ctx_psum(ctx, &s, "x", &total));
+  return spmd_ctx_set_output(ctx, 0, &total);
+}
+
+spmd_status seed_psum_of_shard_sums(const spmd_mesh *mesh, spmd_array *x, spmd_array **total) {
+  const char *in_spec = "x";
+  return run1(mesh, psum_of_sums, 1, &x, &in_spec, "", NULL, total);
+}
+
+static spmd_status shard_sum(spmd_ctx *ctx, void *ud) {
+  (void)ud;
+  spmd_block x = SPMD_BLOCK_INIT, s = SPMD_BLOCK_INIT;
+  TRY(spmd_ctx_input(ctx, 0, &x));
+  TRY(local_sum(ctx, &x, 1, &s));
+  return spmd_ctx_set_output(ctx, 0, &s);
+}
+
+spmd_status seed_shard_sums(const spmd_mesh *mesh, spmd_array *x, spmd_array **sums) {
+  const char *in_spec = "x";
+  return run1(mesh, shard_sum, 1, &x, &in_spec, "x", NULL, sums);
+}
+
+/* ---- layer ---- */
+
+static spmd_status layer_sharded(spmd_ctx *ctx, void *ud) {
+  (void)ud;
+  spmd_block x = SPMD_BLOCK_INIT, w = SPMD_BLOCK_INIT, b = SPMD_BLOCK_INIT;
+  spmd_block xw = SPMD_BLOCK_INIT, sum = SPMD_BLOCK_INIT;
+  TRY(spmd_ctx_input(ctx, 0, &x));
+  TRY(spmd_ctx_input(ctx, 1, &w));
+  TRY(spmd_ctx_input(ctx, 2, &b));
+  TRY(matmul_block(ctx, &x, &w, &xw));
+  TRY(spmd_ctx_psum(ctx, &xw, "x", &sum));
+  float *out = sum.data;
+  const float *bias = b.data;
+  for (int64_t j = 0; j < sum.shape[0]; ++j) out[j] = 1.0f / (1.0f + expf(-(out[j] + bias[j])));
+  return spmd_ctx_set_output(ctx, 0, &sum);
+}
+
+spmd_status seed_layer_sharded(const spmd_mesh *mesh, spmd_array *x, spmd_array *weights,
+                               spmd_array *bias, spmd_array **out) {
+  spmd_array *inputs[3] = {x, weights, bias};
+  const char *in_specs[3] = {"x", "x, None", "None"};
+  return run1(mesh, layer_sharded, 3, inputs, in_specs, "None", NULL, out);
+}
+
+/* ---- FSDP and tensor parallelism ---- */
+
+static spmd_status fsdp(spmd_ctx *ctx, void *ud) {
+  (void)ud;
+  spmd_block x = SPMD_BLOCK_INIT, a = SPMD_BLOCK_INIT, full = SPMD_BLOCK_INIT;
+  spmd_block b = SPMD_BLOCK_INIT;
+  TRY(spmd_ctx_input(ctx, 0, &x));
+  TRY(spmd_ctx_input(ctx, 1, &a));
+  TRY(spmd_ctx_all_gather(ctx, &a, "data", 0, 1, &full));
+  TRY(matmul_block(ctx, &x, &full, &b));
+  return spmd_ctx_set_output(ctx, 0, &b);
+}
+
+spmd_status seed_fsdp_matmul(const spmd_mesh *mesh, spmd_array *x, spmd_array *a,
+                             spmd_array **b) {
+  spmd_array *inputs[2] = {x, a};
+  const char *in_specs[2] = {"data, None", "data, None"};
+  return run1(mesh, fsdp, 2, inputs, in_specs, "data, None", NULL, b);
+}
+
+/* The shared tail of both MLPs: x @ W1 @ W2, reduce-scattered over 'model'. */
+static spmd_status mlp_tail(spmd_ctx *ctx, const spmd_block *x, const spmd_block *w1,
+                            const spmd_block *w2) {
+  spmd_block h = SPMD_BLOCK_INIT, y = SPMD_BLOCK_INIT, out = SPMD_BLOCK_INIT;
+  TRY(matmul_block(ctx, x, w1, &h));
+  TRY(matmul_block(ctx, &h, w2, &y));
+  TRY(spmd_ctx_psum_scatter(ctx, &y, "model", 1, 1, &out));
+  return spmd_ctx_set_output(ctx, 0, &out);
+}
+
+static spmd_status tp_mlp(spmd_ctx *ctx, void *ud) {
+  (void)ud;
+  spmd_block x = SPMD_BLOCK_INIT, w1 = SPMD_BLOCK_INIT, w2 = SPMD_BLOCK_INIT;
+  spmd_block xg = SPMD_BLOCK_INIT;
+  TRY(spmd_ctx_input(ctx, 0, &x));
+  TRY(spmd_ctx_input(ctx, 1, &w1));
+  TRY(spmd_ctx_input(ctx, 2, &w2));
+  TRY(spmd_ctx_all_gather(ctx, &x, "model", 1, 1, &xg));
+  return mlp_tail(ctx, &xg, &w1, &w2);
+}
+
+spmd_status seed_tp_mlp(const spmd_mesh *mesh, spmd_array *x, spmd_array *w1, spmd_array *w2,
+                        spmd_array **b) {
+  spmd_array *inputs[3] = {x, w1, w2};
+  const char *in_specs[3] = {"None, model", "None, model", "model, None"};
+  return run1(mesh, tp_mlp, 3, inputs, in_specs, "None, model", NULL, b);
+}
+
+static spmd_status fsdp_tp(spmd_ctx *ctx, void *ud) {
+  (void)ud;
+  spmd_block x = SPMD_BLOCK_INIT, w1 = SPMD_BLOCK_INIT, w2 = SPMD_BLOCK_INIT;
+  spmd_block xg = SPMD_BLOCK_INIT, w1g = SPMD_BLOCK_INIT, w2g = SPMD_BLOCK_INIT;
+  TRY(spmd_ctx_input(ctx, 0, &x));
+  TRY(spmd_ctx_input(ctx, 1, &w1));
+  TRY(spmd_ctx_input(ctx, 2, &w2));
+  TRY(spmd_ctx_all_gather(ctx, &x, "model", 1, 1, &xg));   /* TP gathers activations */
+  TRY(spmd_ctx_all_gather(ctx, &w1, "data", 0, 1, &w1g));  /* FSDP gathers weights */
+  TRY(spmd_ctx_all_gather(ctx, &w2, "data", 1, 1, &w2g));
+  return mlp_tail(ctx, &xg, &w1g, &w2g);
+}
+
+spmd_status seed_fsdp_tp(const spmd_mesh *mesh, spmd_array *x, spmd_array *w1, spmd_array *w2,
+                         spmd_array **b) {
+  spmd_array *inputs[3] = {x, w1, w2};
+  const char *in_specs[3] = {"data, model", "data, model", "model, data"};
+  return run1(mesh, fsdp_tp, 3, inputs, in_specs, "data, model", NULL, b);
+}
+
+/* ---- all_to_all ---- */
+
+static spmd_status all_to_all(spmd_ctx *ctx, void *ud) {
+  (void)ud;
+  spmd_block x = SPMD_BLOCK_INIT, y = SPMD_BLOCK_INIT;
+  TRY(spmd_ctx_input(ctx, 0, &x));
+  TRY(spmd_ctx_all_to_all(ctx, &x, "data", 1, 0, 1, &y));
+  return spmd_ctx_set_output(ctx, 0, &y);
+}
+
+spmd_status seed_all_to_all(const spmd_mesh *mesh, spmd_array *x, spmd_array **out) {
+  const char *in_spec = "data, None";
+  return run1(mesh, all_to_all, 1, &x, &in_spec, "None, data", NULL, out);
+}

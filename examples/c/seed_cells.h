@@ -1,0 +1,50 @@
+/* The seed notebooks' shard_map programs written with libspmd: each takes
+ * sharded inputs and returns sharded outputs, as the notebook's function
+ * does. The tour prints them; the conformance suite checks them against the
+ * answers JAX gave for the same inputs. */
+#ifndef SPMD_SEED_CELLS_H
+#define SPMD_SEED_CELLS_H
+
+#include <spmd/spmd.h>
+
+/* shard_map(lambda x: 2 * jnp.sin(x) + 1, in_specs=P('x'), out_specs=P('x'))
+ * for an int32 or float32 x; prints each device's local shape, as the
+ * notebook's jax.debug.print(str(x.shape)) does, through `options`. */
+spmd_status seed_elementwise_sin(const spmd_mesh *mesh, spmd_array *x,
+                                 const spmd_shard_map_options *options, spmd_array **y);
+
+/* shard_map(lambda x: jax.lax.psum(x.sum(), 'x'), in_specs=P('x'),
+ * out_specs=P()): a float32 or int32 scalar. */
+spmd_status seed_psum_of_shard_sums(const spmd_mesh *mesh, spmd_array *x, spmd_array **total);
+
+/* shard_map(lambda x: jnp.sum(x, keepdims=True), P('x'), P('x')): one
+ * partial sum per device (int32 x). */
+spmd_status seed_shard_sums(const spmd_mesh *mesh, spmd_array *x, spmd_array **sums);
+
+/* layer_sharded: sigmoid(psum(x @ weights, 'x') + bias) with in_specs
+ * (P('x'), P('x', None), P(None)) and out_specs P(None). float32. */
+spmd_status seed_layer_sharded(const spmd_mesh *mesh, spmd_array *x, spmd_array *weights,
+                               spmd_array *bias, spmd_array **out);
+
+/* FSDP: all_gather A over 'data' (axis 0, tiled), then x @ A; in_specs
+ * (P('data', None), P('data', None)), out_specs P('data', None). */
+spmd_status seed_fsdp_matmul(const spmd_mesh *mesh, spmd_array *x, spmd_array *a,
+                             spmd_array **b);
+
+/* Tensor-parallel MLP: all_gather x over 'model' (axis 1), x @ W1 @ W2,
+ * psum_scatter over 'model' (dimension 1, tiled); in_specs (P(None,
+ * 'model'), P(None, 'model'), P('model', None)), out_specs P(None, 'model'). */
+spmd_status seed_tp_mlp(const spmd_mesh *mesh, spmd_array *x, spmd_array *w1, spmd_array *w2,
+                        spmd_array **b);
+
+/* FSDP + TP: gathers of x over 'model', W1 over 'data' (axis 0) and W2
+ * over 'data' (axis 1), then the TP MLP; in_specs (P('data', 'model'),
+ * P('data', 'model'), P('model', 'data')), out_specs P('data', 'model'). */
+spmd_status seed_fsdp_tp(const spmd_mesh *mesh, spmd_array *x, spmd_array *w1, spmd_array *w2,
+                         spmd_array **b);
+
+/* all_to_all(x, 'data', split_axis=1, concat_axis=0, tiled=True) with
+ * in_specs P('data', None) and out_specs P(None, 'data'). */
+spmd_status seed_all_to_all(const spmd_mesh *mesh, spmd_array *x, spmd_array **out);
+
+#endif /* SPMD_SEED_CELLS_H */

@@ -1,0 +1,263 @@
+/* Conformance family 7, the seeds end to end (tests/conformance/seeds/):
+ * the seed notebooks' shard_map programs (examples/c/seed_cells.c) run on
+ * the inputs JAX used — recorded, or regenerated with the JAX-identical
+ * generator — and compared with JAX's outputs: small arrays in full,
+ * the 1000x1000 case through sums and sampled elements, pictures character
+ * for character. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "conformance.h"
+#include "conformance_cases.h"
+#include "seed_cells.h"
+#include "spmd_test.h"
+
+/* Decodes the reference's hex bytes; the caller frees. */
+static unsigned char *from_hex(const char *hex, size_t *len) {
+  const size_t n = strlen(hex) / 2;
+  unsigned char *out = malloc(n ? n : 1);
+  for (size_t i = 0; i < n; ++i) {
+    unsigned v;
+    if (sscanf(hex + 2 * i, "%2x", &v) != 1) fail_msg("bad hex in a reference");
+    out[i] = (unsigned char)v;
+  }
+  *len = n;
+  return out;
+}
+
+static spmd_dtype dtype_of(const char *name) {
+  if (strcmp(name, "float32") == 0) return SPMD_F32;
+  if (strcmp(name, "int32") == 0) return SPMD_I32;
+  fail_msg("unexpected dtype %s in a seeds reference", name);
+  return SPMD_DTYPE_INVALID;
+}
+
+/* An input array, replicated over the case's mesh (the programs reshard
+ * to their in_specs): recorded bytes, or jax.random.normal(PRNGKey(k)). */
+static spmd_array *load_input(spmd_mesh *mesh, const json_value *ref, const char *where) {
+  int64_t shape[SPMD_MAX_NDIM];
+  const size_t ndim =
+      conformance_ints(conformance_member(ref, "shape", where), shape, SPMD_MAX_NDIM, where);
+  const spmd_dtype dtype = dtype_of(json_string(conformance_member(ref, "dtype", where)));
+  spmd_sharding *rep = NULL;
+  assert_ok(spmd_sharding_replicated(mesh, &rep));
+  spmd_array *a = NULL;
+  const json_value *key = json_get(ref, "normal_key");
+  if (key != NULL) {
+    spmd_key k;
+    assert_ok(spmd_random_key((uint64_t)json_int(key, 0), &k));
+    assert_ok(spmd_random_normal(rep, &k, dtype, ndim, shape, &a));
+  } else {
+    size_t len;
+    unsigned char *bytes = from_hex(json_string(conformance_member(ref, "hex", where)), &len);
+    assert_ok(spmd_array_from_host(rep, dtype, ndim, shape, bytes, len, &a));
+    free(bytes);
+  }
+  spmd_sharding_destroy(rep);
+  return a;
+}
+
+static float *host_f32(spmd_array *a, int64_t *n) {
+  assert_ok(spmd_array_size(a, n));
+  float *p = malloc((size_t)(*n ? *n : 1) * sizeof *p);
+  assert_ok(spmd_array_to_host(a, p, (size_t)*n * sizeof *p));
+  return p;
+}
+
+/* Compares an output with its reference (full bytes, or a summary). */
+static int output_agrees(spmd_array *got, const json_value *ref, double tol, char *detail,
+                         size_t size, const char *name) {
+  spmd_dtype dtype;
+  assert_ok(spmd_array_dtype(got, &dtype));
+  const json_value *hex = json_get(ref, "hex");
+  if (dtype == SPMD_I32) {
+    size_t len, nbytes;
+    unsigned char *want = from_hex(json_string(hex), &len);
+    assert_ok(spmd_array_nbytes(got, &nbytes));
+    unsigned char *have = malloc(nbytes ? nbytes : 1);
+    assert_ok(spmd_array_to_host(got, have, nbytes));
+    const int ok = len == nbytes && memcmp(want, have, len) == 0;
+    if (!ok) conformance_detail(detail, size, "  %s: int32 values differ\n", name);
+    free(want);
+    free(have);
+    return ok;
+  }
+  int64_t n;
+  float *have = host_f32(got, &n);
+  int ok = 1;
+  if (hex != NULL) {
+    size_t len;
+    float *want = (float *)from_hex(json_string(hex), &len);
+    if (len != (size_t)n * sizeof(float)) {
+      conformance_detail(detail, size, "  %s: %lld elements, JAX has %zu\n", name, (long long)n,
+                         len / sizeof(float));
+      ok = 0;
+    }
+    for (int64_t i = 0; ok && i < n; ++i)
+      if (fabs((double)have[i] - (double)want[i]) > tol) {
+        conformance_detail(detail, size, "  %s[%lld]: libspmd %.9g, JAX %.9g\n", name,
+                           (long long)i, have[i], want[i]);
+        ok = 0;
+      }
+    free(want);
+  } else {
+    double sum = 0, abs_sum = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      sum += have[i];
+      abs_sum += fabs(have[i]);
+    }
+    const double want_sum = conformance_member(ref, "sum", name)->number;
+    const double want_abs = conformance_member(ref, "abs_sum", name)->number;
+    /* Summation order differs; the values themselves must be JAX's. */
+    if (fabs(sum - want_sum) > 1e-6 * want_abs + 1e-3 || fabs(abs_sum - want_abs) > 1e-6 * want_abs) {
+      conformance_detail(detail, size, "  %s: sum %.9g abs_sum %.9g, JAX %.9g %.9g\n", name, sum,
+                         abs_sum, want_sum, want_abs);
+      ok = 0;
+    }
+    const json_value *samples = conformance_member(ref, "samples", name);
+    for (size_t i = 0; ok && i < json_count(samples); ++i) {
+      const json_value *s = json_at(samples, i);
+      const int64_t at = json_int(json_at(s, 0), -1);
+      const double want = json_at(s, 1)->number;
+      if (at < 0 || at >= n || fabs(have[at] - want) > tol + 4e-7 * fabs(want)) {
+        conformance_detail(detail, size, "  %s[%lld]: libspmd %.9g, JAX %.9g\n", name,
+                           (long long)at, at >= 0 && at < n ? have[at] : NAN, want);
+        ok = 0;
+      }
+    }
+  }
+  free(have);
+  return ok;
+}
+
+static int picture_agrees(spmd_array *a, const json_value *text, const char *key, char *detail,
+                          size_t size) {
+  const char *want = json_string(json_get(text, key));
+  if (want == NULL) return 1;
+  char *pic = NULL;
+  assert_ok(spmd_array_visualize(a, NULL, &pic));
+  const int ok = strcmp(pic, want) == 0;
+  if (!ok) conformance_detail(detail, size, "  %s:\n%s  JAX:\n%s", key, pic, want);
+  spmd_string_free(pic);
+  return ok;
+}
+
+/* One program run: its outputs, and which reference each is compared with
+ * (an output may be checked against several, e.g. the sharded result and
+ * JAX's unsharded product). */
+typedef struct seed_case {
+  const char *name;
+  spmd_array *in[3];
+  size_t n_in;
+  spmd_array *out[2];
+  size_t n_out;
+  struct {
+    size_t out;
+    const char *ref;
+  } checks[4];
+  size_t n_checks;
+} seed_case;
+
+static void check(seed_case *c, size_t out, const char *ref) {
+  c->checks[c->n_checks].out = out;
+  c->checks[c->n_checks].ref = ref;
+  c->n_checks++;
+}
+
+static void silent(int device, const char *text, void *ud) {
+  (void)device;
+  (void)text;
+  (void)ud;
+}
+
+/* Runs the program of case `name` on its inputs. */
+static void run_case(const spmd_mesh *mesh, seed_case *c) {
+  spmd_array **in = c->in;
+  c->n_out = 1;
+  if (strcmp(c->name, "elementwise_sin_3dev") == 0) {
+    spmd_shard_map_options o = SPMD_SHARD_MAP_OPTIONS_INIT;
+    o.print_fn = silent;
+    assert_ok(seed_elementwise_sin(mesh, in[0], &o, &c->out[0]));
+    check(c, 0, "y");
+  } else if (strcmp(c->name, "psum_of_shard_sums_3dev") == 0) {
+    assert_ok(seed_psum_of_shard_sums(mesh, in[0], &c->out[0]));
+    check(c, 0, "total");
+  } else if (strcmp(c->name, "local_shapes_8dev") == 0) {
+    assert_ok(seed_shard_sums(mesh, in[0], &c->out[0]));
+    assert_ok(seed_psum_of_shard_sums(mesh, in[0], &c->out[1]));
+    c->n_out = 2;
+    check(c, 0, "shard_sums");
+    check(c, 1, "total");
+  } else if (strcmp(c->name, "layer_three_ways_8dev") == 0) {
+    assert_ok(seed_layer_sharded(mesh, in[0], in[1], in[2], &c->out[0]));
+    check(c, 0, "layer_shard_map");
+    check(c, 0, "layer");
+  } else if (strcmp(c->name, "fsdp_matmul_2x2") == 0) {
+    assert_ok(seed_fsdp_matmul(mesh, in[0], in[1], &c->out[0]));
+    check(c, 0, "B");
+    check(c, 0, "unsharded");
+  } else if (strcmp(c->name, "tp_mlp_2x2") == 0 || strcmp(c->name, "fsdp_tp_2x2") == 0) {
+    if (c->name[0] == 't')
+      assert_ok(seed_tp_mlp(mesh, in[0], in[1], in[2], &c->out[0]));
+    else
+      assert_ok(seed_fsdp_tp(mesh, in[0], in[1], in[2], &c->out[0]));
+    check(c, 0, "B");
+    check(c, 0, "unsharded");
+  } else if (strncmp(c->name, "all_to_all_", 11) == 0) {
+    assert_ok(seed_all_to_all(mesh, in[0], &c->out[0]));
+    assert_ok(seed_all_to_all(mesh, c->out[0], &c->out[1]));
+    c->n_out = 2;
+    check(c, 0, "X_T");
+    check(c, 1, "X_T_T");
+  } else {
+    fail_msg("seeds reference has a case libspmd does not know: %s", c->name);
+  }
+}
+
+/* The inputs each program takes, in order. */
+static const char *const *input_names(const char *name, size_t *n) {
+  static const char *const x[] = {"x"}, *const layer[] = {"x", "weights", "bias"},
+                           *const fsdp[] = {"x", "A"}, *const mlp[] = {"x", "W1", "W2"},
+                           *const big[] = {"X"};
+  if (strcmp(name, "layer_three_ways_8dev") == 0) return *n = 3, layer;
+  if (strcmp(name, "fsdp_matmul_2x2") == 0) return *n = 2, fsdp;
+  if (strcmp(name, "tp_mlp_2x2") == 0 || strcmp(name, "fsdp_tp_2x2") == 0) return *n = 3, mlp;
+  if (strncmp(name, "all_to_all_", 11) == 0) return *n = 1, big;
+  return *n = 1, x;
+}
+
+void conformance_seeds(conformance_tally *t) {
+  json_value *root = conformance_load("seeds", "cases.json");
+  const json_value *cases = conformance_member(root, "cases", "seeds/cases.json");
+  spmd_runtime *rt = test_runtime(8);
+  for (size_t i = 0; i < json_count(cases); ++i) {
+    const json_value *cj = json_at(cases, i);
+    seed_case c = {0};
+    c.name = json_string(conformance_member(cj, "name", "seeds case"));
+    spmd_mesh *mesh = conformance_mesh(rt, conformance_member(cj, "mesh", c.name), c.name);
+    const json_value *inputs = conformance_member(cj, "inputs", c.name);
+    const char *const *names = input_names(c.name, &c.n_in);
+    for (size_t k = 0; k < c.n_in; ++k)
+      c.in[k] = load_input(mesh, conformance_member(inputs, names[k], c.name), c.name);
+    run_case(mesh, &c);
+    const json_value *outputs = conformance_member(cj, "outputs", c.name);
+    const json_value *text = conformance_member(cj, "text", c.name);
+    const double tol = conformance_member(cj, "tolerance", c.name)->number;
+    char detail[4096] = "";
+    int ok = 1;
+    for (size_t k = 0; k < c.n_checks; ++k)
+      ok &= output_agrees(c.out[c.checks[k].out], conformance_member(outputs, c.checks[k].ref, c.name),
+                          tol, detail, sizeof detail, c.checks[k].ref);
+    /* The whole-array summaries of the big case also check the regenerated input. */
+    if (json_get(outputs, "X") != NULL && json_get(json_get(outputs, "X"), "samples") != NULL)
+      ok &= output_agrees(c.in[0], json_get(outputs, "X"), tol, detail, sizeof detail, "X");
+    ok &= picture_agrees(c.out[0], text, "picture", detail, sizeof detail);
+    ok &= picture_agrees(c.out[0], text, "X_T_picture", detail, sizeof detail);
+    conformance_record(t, c.name, ok, detail[0] ? detail : NULL);
+    for (size_t k = 0; k < c.n_in; ++k) spmd_array_destroy(c.in[k]);
+    for (size_t k = 0; k < c.n_out; ++k) spmd_array_destroy(c.out[k]);
+    spmd_mesh_destroy(mesh);
+  }
+  spmd_runtime_destroy(rt);
+  json_free(root);
+}
