@@ -3,9 +3,13 @@
  * print. Each cell is shown with the Python it reproduces. */
 #include <spmd/spmd.h>
 
+#include "seed_cells.h"
+
 #include <stdio.h>
 #include <string.h>
+#include <math.h>
 #include <stdlib.h>
+#include <time.h>
 
 #define CHECK(call)                                                                     \
   do {                                                                                  \
@@ -166,6 +170,205 @@ static void grid_over_two_by_four(spmd_runtime *rt) {
   spmd_mesh_destroy(mesh);
 }
 
+
+/* Prints each device's local shape as jax.debug.print does: the text alone. */
+static void print_line(int device, const char *text, void *ud) {
+  (void)device;
+  (void)ud;
+  printf("%s\n", text);
+}
+
+/* shard_map over Mesh('x': 3): per-device code sees its own block only. */
+static void shard_map_over_three_devices(spmd_runtime *rt) {
+  printf("\n=== Manual partitioning with shard_map ===\n");
+  int64_t ms[1] = {3};
+  const char *x[1] = {"x"};
+  spmd_mesh *mesh;
+  CHECK(spmd_mesh_create(rt, 1, ms, x, NULL, &mesh));
+  spmd_sharding *dev0;
+  CHECK(spmd_sharding_single_device(rt, 0, &dev0));
+  cell("f_elementwise_sharded = shard_map(f_elementwise, mesh=mesh, in_specs=P('x'), "
+       "out_specs=P('x'))\n... f_elementwise_sharded(jnp.arange(24))");
+  int64_t n24[1] = {24};
+  spmd_array *arr, *y;
+  CHECK(spmd_array_arange(dev0, SPMD_I32, 1, n24, 0, 1, &arr));
+  spmd_shard_map_options o = SPMD_SHARD_MAP_OPTIONS_INIT;
+  o.print_fn = print_line;
+  CHECK(seed_elementwise_sin(mesh, arr, &o, &y));
+  float v[24];
+  CHECK(spmd_array_to_host(y, v, sizeof v));
+  printf("first values: %.7g %.7g %.7g ... last: %.7g\n", v[0], v[1], v[2], v[23]);
+
+  cell("shard_map(lambda x: jax.lax.psum(x.sum(), 'x'), mesh=mesh, in_specs=P('x'), "
+       "out_specs=P())(arr_sharded)");
+  int64_t shape[2] = {3, 8};
+  spmd_sharding *rows;
+  CHECK(spmd_sharding_named_text(mesh, "x", &rows));
+  spmd_array *arr_sharded, *total;
+  CHECK(spmd_array_arange(rows, SPMD_F32, 2, shape, 0, 1, &arr_sharded));
+  CHECK(seed_psum_of_shard_sums(mesh, arr_sharded, &total));
+  float t;
+  CHECK(spmd_array_to_host(total, &t, sizeof t));
+  printf("%g\n", t);
+  cell("result.sharding");
+  spmd_sharding *ts;
+  CHECK(spmd_array_sharding(total, &ts));
+  show_sharding(ts);
+  spmd_sharding_destroy(ts);
+  spmd_array_destroy(total);
+  spmd_array_destroy(arr_sharded);
+  spmd_sharding_destroy(rows);
+  spmd_array_destroy(y);
+  spmd_array_destroy(arr);
+  spmd_sharding_destroy(dev0);
+  spmd_mesh_destroy(mesh);
+}
+
+/* jax.random.normal(jax.random.PRNGKey(0), shape), replicated on the mesh. */
+static spmd_array *normal(spmd_mesh *mesh, int64_t rows, int64_t cols) {
+  spmd_sharding *rep;
+  CHECK(spmd_sharding_replicated(mesh, &rep));
+  spmd_key key;
+  CHECK(spmd_random_key(0, &key));
+  int64_t shape[2] = {rows, cols};
+  spmd_array *a;
+  CHECK(spmd_random_normal(rep, &key, SPMD_F32, 2, shape, &a));
+  spmd_sharding_destroy(rep);
+  return a;
+}
+
+static float *to_host_f32(const spmd_array *a, int64_t *n) {
+  CHECK(spmd_array_size(a, n));
+  float *p = malloc((size_t)*n * sizeof *p);
+  CHECK(spmd_array_to_host(a, p, (size_t)*n * sizeof *p));
+  return p;
+}
+
+/* assert np.allclose(B, x @ W...) computed on the host. */
+static void check_against_host_product(const spmd_array *b, const spmd_array *const *factors,
+                                       size_t nfactors) {
+  int64_t n, rows, k;
+  float *acc = to_host_f32(factors[0], &n);
+  int64_t shape[2];
+  CHECK(spmd_array_shape(factors[0], shape));
+  rows = shape[0];
+  k = shape[1];
+  for (size_t f = 1; f < nfactors; ++f) {
+    int64_t m;
+    float *w = to_host_f32(factors[f], &m);
+    CHECK(spmd_array_shape(factors[f], shape));
+    float *next = calloc((size_t)(rows * shape[1]), sizeof *next);
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t t = 0; t < k; ++t)
+        for (int64_t j = 0; j < shape[1]; ++j) next[i * shape[1] + j] += acc[i * k + t] * w[t * shape[1] + j];
+    free(acc);
+    free(w);
+    acc = next;
+    k = shape[1];
+  }
+  int64_t nb;
+  float *got = to_host_f32(b, &nb);
+  double worst = 0;
+  for (int64_t i = 0; i < nb; ++i) worst = fmax(worst, fabs((double)got[i] - acc[i]));
+  printf("np.allclose(B, B_non_sharded): %s (max |difference| %.2g)\n",
+         worst < 1e-4 ? "True" : "False", worst);
+  free(got);
+  free(acc);
+}
+
+/* FSDP, tensor parallelism and both together on a 2x2 ('data', 'model') mesh. */
+static void fsdp_and_tensor_parallelism(spmd_runtime *rt) {
+  printf("\n=== FSDP and tensor parallelism ===\n");
+  int64_t ms[2] = {2, 2};
+  const char *names[2] = {"data", "model"};
+  spmd_mesh *mesh;
+  CHECK(spmd_mesh_create(rt, 2, ms, names, NULL, &mesh));
+  spmd_array *x = normal(mesh, 4, 10), *a = normal(mesh, 10, 10);
+  spmd_array *w1 = normal(mesh, 10, 40), *w2 = normal(mesh, 40, 10), *b;
+
+  cell("B = shard_map(sharded_matmul, mesh=mesh, in_specs=(P('data', None), P('data', None)),\n"
+       "...             out_specs=P('data', None))(x, A)   # FSDP: all_gather of A over 'data'\n"
+       "... jax.debug.visualize_array_sharding(B)");
+  CHECK(seed_fsdp_matmul(mesh, x, a, &b));
+  const spmd_array *xa[2] = {x, a};
+  check_against_host_product(b, xa, 2);
+  show_picture(b);
+  spmd_array_destroy(b);
+
+  cell("B = shard_map(sharded_matmul, mesh=mesh, in_specs=(P(None, 'model'), P(None, 'model'),\n"
+       "...             P('model', None)), out_specs=P(None, 'model'))(x, W1, W2)   # TP MLP\n"
+       "... jax.debug.visualize_array_sharding(B)");
+  CHECK(seed_tp_mlp(mesh, x, w1, w2, &b));
+  const spmd_array *xww[3] = {x, w1, w2};
+  check_against_host_product(b, xww, 3);
+  show_picture(b);
+  spmd_array_destroy(b);
+
+  cell("B = shard_map(sharded_matmul, mesh=mesh, in_specs=(P('data', 'model'), P('data', "
+       "'model'),\n...             P('model', 'data')), out_specs=P('data', 'model'))(x, W1, W2)"
+       "   # FSDP + TP\n... jax.debug.visualize_array_sharding(B)");
+  CHECK(seed_fsdp_tp(mesh, x, w1, w2, &b));
+  check_against_host_product(b, xww, 3);
+  show_picture(b);
+  spmd_array_destroy(b);
+  spmd_array_destroy(x);
+  spmd_array_destroy(a);
+  spmd_array_destroy(w1);
+  spmd_array_destroy(w2);
+  spmd_mesh_destroy(mesh);
+}
+
+static double seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Benchmarking communication: all_to_all of a 1000x1000 array over 4 devices. */
+static void all_to_all_benchmark(spmd_runtime *rt) {
+  printf("\n=== Benchmarking communication ===\n");
+  int64_t ms[1] = {4};
+  const char *names[1] = {"data"};
+  spmd_mesh *mesh;
+  CHECK(spmd_mesh_create(rt, 1, ms, names, NULL, &mesh));
+  spmd_sharding *rows;
+  CHECK(spmd_sharding_named_text(mesh, "data, None", &rows));
+  spmd_array *r = normal(mesh, 1000, 1000), *X, *XT = NULL, *XTT;
+  CHECK(spmd_array_reshard(r, rows, &X));
+  spmd_array_destroy(r);
+  cell("benchmark_func(all_to_all)");
+  show_picture(X);
+  double t0 = seconds();
+  for (int i = 0; i < 5; ++i) {
+    spmd_array_destroy(XT);
+    CHECK(seed_all_to_all(mesh, X, &XT));
+  }
+  CHECK(spmd_array_block_until_ready(XT));
+  printf("Warmup time: %g seconds\n", seconds() - t0);
+  const int iters = 25;
+  t0 = seconds();
+  for (int i = 0; i < iters; ++i) {
+    spmd_array_destroy(XT);
+    CHECK(seed_all_to_all(mesh, X, &XT));
+  }
+  CHECK(spmd_array_block_until_ready(XT));
+  const double per_iter = (seconds() - t0) / iters;
+  show_picture(XT);
+  printf("Time per iteration: %g seconds\n", per_iter);
+  cell("X_T_T = all_to_all(all_to_all(X)); assert np.allclose(X, X_T_T)");
+  CHECK(seed_all_to_all(mesh, XT, &XTT));
+  int64_t n;
+  float *a = to_host_f32(X, &n), *b = to_host_f32(XTT, &n);
+  printf("%s\n", memcmp(a, b, (size_t)n * sizeof *a) == 0 ? "True" : "False");
+  free(a);
+  free(b);
+  spmd_array_destroy(XTT);
+  spmd_array_destroy(XT);
+  spmd_array_destroy(X);
+  spmd_sharding_destroy(rows);
+  spmd_mesh_destroy(mesh);
+}
+
 /* FSDP-style placement: batch rows over 'data' of a 2x2 mesh. */
 static void batch_over_data_axis(spmd_runtime *rt) {
   printf("\n=== FSDP-style sharding ===\n");
@@ -196,6 +399,9 @@ int main(void) {
   rows_over_three_devices(rt);
   grid_over_two_by_four(rt);
   batch_over_data_axis(rt);
+  shard_map_over_three_devices(rt);
+  fsdp_and_tensor_parallelism(rt);
+  all_to_all_benchmark(rt);
   spmd_runtime_destroy(rt);
   return 0;
 }
