@@ -2,12 +2,13 @@
  * sharded f32 array, printed beside a memcpy of the same bytes measured in
  * the same run (the reference every figure is a ratio of).
  *
- *   spmd-transfer-bench [-n MiB] [-i iterations] [-d devices]
+ *   spmd-transfer-bench [-n MiB] [-i iterations] [-d devices] [-t threads]
  *
  * Each figure is the median over the iterations. Bytes moved are the array's
  * bytes for device_put, to_host and reshard alike. */
 #include <spmd/spmd.h>
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,39 @@ static double median(double *v, int n) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* memcpy of the same bytes split over `threads` threads, as the library's
+ * worker pool splits its copies. */
+typedef struct slice {
+  char *dst;
+  const char *src;
+  size_t bytes;
+} slice;
+
+static void *copy_slice(void *arg) {
+  slice *s = arg;
+  memcpy(s->dst, s->src, s->bytes);
+  return NULL;
+}
+
+static void threaded_memcpy(void *dst, const void *src, size_t bytes, int threads) {
+  pthread_t tid[64];
+  slice parts[64];
+  const size_t chunk = (bytes / (size_t)threads + 63) & ~(size_t)63;
+  int started = 0;
+  for (int t = 0; t < threads; ++t) {
+    const size_t off = (size_t)t * chunk;
+    if (off >= bytes) break;
+    parts[t].dst = (char *)dst + off;
+    parts[t].src = (const char *)src + off;
+    parts[t].bytes = off + chunk > bytes ? bytes - off : chunk;
+    if (t == 0) continue;
+    pthread_create(&tid[t], NULL, copy_slice, &parts[t]);
+    started = t;
+  }
+  copy_slice(&parts[0]);
+  for (int t = 1; t <= started; ++t) pthread_join(tid[t], NULL);
+}
+
 static void report(const char *what, size_t bytes, double seconds, double ref_seconds) {
   const double gbs = (double)bytes / seconds / 1e9;
   printf("%-34s %10.3f ms %9.2f GB/s %8.2f x memcpy\n", what, seconds * 1e3, gbs,
@@ -47,19 +81,23 @@ static void report(const char *what, size_t bytes, double seconds, double ref_se
 }
 
 int main(int argc, char **argv) {
-  int mib = 64, iters = 20, devices = 8, opt;
-  while ((opt = getopt(argc, argv, "n:i:d:h")) != -1) {
+  int mib = 64, iters = 20, devices = 8, threads = (int)sysconf(_SC_NPROCESSORS_ONLN), opt;
+  while ((opt = getopt(argc, argv, "n:i:d:t:h")) != -1) {
     switch (opt) {
       case 'n': mib = atoi(optarg); break;
       case 'i': iters = atoi(optarg); break;
       case 'd': devices = atoi(optarg); break;
+      case 't': threads = atoi(optarg); break;
       default:
-        fprintf(stderr, "usage: %s [-n MiB (64)] [-i iterations (20)] [-d devices (8)]\n", argv[0]);
+        fprintf(stderr,
+                "usage: %s [-n MiB (64)] [-i iterations (20)] [-d devices (8)] "
+                "[-t worker threads (cores)]\n",
+                argv[0]);
         return opt == 'h' ? 0 : 2;
     }
   }
-  if (mib < 1 || iters < 1 || devices < 1) {
-    fprintf(stderr, "%s: -n, -i and -d must be positive\n", argv[0]);
+  if (mib < 1 || iters < 1 || devices < 1 || threads < 1 || threads > 64) {
+    fprintf(stderr, "%s: -n, -i and -d must be positive, -t from 1 to 64\n", argv[0]);
     return 2;
   }
   /* A square-ish f32 matrix of the requested size, rows divisible by devices. */
@@ -70,6 +108,7 @@ int main(int argc, char **argv) {
 
   spmd_runtime_options o = SPMD_RUNTIME_OPTIONS_INIT;
   o.cpu_device_count = devices;
+  o.worker_threads = threads;
   spmd_runtime *rt;
   CHECK(spmd_runtime_create(&o, &rt));
   int64_t ms[1] = {devices};
@@ -89,9 +128,9 @@ int main(int argc, char **argv) {
   memset(dst, 0, bytes);
 
   double *t = malloc(sizeof(double) * (size_t)iters);
-  printf("spmd-transfer-bench: %d MiB f32 (%lld x %lld) over %d CPU devices, %d iterations, "
-         "medians\n",
-         mib, (long long)rows, (long long)cols, devices, iters);
+  printf("spmd-transfer-bench: %d MiB f32 (%lld x %lld) over %d CPU devices, %d worker "
+         "threads, %d iterations, medians; ratios against one memcpy\n",
+         mib, (long long)rows, (long long)cols, devices, threads, iters);
 
   /* Reference: one memcpy of the same bytes between warm buffers. */
   for (int i = 0; i < iters; ++i) {
@@ -101,6 +140,14 @@ int main(int argc, char **argv) {
   }
   const double ref = median(t, iters);
   report("memcpy (reference)", bytes, ref, ref);
+  for (int i = 0; i < iters; ++i) {
+    const double t0 = now();
+    threaded_memcpy(dst, host, bytes, threads);
+    t[i] = now() - t0;
+  }
+  char label[64];
+  snprintf(label, sizeof label, "memcpy on %d threads", threads);
+  report(label, bytes, median(t, iters), ref);
 
   spmd_array *a = NULL;
   for (int i = 0; i < iters + 1; ++i) {
