@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 namespace spmd {
 
 struct CollectiveCall;
+struct GroupCall;
 class GroupSync;
 
 namespace rng {
@@ -88,6 +90,11 @@ class Backend {
   // One device's part of a collective over a group of devices (see
   // backend/collectives.hpp). The default throws UNSUPPORTED.
   virtual void run_collective(const CollectiveCall &call, GroupSync &group);
+  // Every member of every group at once, from the worker pool: returns
+  // false when the backend needs a thread per device instead (the default).
+  virtual bool run_collective_groups(
+      const std::vector<GroupCall> &groups,
+      const std::function<void(size_t, const std::function<void(size_t)> &)> &parallel_for);
 };
 
 // Device memory owned by one shard, returned to the backend when released.

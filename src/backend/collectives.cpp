@@ -10,4 +10,10 @@ void Backend::run_collective(const CollectiveCall &, GroupSync &) {
        " platform");
 }
 
+bool Backend::run_collective_groups(
+    const std::vector<GroupCall> &,
+    const std::function<void(size_t, const std::function<void(size_t)> &)> &) {
+  return false;
+}
+
 }  // namespace spmd

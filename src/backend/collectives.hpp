@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "core/shape.hpp"
@@ -24,15 +25,21 @@ struct CollSlot {
   void *out = nullptr;  // all-reduce: peers read finished chunks from it
 };
 
-// One member's view of its group for the duration of one collective. The
-// execution layer implements it (rendezvous, timeouts, failure of peers).
-class GroupSync {
+// The members of a group as one member sees them: every member's slot, as
+// published before the call reached the backend.
+class GroupView {
  public:
-  virtual ~GroupSync() = default;
+  virtual ~GroupView() = default;
   virtual size_t size() const = 0;
   virtual size_t rank() const = 0;
-  // Every member's slot, as published before the call reached the backend.
   virtual const CollSlot &slot(size_t member) const = 0;
+};
+
+// One member's view of its group for the duration of one collective, when
+// each member runs on its own thread (shard_map). The execution layer
+// implements it (rendezvous, timeouts, failure of peers).
+class GroupSync : public GroupView {
+ public:
   // Waits for every member of the group; throws if one never comes.
   virtual void barrier() = 0;
 };
@@ -53,5 +60,17 @@ struct CollectiveCall {
   bool tiled = true;
   int64_t source = -1;      // permute: the member this one receives from, -1 none
 };
+
+// A whole group's collective, every member's call and slot, for backends
+// that can run all members of all groups from a few threads without a
+// thread per device (the persistent collectives' path).
+struct GroupCall {
+  std::vector<CollectiveCall> calls;  // rank order
+  std::vector<CollSlot> slots;        // rank order
+};
+
+// Runs fn(i) for i in [0, n) on the runtime's worker pool and returns when
+// all are done.
+using ParallelFor = std::function<void(size_t n, const std::function<void(size_t)> &fn)>;
 
 }  // namespace spmd

@@ -31,15 +31,16 @@ std::string shape_sig(const Shape &s, int64_t masked) {
   return r + "]";
 }
 
-// Converts `count` elements of `from` into `to` (values as jnp.astype).
-void convert(const void *src, spmd_dtype from, void *dst, spmd_dtype to, size_t count) {
+}  // namespace
+
+void convert_elements(const void *src, spmd_dtype from, void *dst, spmd_dtype to, size_t count) {
   const size_t fs = dtype_size(from), ts = dtype_size(to);
   for (size_t i = 0; i < count; ++i)
     store_from_double(to, load_as_double(from, static_cast<const char *>(src) + i * fs),
                       static_cast<char *>(dst) + i * ts);
 }
 
-void divide(void *data, spmd_dtype dtype, size_t count, double n) {
+void divide_elements(void *data, spmd_dtype dtype, size_t count, double n) {
   switch (dtype) {
     case SPMD_F32: {
       auto *p = static_cast<float *>(data);
@@ -66,8 +67,6 @@ void divide(void *data, spmd_dtype dtype, size_t count, double n) {
       fail(SPMD_ERR_INTERNAL, "pmean of non-float dtype ", dtype_name(dtype));
   }
 }
-
-}  // namespace
 
 spmd_dtype op_output_dtype(const OpSpec &op, spmd_dtype dtype) {
   if (op.kind != CollKind::AllReduce) return dtype;
@@ -176,7 +175,7 @@ LocalBlock run_collective_op(Session &session, size_t position, Backend &backend
   LocalBlock in = in0;
   if (out_dtype != in0.dtype) {
     in.data = mem.scratch(count * dtype_size(out_dtype));
-    convert(in0.data, in0.dtype, in.data, out_dtype, count);
+    convert_elements(in0.data, in0.dtype, in.data, out_dtype, count);
     in.dtype = out_dtype;
   }
 
@@ -266,7 +265,7 @@ LocalBlock run_collective_op(Session &session, size_t position, Backend &backend
   backend.run_collective(call, sync);
 
   if (op.mean)
-    divide(call.out, out_dtype, static_cast<size_t>(shape_elements(call.out_shape)),
+    divide_elements(call.out, out_dtype, static_cast<size_t>(shape_elements(call.out_shape)),
            static_cast<double>(n));
   return LocalBlock{call.out, out_dtype, call.out_shape};
 }

@@ -51,6 +51,11 @@ spmd_dtype op_output_dtype(const OpSpec &op, spmd_dtype dtype);
 // throws INVALID_ARGUMENT saying why the input does not fit.
 Shape op_output_shape(const OpSpec &op, const Shape &in, size_t n, size_t rank, const char *what);
 
+// Converts `count` elements between dtypes (values as jnp.astype).
+void convert_elements(const void *src, spmd_dtype from, void *dst, spmd_dtype to, size_t count);
+// Divides `count` floating-point elements by n in place (pmean).
+void divide_elements(void *data, spmd_dtype dtype, size_t count, double n);
+
 // Runs one device's part of `op` inside `session`. Returns the result block
 // (memory from mem.output). Throws on bad parameters, a mismatch between
 // members, a missing peer or a timeout.

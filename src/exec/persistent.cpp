@@ -1,5 +1,7 @@
 #include "exec/persistent.hpp"
 
+#include <map>
+
 #include "core/dtype.hpp"
 #include "core/error.hpp"
 #include "exec/device_threads.hpp"
@@ -108,6 +110,33 @@ PersistentCollective::PersistentCollective(ShardingPtr input_sharding, OpSpec op
   }
   out_global_ = assemble_global(*out_sharding_, out_local, what + ": result");
   scratch_.resize(m.size());
+
+  // The pool path's plan.
+  std::map<const Group *, size_t> index;
+  for (size_t p = 0; p < m.size(); ++p) {
+    const Session::Member mem = session_->member(p, op_.axes);
+    auto it = index.find(mem.group);
+    if (it == index.end()) {
+      it = index.emplace(mem.group, groups_.size()).first;
+      groups_.emplace_back();
+      groups_.back().calls.resize(mem.group->size());
+      groups_.back().slots.resize(mem.group->size());
+    }
+    places_.push_back({it->second, mem.rank});
+    CollectiveCall &c = groups_[it->second].calls[mem.rank];
+    c.kind = op_.kind;
+    c.op = op_.op;
+    c.dtype = out_dtype_;
+    c.device = m.devices()[p];
+    c.out_shape = out_local[p];
+    c.axis = op_.axis;
+    c.concat_axis = op_.concat_axis;
+    c.tiled = op_.tiled;
+    c.source = -1;
+    for (const auto &[src, dst] : op_.pairs)
+      if (dst == static_cast<int64_t>(mem.rank)) c.source = src;
+    groups_[it->second].slots[mem.rank].in_shape = in_local_[p];
+  }
 }
 
 ArrayPtr PersistentCollective::prepare(const ArrayPtr &input) const {
@@ -126,9 +155,48 @@ ArrayPtr PersistentCollective::prepare(const ArrayPtr &input) const {
 }
 
 void PersistentCollective::run(const Array &input, const Array &output) {
+  input.block_until_ready();
+  if (!run_on_pool(input, output)) run_on_device_threads(input, output);
+}
+
+bool PersistentCollective::run_on_pool(const Array &input, const Array &output) {
+  const Mesh &m = *in_sharding_->mesh();
+  Runtime &rt = *m.runtime();
+  const size_t n = m.size();
+  auto parallel_for = [&](size_t count, const std::function<void(size_t)> &fn) {
+    rt.pool().parallel_for(count, fn);
+  };
+  // Inputs JAX promotes first (psum of bool, pmean of integers).
+  const bool convert = out_dtype_ != dtype_;
+  if (convert)
+    parallel_for(n, [&](size_t p) {
+      const size_t count = static_cast<size_t>(shape_elements(in_local_[p]));
+      const size_t bytes = count * dtype_size(out_dtype_);
+      if (!scratch_[p] || scratch_[p]->bytes() < bytes)
+        scratch_[p] = std::make_shared<Buffer>(rt.backend_ptr(), m.devices()[p], bytes);
+      convert_elements(input.buffer(p).data(), dtype_, scratch_[p]->data(), out_dtype_, count);
+    });
+  for (size_t p = 0; p < n; ++p) {
+    GroupCall &g = groups_[places_[p].group];
+    const size_t r = places_[p].rank;
+    g.slots[r].in = convert ? scratch_[p]->data() : input.buffer(p).data();
+    g.slots[r].out = output.buffer(p).data();
+    g.calls[r].out = output.buffer(p).data();
+  }
+  if (!rt.backend().run_collective_groups(groups_, parallel_for)) return false;
+  if (op_.mean)
+    parallel_for(n, [&](size_t p) {
+      const GroupCall &g = groups_[places_[p].group];
+      divide_elements(output.buffer(p).data(), out_dtype_,
+                      static_cast<size_t>(shape_elements(g.calls[places_[p].rank].out_shape)),
+                      static_cast<double>(g.calls.size()));
+    });
+  return true;
+}
+
+void PersistentCollective::run_on_device_threads(const Array &input, const Array &output) {
   const Mesh &m = *in_sharding_->mesh();
   Backend &backend = m.runtime()->backend();
-  input.block_until_ready();
   if (session_->broken())
     session_ = std::make_unique<Session>(in_sharding_->mesh(), timeout_);
   else

@@ -32,6 +32,10 @@ class PersistentCollective {
  private:
   ArrayPtr prepare(const ArrayPtr &input) const;
   void run(const Array &input, const Array &output);
+  // Every member of every group from the worker pool; false if the backend
+  // needs a thread per device.
+  bool run_on_pool(const Array &input, const Array &output);
+  void run_on_device_threads(const Array &input, const Array &output);
 
   ShardingPtr in_sharding_;
   ShardingPtr out_sharding_;
@@ -45,6 +49,14 @@ class PersistentCollective {
   std::mutex mu_;  // one execution at a time
   std::unique_ptr<Session> session_;
   std::vector<BufferPtr> scratch_;  // per mesh position, for dtype conversions
+  // The plan of the pool path: each position's group and rank, and every
+  // group's calls with shapes and parameters filled in (buffers per run).
+  struct Place {
+    size_t group;
+    size_t rank;
+  };
+  std::vector<Place> places_;
+  std::vector<GroupCall> groups_;
 };
 
 }  // namespace spmd

@@ -31,6 +31,9 @@ class CpuBackend final : public Backend {
                    const Shape &global, const Box &box) override;
   void synchronize(int) override {}
   void run_collective(const CollectiveCall &call, GroupSync &group) override;
+  bool run_collective_groups(const std::vector<GroupCall> &groups,
+                             const std::function<void(size_t, const std::function<void(size_t)> &)>
+                                 &parallel_for) override;
 
  private:
   int devices_;

@@ -3,7 +3,10 @@
 // staging) between the group's barriers. All-reduce is reduce-scatter by
 // chunks followed by all-gather, so each device touches 2(n-1)/n of the
 // data, as a ring would, instead of n times it.
+#include <algorithm>
 #include <cstring>
+#include <utility>
+#include <vector>
 
 #include "backend/cpu/cpu_backend.hpp"
 #include "backend/cpu/reduce.hpp"
@@ -74,15 +77,28 @@ void strided_copy(const Shape &ext, const char *src, const Shape &ss, char *dst,
   }
 }
 
-void all_reduce(const CollectiveCall &c, GroupSync &g) {
+// Each collective is one or two phases; between phases (and after the
+// last) every member of the group must have finished the previous one. On a
+// thread per device that is a barrier; on the worker pool it is the end of a
+// parallel_for over all members.
+
+bool small_all_reduce(const CollectiveCall &c) {
+  return static_cast<size_t>(shape_elements(c.out_shape)) * dtype_size(c.dtype) <=
+         kSmallAllReduceBytes;
+}
+
+int phase_count(const CollectiveCall &c) {
+  return c.kind == CollKind::AllReduce && !small_all_reduce(c) ? 2 : 1;
+}
+
+void all_reduce(const CollectiveCall &c, const GroupView &g, int phase) {
   const size_t n = g.size(), me = g.rank(), es = dtype_size(c.dtype);
   const size_t count = static_cast<size_t>(shape_elements(c.out_shape));
   std::vector<const void *> srcs(n);
   auto *out = static_cast<char *>(c.out);
-  if (count * es <= kSmallAllReduceBytes) {
+  if (small_all_reduce(c)) {
     for (size_t r = 0; r < n; ++r) srcs[r] = g.slot(r).in;
     reduce_buffers(c.dtype, c.op, out, srcs.data(), n, count);
-    g.barrier();
     return;
   }
   // Chunks rounded to 64 elements keep the loops aligned and vectorised.
@@ -93,19 +109,20 @@ void all_reduce(const CollectiveCall &c, GroupSync &g) {
     len = std::min(count, lo + chunk) - lo;
   };
   size_t lo, len;
-  range(me, lo, len);
-  for (size_t r = 0; r < n; ++r) srcs[r] = static_cast<const char *>(g.slot(r).in) + lo * es;
-  reduce_buffers(c.dtype, c.op, out + lo * es, srcs.data(), n, len);
-  g.barrier();  // every chunk is reduced
-  for (size_t r = 0; r < n; ++r) {
+  if (phase == 0) {  // reduce-scatter: this member's chunk from every input
+    range(me, lo, len);
+    for (size_t r = 0; r < n; ++r) srcs[r] = static_cast<const char *>(g.slot(r).in) + lo * es;
+    reduce_buffers(c.dtype, c.op, out + lo * es, srcs.data(), n, len);
+    return;
+  }
+  for (size_t r = 0; r < n; ++r) {  // all-gather of the reduced chunks
     if (r == me) continue;
     range(r, lo, len);
     if (len) std::memcpy(out + lo * es, static_cast<const char *>(g.slot(r).out) + lo * es, len * es);
   }
-  g.barrier();  // no peer reads our chunk any more
 }
 
-void all_gather(const CollectiveCall &c, GroupSync &g) {
+void all_gather(const CollectiveCall &c, const GroupView &g) {
   const size_t n = g.size(), es = dtype_size(c.dtype);
   const Shape ostr = dense_strides(c.out_shape);
   int64_t offset = 0;
@@ -124,10 +141,9 @@ void all_gather(const CollectiveCall &c, GroupSync &g) {
     }
     strided_copy(s.in_shape, static_cast<const char *>(s.in), sstr, dst, dstr, es);
   }
-  g.barrier();
 }
 
-void reduce_scatter(const CollectiveCall &c, GroupSync &g) {
+void reduce_scatter(const CollectiveCall &c, const GroupView &g) {
   const size_t n = g.size(), me = g.rank(), es = dtype_size(c.dtype);
   const Shape &shape = g.slot(me).in_shape;
   const size_t ax = static_cast<size_t>(c.axis);
@@ -146,19 +162,16 @@ void reduce_scatter(const CollectiveCall &c, GroupSync &g) {
   for (size_t d = ax + 1; d < shape.size(); ++d) inner *= shape[d];
   std::vector<const void *> srcs(n);
   const size_t run = static_cast<size_t>(len * inner);
-  if (run > 0) {
-    for (int64_t o = 0; o < outer; ++o) {
-      const int64_t src_off = (o * dim + start) * inner * static_cast<int64_t>(es);
-      for (size_t r = 0; r < n; ++r)
-        srcs[r] = static_cast<const char *>(g.slot(r).in) + src_off;
-      reduce_buffers(c.dtype, c.op, static_cast<char *>(c.out) + o * static_cast<int64_t>(run * es),
-                     srcs.data(), n, run);
-    }
+  if (run == 0) return;
+  for (int64_t o = 0; o < outer; ++o) {
+    const int64_t src_off = (o * dim + start) * inner * static_cast<int64_t>(es);
+    for (size_t r = 0; r < n; ++r) srcs[r] = static_cast<const char *>(g.slot(r).in) + src_off;
+    reduce_buffers(c.dtype, c.op, static_cast<char *>(c.out) + o * static_cast<int64_t>(run * es),
+                   srcs.data(), n, run);
   }
-  g.barrier();
 }
 
-void all_to_all(const CollectiveCall &c, GroupSync &g) {
+void all_to_all(const CollectiveCall &c, const GroupView &g) {
   const size_t n = g.size(), me = g.rank(), es = dtype_size(c.dtype);
   const size_t sa = static_cast<size_t>(c.axis), ca = static_cast<size_t>(c.concat_axis);
   const Shape ostr = dense_strides(c.out_shape);
@@ -185,31 +198,69 @@ void all_to_all(const CollectiveCall &c, GroupSync &g) {
                    erase_dim(ostr, c.concat_axis), es);
     }
   }
-  g.barrier();
 }
 
-void permute(const CollectiveCall &c, GroupSync &g) {
+void permute(const CollectiveCall &c, const GroupView &g) {
   const size_t bytes = static_cast<size_t>(shape_elements(c.out_shape)) * dtype_size(c.dtype);
-  if (bytes) {
-    if (c.source < 0)
-      std::memset(c.out, 0, bytes);
-    else
-      std::memcpy(c.out, g.slot(static_cast<size_t>(c.source)).in, bytes);
-  }
-  g.barrier();
+  if (bytes == 0) return;
+  if (c.source < 0)
+    std::memset(c.out, 0, bytes);
+  else
+    std::memcpy(c.out, g.slot(static_cast<size_t>(c.source)).in, bytes);
 }
+
+void run_phase(const CollectiveCall &c, const GroupView &g, int phase) {
+  switch (c.kind) {
+    case CollKind::AllReduce: return all_reduce(c, g, phase);
+    case CollKind::AllGather: return all_gather(c, g);
+    case CollKind::ReduceScatter: return reduce_scatter(c, g);
+    case CollKind::AllToAll: return all_to_all(c, g);
+    case CollKind::Permute: return permute(c, g);
+  }
+  fail(SPMD_ERR_INTERNAL, "unknown collective kind");
+}
+
+// A member's view of a group whose slots are all known up front.
+class StaticView final : public GroupView {
+ public:
+  StaticView(const std::vector<CollSlot> &slots, size_t rank) : slots_(slots), rank_(rank) {}
+  size_t size() const override { return slots_.size(); }
+  size_t rank() const override { return rank_; }
+  const CollSlot &slot(size_t r) const override { return slots_[r]; }
+
+ private:
+  const std::vector<CollSlot> &slots_;
+  size_t rank_;
+};
 
 }  // namespace
 
 void CpuBackend::run_collective(const CollectiveCall &call, GroupSync &group) {
-  switch (call.kind) {
-    case CollKind::AllReduce: return all_reduce(call, group);
-    case CollKind::AllGather: return all_gather(call, group);
-    case CollKind::ReduceScatter: return reduce_scatter(call, group);
-    case CollKind::AllToAll: return all_to_all(call, group);
-    case CollKind::Permute: return permute(call, group);
+  const int phases = phase_count(call);
+  for (int k = 0; k < phases; ++k) {
+    run_phase(call, group, k);
+    group.barrier();  // no peer reads this member's buffers after the last
   }
-  fail(SPMD_ERR_INTERNAL, "unknown collective kind");
+}
+
+bool CpuBackend::run_collective_groups(
+    const std::vector<GroupCall> &groups,
+    const std::function<void(size_t, const std::function<void(size_t)> &)> &parallel_for) {
+  // Members of all groups, flattened: (group, rank).
+  std::vector<std::pair<size_t, size_t>> items;
+  int phases = 0;
+  for (size_t gi = 0; gi < groups.size(); ++gi)
+    for (size_t r = 0; r < groups[gi].calls.size(); ++r) {
+      items.emplace_back(gi, r);
+      phases = std::max(phases, phase_count(groups[gi].calls[r]));
+    }
+  for (int k = 0; k < phases; ++k)
+    parallel_for(items.size(), [&](size_t i) {
+      const auto [gi, r] = items[i];
+      const GroupCall &g = groups[gi];
+      if (k < phase_count(g.calls[r])) run_phase(g.calls[r], StaticView(g.slots, r), k);
+    });
+  return true;
 }
 
 }  // namespace spmd::cpu
