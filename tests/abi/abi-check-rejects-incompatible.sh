@@ -19,20 +19,34 @@ rm -rf "$work"
 mkdir -p "$work"
 failures=0
 
-build_fixture() { # name cflags...
-  local name=$1
-  shift
+jobs_max=$(nproc 2>/dev/null || echo 2)
+
+# Builds variant NAME of the fixture with SONAME and CFLAGS and compares it
+# with the baseline; leaves abi-check's exit status in NAME/rc (3: the
+# variant did not build).
+variant() { # name soname cflags...
+  local name=$1 soname=$2 rc=0
+  shift 2
   mkdir -p "$work/$name"
-  "$cc" -g -O1 -shared -fPIC -Wl,-soname,libfx.so.1 -I"$fixture" "$@" \
-    "$fixture/fixture.c" -o "$work/$name/libfx.so.1"
+  if ! "$cc" -g -O1 -shared -fPIC -Wl,-soname,"$soname" -I"$fixture" "$@" \
+    "$fixture/fixture.c" -o "$work/$name/libfx.so.1" >"$work/$name/report.txt" 2>&1; then
+    echo 3 >"$work/$name/rc"
+    return
+  fi
+  "$python" "$abi_check" compare "$work/base.abi" "$work/$name/libfx.so.1" \
+    --headers "$fixture" >"$work/$name/report.txt" 2>&1 || rc=$?
+  echo "$rc" >"$work/$name/rc"
+}
+spawn() { # as variant, in the background, at most jobs_max at once
+  while [[ $(jobs -rp | wc -l) -ge $jobs_max ]]; do wait -n || true; done
+  variant "$@" &
 }
 
 expect() { # accept|reject name description
-  local want=$1 name=$2 what=$3 rc=0
-  "$python" "$abi_check" compare "$work/base.abi" "$work/$name/libfx.so.1" \
-    --headers "$fixture" >"$work/$name/report.txt" 2>&1 || rc=$?
+  local want=$1 name=$2 what=$3 rc
+  rc=$(cat "$work/$name/rc")
   if [[ $rc -ge 2 ]]; then
-    echo "FAIL  $what: abi-check could not run (exit $rc)"
+    echo "FAIL  $what: the variant did not build or abi-check could not run (exit $rc)"
     cat "$work/$name/report.txt"
     failures=$((failures + 1))
   elif [[ $want == accept && $rc -eq 0 ]] || [[ $want == reject && $rc -eq 1 ]]; then
@@ -44,26 +58,28 @@ expect() { # accept|reject name description
   fi
 }
 
-build_fixture base
+mkdir -p "$work/base"
+"$cc" -g -O1 -shared -fPIC -Wl,-soname,libfx.so.1 -I"$fixture" "$fixture/fixture.c" \
+  -o "$work/base/libfx.so.1"
 "$python" "$abi_check" dump "$work/base/libfx.so.1" "$work/base.abi" --headers "$fixture"
 
-build_fixture same
-build_fixture add_function -DFX_ADD_FUNCTION
-build_fixture enum_append -DFX_ENUM_APPEND
-build_fixture options_append -DFX_OPTIONS_APPEND
-build_fixture all_additions -DFX_ADD_FUNCTION -DFX_ENUM_APPEND -DFX_OPTIONS_APPEND
-build_fixture remove_function -DFX_REMOVE_FUNCTION
-build_fixture param_change -DFX_PARAM_CHANGE
-build_fixture enum_renumber -DFX_ENUM_RENUMBER
-build_fixture options_swap -DFX_OPTIONS_SWAP
-build_fixture options_insert -DFX_OPTIONS_INSERT
-build_fixture options_retype -DFX_OPTIONS_RETYPE
-build_fixture options_append_in_padding -DFX_OPTIONS_APPEND_IN_PADDING
-build_fixture point_grow -DFX_POINT_GROW
-build_fixture additions_and_removal -DFX_ADD_FUNCTION -DFX_REMOVE_FUNCTION
-mkdir -p "$work/soname_bump"
-"$cc" -g -O1 -shared -fPIC -Wl,-soname,libfx.so.2 -I"$fixture" \
-  "$fixture/fixture.c" -o "$work/soname_bump/libfx.so.1"
+so=libfx.so.1
+spawn same $so
+spawn add_function $so -DFX_ADD_FUNCTION
+spawn enum_append $so -DFX_ENUM_APPEND
+spawn options_append $so -DFX_OPTIONS_APPEND
+spawn all_additions $so -DFX_ADD_FUNCTION -DFX_ENUM_APPEND -DFX_OPTIONS_APPEND
+spawn remove_function $so -DFX_REMOVE_FUNCTION
+spawn param_change $so -DFX_PARAM_CHANGE
+spawn enum_renumber $so -DFX_ENUM_RENUMBER
+spawn options_swap $so -DFX_OPTIONS_SWAP
+spawn options_insert $so -DFX_OPTIONS_INSERT
+spawn options_retype $so -DFX_OPTIONS_RETYPE
+spawn options_append_in_padding $so -DFX_OPTIONS_APPEND_IN_PADDING
+spawn point_grow $so -DFX_POINT_GROW
+spawn additions_and_removal $so -DFX_ADD_FUNCTION -DFX_REMOVE_FUNCTION
+spawn soname_bump libfx.so.2
+wait
 
 expect accept same "an unchanged rebuild"
 expect accept add_function "a new function and a new struct"
@@ -92,9 +108,9 @@ elif [[ $# -ge 3 ]]; then
   baseline=$work/libspmd.abi
   "$python" "$abi_check" dump "$library" "$baseline" "${headers[@]}"
   # The function to hide: the first one the baseline records.
-  victim=$(grep -o "<elf-symbol name='spmd_[a-z0-9_]*'" "$baseline" | head -n1 | cut -d"'" -f2)
-  soname=$(grep -o "soname='[^']*'" "$baseline" | head -n1 | cut -d"'" -f2)
-  node=$(grep -o "<elf-symbol name='spmd_[a-z0-9_]*' version='[^']*'" "$baseline" | head -n1 | cut -d"'" -f4)
+  victim=$(grep -m1 -o "<elf-symbol name='spmd_[a-z0-9_]*'" "$baseline" | cut -d"'" -f2)
+  soname=$(grep -m1 -o "soname='[^']*'" "$baseline" | cut -d"'" -f2)
+  node=$(grep -m1 -o "<elf-symbol name='spmd_[a-z0-9_]*' version='[^']*'" "$baseline" | cut -d"'" -f4)
   printf '%s {\n  global:\n    spmd_*;\n  local:\n    *;\n};\n' "$node" >"$work/full.map"
   printf '%s {\n  global:\n    spmd_*;\n  local:\n    %s;\n    *;\n};\n' "$node" "$victim" >"$work/hidden.map"
   for v in full hidden; do
