@@ -70,4 +70,20 @@ static inline spmd_sharding *test_sharding(spmd_mesh *mesh, const char *spec) {
   return s;
 }
 
+/* One runtime of 8 CPU devices for a whole suite: pass suite_setup and
+ * suite_teardown to cmocka_run_group_tests. */
+static spmd_runtime *suite_rt;
+
+static inline int suite_setup(void **state) {
+  (void)state;
+  suite_rt = test_runtime(8);
+  return 0;
+}
+
+static inline int suite_teardown(void **state) {
+  (void)state;
+  spmd_runtime_destroy(suite_rt);
+  return 0;
+}
+
 #endif /* SPMD_TEST_H */

@@ -1,23 +1,11 @@
 /* Meshes: shapes, axis names, device order and lookups both ways. */
 #include "spmd_test.h"
 
-static spmd_runtime *rt;
-
-static int setup(void **state) {
-  (void)state;
-  rt = test_runtime(8);
-  return 0;
-}
-static int teardown(void **state) {
-  (void)state;
-  spmd_runtime_destroy(rt);
-  return 0;
-}
 
 static void default_devices_are_in_order_row_major(void **state) {
   (void)state;
   int64_t shape[2] = {2, 4};
-  spmd_mesh *m = test_mesh(rt, 2, shape);
+  spmd_mesh *m = test_mesh(suite_rt, 2, shape);
   size_t ndim, size;
   assert_ok(spmd_mesh_ndim(m, &ndim));
   assert_ok(spmd_mesh_size(m, &size));
@@ -54,7 +42,7 @@ static void explicit_device_order_is_kept(void **state) {
   const char *names[2] = {"data", "model"};
   int devices[4] = {3, 1, 2, 0};
   spmd_mesh *m;
-  assert_ok(spmd_mesh_create(rt, 2, shape, names, devices, &m));
+  assert_ok(spmd_mesh_create(suite_rt, 2, shape, names, devices, &m));
   int d;
   int64_t c[2] = {0, 0};
   assert_ok(spmd_mesh_device_at(m, c, &d));
@@ -79,9 +67,9 @@ static void explicit_device_order_is_kept(void **state) {
 static void equal_meshes_compare_equal(void **state) {
   (void)state;
   int64_t shape[2] = {2, 4};
-  spmd_mesh *a = test_mesh(rt, 2, shape), *b = test_mesh(rt, 2, shape);
+  spmd_mesh *a = test_mesh(suite_rt, 2, shape), *b = test_mesh(suite_rt, 2, shape);
   int64_t other[2] = {4, 2};
-  spmd_mesh *c = test_mesh(rt, 2, other);
+  spmd_mesh *c = test_mesh(suite_rt, 2, other);
   int eq;
   assert_ok(spmd_mesh_equal(a, b, &eq));
   assert_true(eq);
@@ -97,17 +85,17 @@ static void bad_shapes_are_rejected(void **state) {
   spmd_mesh *m = NULL;
   const char *names[2] = {"x", "y"};
   int64_t zero[2] = {2, 0};
-  assert_fails(spmd_mesh_create(rt, 2, zero, names, NULL, &m), SPMD_ERR_INVALID_ARGUMENT,
+  assert_fails(spmd_mesh_create(suite_rt, 2, zero, names, NULL, &m), SPMD_ERR_INVALID_ARGUMENT,
                "axis 1 has size 0");
   int64_t negative[2] = {-2, 4};
-  assert_fails(spmd_mesh_create(rt, 2, negative, names, NULL, &m), SPMD_ERR_INVALID_ARGUMENT,
+  assert_fails(spmd_mesh_create(suite_rt, 2, negative, names, NULL, &m), SPMD_ERR_INVALID_ARGUMENT,
                "negative size -2");
   int64_t too_big[2] = {4, 4};
-  assert_fails(spmd_mesh_create(rt, 2, too_big, names, NULL, &m), SPMD_ERR_INVALID_ARGUMENT,
+  assert_fails(spmd_mesh_create(suite_rt, 2, too_big, names, NULL, &m), SPMD_ERR_INVALID_ARGUMENT,
                "needs 16 devices but the runtime has 8");
-  assert_fails(spmd_mesh_create(rt, 0, too_big, names, NULL, &m), SPMD_ERR_INVALID_ARGUMENT,
+  assert_fails(spmd_mesh_create(suite_rt, 0, too_big, names, NULL, &m), SPMD_ERR_INVALID_ARGUMENT,
                "ndim: a mesh needs at least one axis");
-  assert_fails(spmd_mesh_create(rt, 2, NULL, names, NULL, &m), SPMD_ERR_INVALID_ARGUMENT,
+  assert_fails(spmd_mesh_create(suite_rt, 2, NULL, names, NULL, &m), SPMD_ERR_INVALID_ARGUMENT,
                "shape: NULL");
   assert_null(m);
 }
@@ -117,19 +105,19 @@ static void bad_axis_names_are_rejected(void **state) {
   spmd_mesh *m = NULL;
   int64_t shape[2] = {2, 4};
   const char *twice[2] = {"x", "x"};
-  assert_fails(spmd_mesh_create(rt, 2, shape, twice, NULL, &m), SPMD_ERR_INVALID_ARGUMENT,
+  assert_fails(spmd_mesh_create(suite_rt, 2, shape, twice, NULL, &m), SPMD_ERR_INVALID_ARGUMENT,
                "axis_names: 'x' is used for axes 0 and 1");
   const char *empty[2] = {"x", ""};
-  assert_fails(spmd_mesh_create(rt, 2, shape, empty, NULL, &m), SPMD_ERR_INVALID_ARGUMENT,
+  assert_fails(spmd_mesh_create(suite_rt, 2, shape, empty, NULL, &m), SPMD_ERR_INVALID_ARGUMENT,
                "axis_names[1]: '' is not a valid axis name");
   const char *none[2] = {"None", "y"};
-  assert_fails(spmd_mesh_create(rt, 2, shape, none, NULL, &m), SPMD_ERR_INVALID_ARGUMENT,
+  assert_fails(spmd_mesh_create(suite_rt, 2, shape, none, NULL, &m), SPMD_ERR_INVALID_ARGUMENT,
                "axis_names[0]: 'None'");
   const char *comma[2] = {"x,y", "z"};
-  assert_fails(spmd_mesh_create(rt, 2, shape, comma, NULL, &m), SPMD_ERR_INVALID_ARGUMENT,
+  assert_fails(spmd_mesh_create(suite_rt, 2, shape, comma, NULL, &m), SPMD_ERR_INVALID_ARGUMENT,
                "'x,y' is not a valid axis name");
   const char *null_name[2] = {"x", NULL};
-  assert_fails(spmd_mesh_create(rt, 2, shape, null_name, NULL, &m), SPMD_ERR_INVALID_ARGUMENT,
+  assert_fails(spmd_mesh_create(suite_rt, 2, shape, null_name, NULL, &m), SPMD_ERR_INVALID_ARGUMENT,
                "axis_names[1]: NULL");
   assert_null(m);
 }
@@ -140,13 +128,13 @@ static void bad_device_ids_are_rejected(void **state) {
   int64_t shape[1] = {4};
   const char *names[1] = {"x"};
   int twice[4] = {0, 1, 1, 2};
-  assert_fails(spmd_mesh_create(rt, 1, shape, names, twice, &m), SPMD_ERR_INVALID_ARGUMENT,
+  assert_fails(spmd_mesh_create(suite_rt, 1, shape, names, twice, &m), SPMD_ERR_INVALID_ARGUMENT,
                "device_ids: device 1 appears twice (positions 1 and 2)");
   int unknown[4] = {0, 1, 9, 2};
-  assert_fails(spmd_mesh_create(rt, 1, shape, names, unknown, &m), SPMD_ERR_INVALID_ARGUMENT,
+  assert_fails(spmd_mesh_create(suite_rt, 1, shape, names, unknown, &m), SPMD_ERR_INVALID_ARGUMENT,
                "device_ids[2]: device 9 does not exist");
   int negative[4] = {0, -1, 2, 3};
-  assert_fails(spmd_mesh_create(rt, 1, shape, names, negative, &m), SPMD_ERR_INVALID_ARGUMENT,
+  assert_fails(spmd_mesh_create(suite_rt, 1, shape, names, negative, &m), SPMD_ERR_INVALID_ARGUMENT,
                "device_ids[1]: device -1");
   assert_null(m);
 }
@@ -154,7 +142,7 @@ static void bad_device_ids_are_rejected(void **state) {
 static void lookups_outside_the_mesh_fail(void **state) {
   (void)state;
   int64_t shape[2] = {2, 4};
-  spmd_mesh *m = test_mesh(rt, 2, shape);
+  spmd_mesh *m = test_mesh(suite_rt, 2, shape);
   const char *name;
   assert_fails(spmd_mesh_axis_name(m, 2, &name), SPMD_ERR_OUT_OF_RANGE, "axis: 2");
   size_t index;
@@ -179,5 +167,5 @@ int main(void) {
       cmocka_unit_test(bad_device_ids_are_rejected),
       cmocka_unit_test(lookups_outside_the_mesh_fail),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return cmocka_run_group_tests(tests, suite_setup, suite_teardown);
 }

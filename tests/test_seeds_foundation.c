@@ -3,18 +3,6 @@
  * a (4, 8) array under P('x', 'y'), and P('data', None) on a 2x2 mesh. */
 #include "spmd_test.h"
 
-static spmd_runtime *rt;
-
-static int setup(void **state) {
-  (void)state;
-  rt = test_runtime(8);
-  return 0;
-}
-static int teardown(void **state) {
-  (void)state;
-  spmd_runtime_destroy(rt);
-  return 0;
-}
 
 static char *picture(spmd_array *a) {
   char *pic = NULL;
@@ -26,8 +14,8 @@ static char *picture(spmd_array *a) {
 static void arrays_on_single_devices(void **state) {
   (void)state;
   spmd_sharding *d0, *d1;
-  assert_ok(spmd_sharding_single_device(rt, 0, &d0));
-  assert_ok(spmd_sharding_single_device(rt, 1, &d1));
+  assert_ok(spmd_sharding_single_device(suite_rt, 0, &d0));
+  assert_ok(spmd_sharding_single_device(suite_rt, 1, &d1));
   int64_t five[1] = {5}, three[1] = {3};
   spmd_array *a, *b;
   assert_ok(spmd_array_arange(d0, SPMD_I32, 1, five, 0, 1, &a));
@@ -56,7 +44,7 @@ static void arrays_on_single_devices(void **state) {
 static void arange_rows_over_three_devices(void **state) {
   (void)state;
   int64_t ms[1] = {3};
-  spmd_mesh *mesh = test_mesh(rt, 1, ms);
+  spmd_mesh *mesh = test_mesh(suite_rt, 1, ms);
   spmd_sharding *s = test_sharding(mesh, "P('x',)");
   char *str;
   assert_ok(spmd_sharding_to_string(s, &str));
@@ -87,7 +75,7 @@ static void arange_rows_over_three_devices(void **state) {
 static void arange_grid_over_two_by_four(void **state) {
   (void)state;
   int64_t ms[2] = {2, 4};
-  spmd_mesh *mesh = test_mesh(rt, 2, ms);
+  spmd_mesh *mesh = test_mesh(suite_rt, 2, ms);
   spmd_sharding *s = test_sharding(mesh, "P('x', 'y')");
   char *str;
   assert_ok(spmd_sharding_to_string(s, &str));
@@ -119,7 +107,7 @@ static void batch_rows_over_data_axis(void **state) {
   int64_t ms[2] = {2, 2};
   const char *names[2] = {"data", "model"};
   spmd_mesh *mesh;
-  assert_ok(spmd_mesh_create(rt, 2, ms, names, NULL, &mesh));
+  assert_ok(spmd_mesh_create(suite_rt, 2, ms, names, NULL, &mesh));
   spmd_sharding *s = test_sharding(mesh, "PartitionSpec(\"data\", None)");
   float x[40];
   for (int i = 0; i < 40; ++i) x[i] = (float)i * 0.5f - 3.0f;
@@ -146,5 +134,5 @@ int main(void) {
       cmocka_unit_test(arange_grid_over_two_by_four),
       cmocka_unit_test(batch_rows_over_data_axis),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return cmocka_run_group_tests(tests, suite_setup, suite_teardown);
 }

@@ -2,18 +2,6 @@
  * (index, local shape, replica id) for even and uneven shapes. */
 #include "spmd_test.h"
 
-static spmd_runtime *rt;
-
-static int setup(void **state) {
-  (void)state;
-  rt = test_runtime(8);
-  return 0;
-}
-static int teardown(void **state) {
-  (void)state;
-  spmd_runtime_destroy(rt);
-  return 0;
-}
 
 static spmd_shard_info info_of(spmd_sharding *s, size_t ndim, const int64_t *shape, size_t i) {
   spmd_shard_info info;
@@ -26,7 +14,7 @@ static spmd_shard_info info_of(spmd_sharding *s, size_t ndim, const int64_t *sha
 static void row_sharding_on_three_devices(void **state) {
   (void)state;
   int64_t mshape[1] = {3};
-  spmd_mesh *m = test_mesh(rt, 1, mshape);
+  spmd_mesh *m = test_mesh(suite_rt, 1, mshape);
   spmd_sharding *s = test_sharding(m, "x");
   int64_t shape[2] = {3, 8};
   for (size_t i = 0; i < 3; ++i) {
@@ -53,7 +41,7 @@ static void row_sharding_on_three_devices(void **state) {
 static void two_axes_split_two_dimensions(void **state) {
   (void)state;
   int64_t mshape[2] = {2, 4};
-  spmd_mesh *m = test_mesh(rt, 2, mshape);
+  spmd_mesh *m = test_mesh(suite_rt, 2, mshape);
   spmd_sharding *s = test_sharding(m, "P('x', 'y')");
   int64_t shape[2] = {4, 8};
   for (size_t i = 0; i < 8; ++i) {
@@ -72,7 +60,7 @@ static void two_axes_split_two_dimensions(void **state) {
 static void unused_axis_replicates_with_replica_ids(void **state) {
   (void)state;
   int64_t mshape[2] = {2, 4};
-  spmd_mesh *m = test_mesh(rt, 2, mshape);
+  spmd_mesh *m = test_mesh(suite_rt, 2, mshape);
   spmd_sharding *s = test_sharding(m, "y");
   int64_t shape[1] = {8};
   for (size_t i = 0; i < 8; ++i) {
@@ -92,7 +80,7 @@ static void unused_axis_replicates_with_replica_ids(void **state) {
 static void tuple_of_axes_orders_shards_by_those_axes(void **state) {
   (void)state;
   int64_t mshape[2] = {2, 4};
-  spmd_mesh *m = test_mesh(rt, 2, mshape);
+  spmd_mesh *m = test_mesh(suite_rt, 2, mshape);
   spmd_sharding *xy = test_sharding(m, "(x, y)");
   spmd_sharding *yx = test_sharding(m, "(y, x)");
   int64_t shape[1] = {16};
@@ -108,29 +96,10 @@ static void tuple_of_axes_orders_shards_by_those_axes(void **state) {
   spmd_mesh_destroy(m);
 }
 
-static void data_none_on_a_two_by_two_mesh(void **state) {
-  (void)state;
-  int64_t mshape[2] = {2, 2};
-  const char *names[2] = {"data", "model"};
-  spmd_mesh *m;
-  assert_ok(spmd_mesh_create(rt, 2, mshape, names, NULL, &m));
-  spmd_sharding *s = test_sharding(m, "P('data', None)");
-  int64_t shape[2] = {4, 10};
-  for (size_t i = 0; i < 4; ++i) {
-    spmd_shard_info info = info_of(s, 2, shape, i);
-    assert_int_equal(info.start[0], (int64_t)(i / 2) * 2);
-    assert_int_equal(info.local_shape[0], 2);
-    assert_int_equal(info.local_shape[1], 10);
-    assert_int_equal(info.replica_id, (int)(i % 2));
-  }
-  spmd_sharding_destroy(s);
-  spmd_mesh_destroy(m);
-}
-
 static void uneven_dimension_gives_ceil_sized_shards(void **state) {
   (void)state;
   int64_t mshape[1] = {4};
-  spmd_mesh *m = test_mesh(rt, 1, mshape);
+  spmd_mesh *m = test_mesh(suite_rt, 1, mshape);
   spmd_sharding *s = test_sharding(m, "x");
   /* 10 over 4: 3, 3, 3, 1. */
   int64_t ten[1] = {10};
@@ -160,7 +129,7 @@ static void uneven_dimension_gives_ceil_sized_shards(void **state) {
 static void single_device_and_replicated_shardings(void **state) {
   (void)state;
   spmd_sharding *single;
-  assert_ok(spmd_sharding_single_device(rt, 1, &single));
+  assert_ok(spmd_sharding_single_device(suite_rt, 1, &single));
   char *str;
   assert_ok(spmd_sharding_to_string(single, &str));
   assert_string_result(str, "SingleDeviceSharding(device=CpuDevice(id=1), memory_kind=device)");
@@ -176,7 +145,7 @@ static void single_device_and_replicated_shardings(void **state) {
   assert_int_equal(info.stop[0], 5);
 
   int64_t mshape[1] = {3};
-  spmd_mesh *m = test_mesh(rt, 1, mshape);
+  spmd_mesh *m = test_mesh(suite_rt, 1, mshape);
   spmd_sharding *rep;
   assert_ok(spmd_sharding_replicated(m, &rep));
   int full;
@@ -186,7 +155,7 @@ static void single_device_and_replicated_shardings(void **state) {
   assert_string_result(str,
                        "NamedSharding(mesh=Mesh('x': 3), spec=PartitionSpec(), memory_kind=device)");
   for (size_t i = 0; i < 3; ++i) assert_int_equal(info_of(rep, 1, shape, i).replica_id, (int)i);
-  assert_fails(spmd_sharding_single_device(rt, 8, &single), SPMD_ERR_OUT_OF_RANGE,
+  assert_fails(spmd_sharding_single_device(suite_rt, 8, &single), SPMD_ERR_OUT_OF_RANGE,
                "device_id: device 8 does not exist");
   spmd_sharding_destroy(single);
   spmd_sharding_destroy(rep);
@@ -196,8 +165,8 @@ static void single_device_and_replicated_shardings(void **state) {
 static void equality_follows_mesh_and_normalised_spec(void **state) {
   (void)state;
   int64_t mshape[2] = {2, 4};
-  spmd_mesh *m = test_mesh(rt, 2, mshape);
-  spmd_mesh *m2 = test_mesh(rt, 2, mshape);
+  spmd_mesh *m = test_mesh(suite_rt, 2, mshape);
+  spmd_mesh *m2 = test_mesh(suite_rt, 2, mshape);
   spmd_sharding *a = test_sharding(m, "x"), *b = test_sharding(m2, "x, None"),
                 *c = test_sharding(m, "None, x");
   int eq;
@@ -206,7 +175,7 @@ static void equality_follows_mesh_and_normalised_spec(void **state) {
   assert_ok(spmd_sharding_equal(a, c, &eq));
   assert_false(eq);
   spmd_sharding *single;
-  assert_ok(spmd_sharding_single_device(rt, 0, &single));
+  assert_ok(spmd_sharding_single_device(suite_rt, 0, &single));
   assert_ok(spmd_sharding_equal(a, single, &eq));
   assert_false(eq);
   /* Accessors give back the mesh and spec. */
@@ -234,7 +203,7 @@ static void bad_specs_against_the_mesh_fail(void **state) {
   int64_t mshape[2] = {2, 2};
   const char *names[2] = {"data", "model"};
   spmd_mesh *m;
-  assert_ok(spmd_mesh_create(rt, 2, mshape, names, NULL, &m));
+  assert_ok(spmd_mesh_create(suite_rt, 2, mshape, names, NULL, &m));
   spmd_sharding *s = NULL;
   assert_fails(spmd_sharding_named_text(m, "data, modle", &s), SPMD_ERR_INVALID_ARGUMENT,
                "spec 'data, modle': mesh has no axis 'modle' (axes: data, model)");
@@ -269,11 +238,10 @@ int main(void) {
       cmocka_unit_test(two_axes_split_two_dimensions),
       cmocka_unit_test(unused_axis_replicates_with_replica_ids),
       cmocka_unit_test(tuple_of_axes_orders_shards_by_those_axes),
-      cmocka_unit_test(data_none_on_a_two_by_two_mesh),
       cmocka_unit_test(uneven_dimension_gives_ceil_sized_shards),
       cmocka_unit_test(single_device_and_replicated_shardings),
       cmocka_unit_test(equality_follows_mesh_and_normalised_spec),
       cmocka_unit_test(bad_specs_against_the_mesh_fail),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return cmocka_run_group_tests(tests, suite_setup, suite_teardown);
 }

@@ -89,18 +89,6 @@ static const char *const kReplicated =
     "│                                                │\n"
     "└────────────────────────────────────────────────┘\n";
 
-static spmd_runtime *rt;
-
-static int setup(void **state) {
-  (void)state;
-  rt = test_runtime(8);
-  return 0;
-}
-static int teardown(void **state) {
-  (void)state;
-  spmd_runtime_destroy(rt);
-  return 0;
-}
 
 static void check_picture(spmd_sharding *s, size_t ndim, const int64_t *shape,
                           const char *expected) {
@@ -111,14 +99,14 @@ static void check_picture(spmd_sharding *s, size_t ndim, const int64_t *shape,
 
 static spmd_mesh *named_mesh(size_t ndim, const int64_t *shape, const char *const *names) {
   spmd_mesh *m;
-  assert_ok(spmd_mesh_create(rt, ndim, shape, names, NULL, &m));
+  assert_ok(spmd_mesh_create(suite_rt, ndim, shape, names, NULL, &m));
   return m;
 }
 
 static void single_device_array_is_one_box(void **state) {
   (void)state;
   spmd_sharding *s;
-  assert_ok(spmd_sharding_single_device(rt, 0, &s));
+  assert_ok(spmd_sharding_single_device(suite_rt, 0, &s));
   int64_t shape[1] = {5};
   spmd_array *a;
   assert_ok(spmd_array_arange(s, SPMD_I32, 1, shape, 0, 1, &a));
@@ -132,7 +120,7 @@ static void single_device_array_is_one_box(void **state) {
 static void rows_over_three_devices(void **state) {
   (void)state;
   int64_t ms[1] = {3};
-  spmd_mesh *m = test_mesh(rt, 1, ms);
+  spmd_mesh *m = test_mesh(suite_rt, 1, ms);
   spmd_sharding *s = test_sharding(m, "x");
   int64_t shape[2] = {3, 8};
   check_picture(s, 2, shape, kRows3x8);
@@ -143,7 +131,7 @@ static void rows_over_three_devices(void **state) {
 static void grid_over_two_by_four(void **state) {
   (void)state;
   int64_t ms[2] = {2, 4};
-  spmd_mesh *m = test_mesh(rt, 2, ms);
+  spmd_mesh *m = test_mesh(suite_rt, 2, ms);
   spmd_sharding *s = test_sharding(m, "x, y"), *y = test_sharding(m, "y"), *r = test_sharding(m, "");
   int64_t shape[2] = {4, 8}, row[1] = {8};
   check_picture(s, 2, shape, kGrid4x8);
@@ -176,7 +164,7 @@ static void data_parallel_meshes(void **state) {
 static void ascii_fallback_uses_plain_characters(void **state) {
   (void)state;
   int64_t ms[1] = {2};
-  spmd_mesh *m = test_mesh(rt, 1, ms);
+  spmd_mesh *m = test_mesh(suite_rt, 1, ms);
   spmd_sharding *s = test_sharding(m, "x");
   int64_t shape[1] = {4};
   spmd_visualize_options o;
@@ -214,7 +202,7 @@ static int top_line_widths(const char *pic, int *widths, int max) {
 static void uneven_blocks_are_drawn_in_proportion(void **state) {
   (void)state;
   int64_t ms[1] = {4};
-  spmd_mesh *m = test_mesh(rt, 1, ms);
+  spmd_mesh *m = test_mesh(suite_rt, 1, ms);
   spmd_sharding *s = test_sharding(m, "None, x");
   /* 10 columns over 4: blocks of 3, 3, 3 and 1 columns. */
   int64_t shape[2] = {4, 10};
@@ -234,7 +222,7 @@ static void uneven_blocks_are_drawn_in_proportion(void **state) {
 static void bad_input_is_rejected(void **state) {
   (void)state;
   int64_t ms[1] = {2};
-  spmd_mesh *m = test_mesh(rt, 1, ms);
+  spmd_mesh *m = test_mesh(suite_rt, 1, ms);
   spmd_sharding *s = test_sharding(m, "x");
   char *pic = NULL;
   int64_t three[3] = {2, 2, 2};
@@ -263,5 +251,5 @@ int main(void) {
       cmocka_unit_test(uneven_blocks_are_drawn_in_proportion),
       cmocka_unit_test(bad_input_is_rejected),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return cmocka_run_group_tests(tests, suite_setup, suite_teardown);
 }

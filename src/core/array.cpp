@@ -118,35 +118,33 @@ void Array::to_host(void *data, size_t nbytes) const {
   run_box_copies(rt.backend(), rt.pool(), std::move(copies));
 }
 
-void Array::shard_read(size_t i, void *data, size_t nbytes) const {
+// Checks a host transfer of shard i; returns false when there is nothing to move.
+bool Array::check_shard_transfer(size_t i, const void *data, size_t nbytes) const {
   if (i >= shards_.size())
     fail(SPMD_ERR_OUT_OF_RANGE, "index: shard ", i, " does not exist (the array has ",
          shards_.size(), " shards)");
   check_nbytes("nbytes", nbytes, shard_bytes(i), cat("shard ", i));
-  if (nbytes == 0) return;
+  if (nbytes == 0) return false;
   if (data == nullptr) invalid("data: NULL host buffer");
+  return true;
+}
+
+void Array::shard_read(size_t i, void *data, size_t nbytes) const {
+  if (!check_shard_transfer(i, data, nbytes)) return;
   const ShardLayout &s = shards_[i];
   runtime().backend().synchronize(s.device);
-  const Shape ext = s.box.extent();
-  runtime().backend().copy_box({{s.device, buffers_[i]->data(), ext, Shape(ext.size(), 0)},
-                                {kHostDevice, data, ext, Shape(ext.size(), 0)},
-                                ext,
-                                elem_size_});
+  const Shape ext = s.box.extent(), origin(ext.size(), 0);
+  runtime().backend().copy_box(
+      {{s.device, buffers_[i]->data(), ext, origin}, {kHostDevice, data, ext, origin}, ext,
+       elem_size_});
 }
 
 void Array::shard_write(size_t i, const void *data, size_t nbytes) {
-  if (i >= shards_.size())
-    fail(SPMD_ERR_OUT_OF_RANGE, "index: shard ", i, " does not exist (the array has ",
-         shards_.size(), " shards)");
-  check_nbytes("nbytes", nbytes, shard_bytes(i), cat("shard ", i));
-  if (nbytes == 0) return;
-  if (data == nullptr) invalid("data: NULL host buffer");
+  if (!check_shard_transfer(i, data, nbytes)) return;
   const ShardLayout &s = shards_[i];
-  const Shape ext = s.box.extent();
-  runtime().backend().copy_box({{kHostDevice, const_cast<void *>(data), ext, Shape(ext.size(), 0)},
-                                {s.device, buffers_[i]->data(), ext, Shape(ext.size(), 0)},
-                                ext,
-                                elem_size_});
+  const Shape ext = s.box.extent(), origin(ext.size(), 0);
+  runtime().backend().copy_box({{kHostDevice, const_cast<void *>(data), ext, origin},
+                                {s.device, buffers_[i]->data(), ext, origin}, ext, elem_size_});
 }
 
 ArrayPtr Array::reshard(const ShardingPtr &target) const {

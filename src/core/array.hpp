@@ -58,6 +58,7 @@ class Array {
  private:
   struct Adopt {};
   Array(ShardingPtr sharding, spmd_dtype dtype, Shape shape, Adopt);
+  bool check_shard_transfer(size_t i, const void *data, size_t nbytes) const;
 
   ShardingPtr sharding_;
   spmd_dtype dtype_;
