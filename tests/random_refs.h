@@ -44,9 +44,14 @@ typedef struct random_record {
   int64_t stride;    /* summary */
 } random_record;
 
+/* $SPMD_TEST_DATA_DIR/conformance/random, as ctest sets it; a suite run by
+ * hand falls back to the source tree it was built from. */
 static inline const char *random_refs_dir(void) {
   static char path[4096];
   const char *base = getenv("SPMD_TEST_DATA_DIR");
+#ifdef SPMD_TEST_SOURCE_DIR
+  if (base == NULL || base[0] == '\0') base = SPMD_TEST_SOURCE_DIR;
+#endif
   snprintf(path, sizeof path, "%s/conformance/random", base && base[0] ? base : ".");
   return path;
 }
