@@ -162,6 +162,28 @@ static void pmean_of_integers_is_float32(void **state) {
   assert_true(gd[0] == 11.0 / 4 && gd[1] == 101.0 / 4);
   free(gd);
   spmd_array_destroy(out);
+  /* Integers sum in their own wrapping arithmetic before the division, as
+   * JAX's psum-then-divide does: uint8 (200+100+50+25) % 256 / 4 = 29.75,
+   * int32 (INT32_MAX + 1) wraps to INT32_MIN; bool counts. */
+  const int64_t s4[1] = {4}, s1[1] = {1};
+  const uint8_t u8[4] = {200, 100, 50, 25};
+  assert_ok(run_op(f->m4, SPMD_U8, 1, s4, u8, "x", "", &op, NULL, &out));
+  g = fetch(out, SPMD_F32, 1, s1);
+  assert_float_equal(g[0], 29.75f, 0);
+  free(g);
+  spmd_array_destroy(out);
+  const int32_t big[4] = {INT32_MAX, 1, 0, 0};
+  assert_ok(run_op(f->m4, SPMD_I32, 1, s4, big, "x", "", &op, NULL, &out));
+  g = fetch(out, SPMD_F32, 1, s1);
+  assert_float_equal(g[0], -536870912.0f, 0);
+  free(g);
+  spmd_array_destroy(out);
+  const uint8_t b4[4] = {1, 0, 1, 1};
+  assert_ok(run_op(f->m4, SPMD_BOOL, 1, s4, b4, "x", "", &op, NULL, &out));
+  g = fetch(out, SPMD_F32, 1, s1);
+  assert_float_equal(g[0], 0.75f, 0);
+  free(g);
+  spmd_array_destroy(out);
   /* f16 keeps its dtype */
   uint16_t h[8];
   for (int i = 0; i < 8; ++i) h[i] = float_to_f16_exact((float)d[i]);

@@ -134,6 +134,21 @@ static void reductions_and_their_dtypes(void **state) {
     spmd_collective_destroy(c);
   }
   spmd_array_destroy(a);
+  /* pmean of uint8 wraps in uint8 first, then divides in float32 (JAX). */
+  {
+    const uint8_t u8[4] = {200, 100, 50, 25};
+    const int64_t s4[1] = {4}, s1[1] = {1};
+    spmd_array *au = host_array(f->m4, "x", SPMD_U8, 1, s4, u8);
+    spmd_collective *cu = plan(f->m4, "x", SPMD_COLLECTIVE_PMEAN, "x", SPMD_U8, 1, s4, NULL);
+    spmd_array *ou = NULL;
+    assert_ok(spmd_collective_execute(cu, au, &ou));
+    float *gu = fetch(ou, SPMD_F32, 1, s1);
+    assert_float_equal(gu[0], 29.75f, 0);
+    free(gu);
+    spmd_array_destroy(ou);
+    spmd_collective_destroy(cu);
+    spmd_array_destroy(au);
+  }
   /* psum of bool counts in int32 */
   uint8_t b[8] = {1, 0, 1, 1, 0, 1, 1, 1};
   const int64_t s8[1] = {8}, s2[1] = {2};

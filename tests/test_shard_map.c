@@ -67,7 +67,7 @@ static void identity_round_trips_every_spec(void **state) {
 typedef struct {
   int64_t shape0[8];
   int64_t index[8];
-  int64_t size;
+  int64_t size[8];
   int devices_seen[8];
 } probe;
 
@@ -81,7 +81,7 @@ static spmd_status probe_fn(spmd_ctx *ctx, void *ud) {
   p->shape0[dev] = in.shape[0];
   p->devices_seen[dev] = 1;
   if ((st = spmd_ctx_axis_index(ctx, "x", &p->index[dev]))) return st;
-  if ((st = spmd_ctx_axis_size(ctx, "x", &p->size))) return st;
+  if ((st = spmd_ctx_axis_size(ctx, "x", &p->size[dev]))) return st;
   /* out = 2 * x + device */
   spmd_block out = SPMD_BLOCK_INIT;
   if ((st = spmd_ctx_alloc(ctx, SPMD_F32, in.ndim, in.shape, &out))) return st;
@@ -113,8 +113,8 @@ static void callback_sees_local_blocks_uneven(void **state) {
   for (int d = 0; d < 4; ++d) {
     assert_int_equal(p.devices_seen[d], 1);
     assert_int_equal(p.index[d], d);
+    assert_int_equal(p.size[d], 4);
   }
-  assert_int_equal(p.size, 4);
   int64_t oshape[1];
   assert_ok(spmd_array_shape(o, oshape));
   assert_int_equal(oshape[0], 10);
@@ -129,7 +129,7 @@ static void callback_sees_local_blocks_uneven(void **state) {
 /* ---- axis_index / axis_size over tuples, on a 2x2x2 mesh ---- */
 
 typedef struct {
-  int64_t idx_xy[8], idx_zx[8], idx_y[8], size_zx;
+  int64_t idx_xy[8], idx_zx[8], idx_y[8], size_zx[8];
 } axes_probe;
 
 static spmd_status axes_fn(spmd_ctx *ctx, void *ud) {
@@ -140,7 +140,7 @@ static spmd_status axes_fn(spmd_ctx *ctx, void *ud) {
   if ((st = spmd_ctx_axis_index(ctx, "(x, y)", &p->idx_xy[dev]))) return st;
   if ((st = spmd_ctx_axis_index(ctx, "z,x", &p->idx_zx[dev]))) return st;
   if ((st = spmd_ctx_axis_index(ctx, "('y',)", &p->idx_y[dev]))) return st;
-  if ((st = spmd_ctx_axis_size(ctx, "(z, x)", &p->size_zx))) return st;
+  if ((st = spmd_ctx_axis_size(ctx, "(z, x)", &p->size_zx[dev]))) return st;
   return SPMD_OK;
 }
 
@@ -157,8 +157,8 @@ static void axis_index_is_row_major_over_the_tuple(void **state) {
     assert_int_equal(p.idx_xy[d], x * 2 + y);
     assert_int_equal(p.idx_zx[d], z * 2 + x);
     assert_int_equal(p.idx_y[d], y);
+    assert_int_equal(p.size_zx[d], 4);
   }
-  assert_int_equal(p.size_zx, 4);
   spmd_mesh_destroy(mesh);
   spmd_runtime_destroy(rt);
 }

@@ -75,6 +75,12 @@ spmd_dtype op_output_dtype(const OpSpec &op, spmd_dtype dtype) {
   return dtype;
 }
 
+spmd_dtype op_transport_dtype(const OpSpec &op, spmd_dtype dtype) {
+  if (op.kind == CollKind::AllReduce && op.op == ReduceOp::Sum && dtype == SPMD_BOOL)
+    return SPMD_I32;
+  return dtype;
+}
+
 Shape op_output_shape(const OpSpec &op, const Shape &in, size_t n, size_t rank,
                       const char *what_c) {
   const std::string what = what_c;
@@ -169,14 +175,15 @@ LocalBlock run_collective_op(Session &session, size_t position, Backend &backend
     }
   }
 
-  // The dtype the transport works in (JAX's promotions for psum/pmean).
+  // JAX's promotions: bool sums in int32; pmean of integers is a float.
+  const spmd_dtype sum_dtype = op_transport_dtype(op, in0.dtype);
   const spmd_dtype out_dtype = op_output_dtype(op, in0.dtype);
   const size_t count = static_cast<size_t>(shape_elements(shape));
   LocalBlock in = in0;
-  if (out_dtype != in0.dtype) {
-    in.data = mem.scratch(count * dtype_size(out_dtype));
-    convert_elements(in0.data, in0.dtype, in.data, out_dtype, count);
-    in.dtype = out_dtype;
+  if (sum_dtype != in0.dtype) {
+    in.data = mem.scratch(count * dtype_size(sum_dtype), 0);
+    convert_elements(in0.data, in0.dtype, in.data, sum_dtype, count);
+    in.dtype = sum_dtype;
   }
 
   // What every member must agree on; the dimension that may differ between
@@ -210,19 +217,20 @@ LocalBlock run_collective_op(Session &session, size_t position, Backend &backend
   CollectiveCall call;
   call.kind = op.kind;
   call.op = op.op;
-  call.dtype = out_dtype;
+  call.dtype = sum_dtype;
   call.device = device;
   call.axis = op.axis;
   call.concat_axis = op.concat_axis;
   call.tiled = op.tiled;
   call.source = source;
-  const size_t es = dtype_size(out_dtype);
+  const size_t es = dtype_size(sum_dtype);
 
-  // All-reduce results are read by peers, so their memory is published.
+  // All-reduce results are read by peers, so their memory is published. A
+  // pmean of integers sums into scratch first.
   CollSlot slot{in.data, shape, nullptr};
   if (op.kind == CollKind::AllReduce) {
     call.out_shape = shape;
-    call.out = mem.output(count * es);
+    call.out = sum_dtype != out_dtype ? mem.scratch(count * es, 1) : mem.output(count * es);
     slot.out = call.out;
   }
   group.exchange(me, slot, sig, what);
@@ -264,10 +272,15 @@ LocalBlock run_collective_op(Session &session, size_t position, Backend &backend
   MemberSync sync(group, me, what);
   backend.run_collective(call, sync);
 
-  if (op.mean)
-    divide_elements(call.out, out_dtype, static_cast<size_t>(shape_elements(call.out_shape)),
-           static_cast<double>(n));
-  return LocalBlock{call.out, out_dtype, call.out_shape};
+  void *result = call.out;
+  if (op.mean) {
+    if (sum_dtype != out_dtype) {
+      result = mem.output(count * dtype_size(out_dtype));
+      convert_elements(call.out, sum_dtype, result, out_dtype, count);
+    }
+    divide_elements(result, out_dtype, count, static_cast<double>(n));
+  }
+  return LocalBlock{result, out_dtype, call.out_shape};
 }
 
 }  // namespace spmd

@@ -39,13 +39,17 @@ struct LocalBlock {
 struct OpMemory {
   // Returns a buffer of `bytes` for the result; may return a preallocated one.
   std::function<void *(size_t bytes)> output;
-  // Returns scratch for a dtype conversion of the input, alive until the
-  // collective has returned.
-  std::function<void *(size_t bytes)> scratch;
+  // Returns scratch number `slot` (0: the promoted input, 1: the sum of a
+  // pmean before its conversion to float), alive until the op has returned.
+  std::function<void *(size_t bytes, int slot)> scratch;
 };
 
 // The dtype of the result of `op` on an input of `dtype`.
 spmd_dtype op_output_dtype(const OpSpec &op, spmd_dtype dtype);
+// The dtype the data moves and sums in: the input's, except bool sums
+// (psum and pmean) in int32, as JAX does. pmean of integers sums in their
+// own wrapping arithmetic, then converts to float and divides.
+spmd_dtype op_transport_dtype(const OpSpec &op, spmd_dtype dtype);
 
 // The result shape of `op` for a uniform input shape over `n` devices, or
 // throws INVALID_ARGUMENT saying why the input does not fit.

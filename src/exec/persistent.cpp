@@ -67,6 +67,7 @@ PersistentCollective::PersistentCollective(ShardingPtr input_sharding, OpSpec op
   }
   out_sharding_ = Sharding::named(mesh, PartitionSpec(dims));
   out_dtype_ = op_output_dtype(op_, dtype_);
+  sum_dtype_ = op_transport_dtype(op_, dtype_);
 
   // Block shapes of every device, and the global shape they tile.
   const auto in_layout = in_sharding_->layout(global_);
@@ -126,7 +127,7 @@ PersistentCollective::PersistentCollective(ShardingPtr input_sharding, OpSpec op
     CollectiveCall &c = groups_[it->second].calls[mem.rank];
     c.kind = op_.kind;
     c.op = op_.op;
-    c.dtype = out_dtype_;
+    c.dtype = sum_dtype_;
     c.device = m.devices()[p];
     c.out_shape = out_local[p];
     c.axis = op_.axis;
@@ -137,6 +138,15 @@ PersistentCollective::PersistentCollective(ShardingPtr input_sharding, OpSpec op
       if (dst == static_cast<int64_t>(mem.rank)) c.source = src;
     groups_[it->second].slots[mem.rank].in_shape = in_local_[p];
   }
+}
+
+void *PersistentCollective::scratch(size_t position, int slot, size_t bytes) {
+  BufferPtr &b = scratch_[position][static_cast<size_t>(slot)];
+  if (!b || b->bytes() < bytes) {
+    const Mesh &m = *in_sharding_->mesh();
+    b = std::make_shared<Buffer>(m.runtime()->backend_ptr(), m.devices()[position], bytes);
+  }
+  return b->data();
 }
 
 ArrayPtr PersistentCollective::prepare(const ArrayPtr &input) const {
@@ -166,29 +176,36 @@ bool PersistentCollective::run_on_pool(const Array &input, const Array &output) 
   auto parallel_for = [&](size_t count, const std::function<void(size_t)> &fn) {
     rt.pool().parallel_for(count, fn);
   };
-  // Inputs JAX promotes first (psum of bool, pmean of integers).
-  const bool convert = out_dtype_ != dtype_;
-  if (convert)
+  // JAX's promotions: bool sums in int32; a pmean of integers sums in their
+  // own arithmetic, then becomes float.
+  const bool promote_in = sum_dtype_ != dtype_;
+  const bool promote_out = sum_dtype_ != out_dtype_;
+  if (promote_in)
     parallel_for(n, [&](size_t p) {
       const size_t count = static_cast<size_t>(shape_elements(in_local_[p]));
-      const size_t bytes = count * dtype_size(out_dtype_);
-      if (!scratch_[p] || scratch_[p]->bytes() < bytes)
-        scratch_[p] = std::make_shared<Buffer>(rt.backend_ptr(), m.devices()[p], bytes);
-      convert_elements(input.buffer(p).data(), dtype_, scratch_[p]->data(), out_dtype_, count);
+      convert_elements(input.buffer(p).data(), dtype_,
+                       scratch(p, 0, count * dtype_size(sum_dtype_)), sum_dtype_, count);
     });
   for (size_t p = 0; p < n; ++p) {
     GroupCall &g = groups_[places_[p].group];
     const size_t r = places_[p].rank;
-    g.slots[r].in = convert ? scratch_[p]->data() : input.buffer(p).data();
-    g.slots[r].out = output.buffer(p).data();
-    g.calls[r].out = output.buffer(p).data();
+    void *out = output.buffer(p).data();
+    if (promote_out)
+      out = scratch(p, 1, static_cast<size_t>(shape_elements(g.calls[r].out_shape)) *
+                              dtype_size(sum_dtype_));
+    g.slots[r].in = promote_in ? scratch_[p][0]->data() : input.buffer(p).data();
+    g.slots[r].out = out;
+    g.calls[r].out = out;
   }
   if (!rt.backend().run_collective_groups(groups_, parallel_for)) return false;
   if (op_.mean)
     parallel_for(n, [&](size_t p) {
       const GroupCall &g = groups_[places_[p].group];
-      divide_elements(output.buffer(p).data(), out_dtype_,
-                      static_cast<size_t>(shape_elements(g.calls[places_[p].rank].out_shape)),
+      const CollectiveCall &c = g.calls[places_[p].rank];
+      const size_t count = static_cast<size_t>(shape_elements(c.out_shape));
+      if (promote_out)
+        convert_elements(c.out, sum_dtype_, output.buffer(p).data(), out_dtype_, count);
+      divide_elements(output.buffer(p).data(), out_dtype_, count,
                       static_cast<double>(g.calls.size()));
     });
   return true;
@@ -213,11 +230,7 @@ void PersistentCollective::run_on_device_threads(const Array &input, const Array
                " bytes for device ", m.devices()[p], " but the op needs ", bytes);
         return output.buffer(p).data();
       };
-      mem.scratch = [&](size_t bytes) -> void * {
-        if (!scratch_[p] || scratch_[p]->bytes() < bytes)
-          scratch_[p] = std::make_shared<Buffer>(m.runtime()->backend_ptr(), m.devices()[p], bytes);
-        return scratch_[p]->data();
-      };
+      mem.scratch = [&](size_t bytes, int slot) { return scratch(p, slot, bytes); };
       run_collective_op(*session_, p, backend, op_, in, mem);
       session_->depart(p, SPMD_OK, "");
     } catch (const Error &e) {

@@ -4,6 +4,7 @@
 // reusing its rendezvous state and scratch buffers.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -48,7 +49,10 @@ class PersistentCollective {
   std::chrono::milliseconds timeout_;
   std::mutex mu_;  // one execution at a time
   std::unique_ptr<Session> session_;
-  std::vector<BufferPtr> scratch_;  // per mesh position, for dtype conversions
+  // Per mesh position, two scratch buffers for dtype promotions.
+  std::vector<std::array<BufferPtr, 2>> scratch_;
+  void *scratch(size_t position, int slot, size_t bytes);
+  spmd_dtype sum_dtype_;
   // The plan of the pool path: each position's group and rank, and every
   // group's calls with shapes and parameters filled in (buffers per run).
   struct Place {

@@ -103,7 +103,7 @@ LocalBlock ShardMapRun::collective(spmd_ctx &ctx, const OpSpec &op, const LocalB
     ctx.owned.push_back(buf);
     return buf->data();
   };
-  OpMemory mem{take, take};
+  OpMemory mem{take, [&](size_t bytes, int) { return take(bytes); }};
   try {
     return run_collective_op(session_, ctx.position, backend(), op, in, mem);
   } catch (const Error &e) {
