@@ -59,7 +59,7 @@ const char *conformance_dir(void) {
 /* ---- helpers shared by the families (conformance_cases.h) ---- */
 
 json_value *conformance_load(const char *family, const char *file) {
-  char path[4096], err[1024];
+  char path[8192], err[1024];
   snprintf(path, sizeof path, "%s/%s/%s", conformance_dir(), family, file);
   json_value *v = json_parse_file(path, err, sizeof err);
   if (v == NULL) fail_msg("conformance references: %s", err);

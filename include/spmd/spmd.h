@@ -11,6 +11,7 @@
 #include "spmd/spec.h"
 #include "spmd/sharding.h"
 #include "spmd/array.h"
+#include "spmd/format.h"
 #include "spmd/random.h"
 #include "spmd/visualize.h"
 #include "spmd/shard_map.h"
