@@ -214,6 +214,83 @@ static void json_refuses_what_is_not_strict_json(void **state) {
   json_free(v);
 }
 
+/* ---- libspmd's own rules where JAX answers differently (docs/differences.md) ---- */
+
+/* Seed 0, In [73]: with_sharding_constraint(x.sum(axis=0), P('x')) on
+ * Mesh('x': 3), an (8,) result. JAX 0.10 replaces the uneven constraint by
+ * a replicated sharding; libspmd keeps P('x') with ceil(8/3) = 3 long
+ * shards, the last one shorter, and draws them in proportion. */
+static void uneven_constraint_keeps_ceil_shards(void **state) {
+  (void)state;
+  spmd_runtime *rt = test_runtime(8);
+  const int64_t mesh_shape[1] = {3};
+  spmd_mesh *mesh = test_mesh(rt, 1, mesh_shape);
+  spmd_sharding *replicated = test_sharding(mesh, "");
+  spmd_sharding *rows = test_sharding(mesh, "P('x')");
+  const int64_t shape[1] = {8};
+  spmd_array *sum = NULL, *constrained = NULL;
+  assert_ok(spmd_array_arange(replicated, SPMD_F32, 1, shape, 84.0, 3.0, &sum));
+  assert_ok(spmd_array_reshard(sum, rows, &constrained));
+  const int64_t starts[3] = {0, 3, 6}, stops[3] = {3, 6, 8};
+  for (size_t i = 0; i < 3; ++i) {
+    spmd_shard_info info;
+    memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    assert_ok(spmd_array_shard_info(constrained, i, &info));
+    assert_int_equal(info.device, (int)i);
+    assert_int_equal(info.start[0], starts[i]);
+    assert_int_equal(info.stop[0], stops[i]);
+    float block[3] = {0};
+    assert_ok(spmd_array_shard_read(constrained, i, block, sizeof(float) * (size_t)(stops[i] - starts[i])));
+    for (int64_t k = 0; k < stops[i] - starts[i]; ++k)
+      assert_true(block[k] == (float)(84 + 3 * (starts[i] + k)));
+  }
+  char *text = NULL;
+  assert_ok(spmd_array_visualize(constrained, NULL, &text));
+  assert_string_result(text,
+                       "┌───────┬───────┬───────┐\n"
+                       "│ CPU 0 │ CPU 1 │ CPU 2 │\n"
+                       "└───────┴───────┴───────┘\n");
+  assert_ok(spmd_array_str(constrained, &text));
+  assert_string_result(text, "[ 84.  87.  90.  93.  96.  99. 102. 105.]");
+  spmd_array_destroy(constrained);
+  spmd_array_destroy(sum);
+  spmd_sharding_destroy(rows);
+  spmd_sharding_destroy(replicated);
+  spmd_mesh_destroy(mesh);
+  spmd_runtime_destroy(rt);
+}
+
+/* JAX >= 0.5 prints Mesh('x': 3, axis_types=(Auto,)) and P('x',);
+ * libspmd prints the seeds' Mesh('x': 3) and PartitionSpec('x',), and
+ * parses both. */
+static void prints_the_seeds_forms(void **state) {
+  (void)state;
+  spmd_runtime *rt = test_runtime(8);
+  const int64_t mesh_shape[1] = {3};
+  spmd_mesh *mesh = test_mesh(rt, 1, mesh_shape);
+  char *text = NULL;
+  assert_ok(spmd_mesh_to_string(mesh, &text));
+  assert_string_result(text, "Mesh('x': 3)");
+  spmd_spec *newer = NULL, *older = NULL;
+  assert_ok(spmd_spec_parse("P('x',)", &newer));
+  assert_ok(spmd_spec_parse("PartitionSpec('x',)", &older));
+  int equal = 0;
+  assert_ok(spmd_spec_equal(newer, older, &equal));
+  assert_true(equal);
+  assert_ok(spmd_spec_to_string(newer, &text));
+  assert_string_result(text, "PartitionSpec('x',)");
+  spmd_sharding *s = NULL;
+  assert_ok(spmd_sharding_named(mesh, newer, &s));
+  assert_ok(spmd_sharding_to_string(s, &text));
+  assert_string_result(text, "NamedSharding(mesh=Mesh('x': 3), spec=PartitionSpec('x',), memory_kind=device)");
+  spmd_sharding_destroy(s);
+  spmd_spec_destroy(newer);
+  spmd_spec_destroy(older);
+  spmd_mesh_destroy(mesh);
+  spmd_runtime_destroy(rt);
+}
+
 /* ---- running the families ---- */
 
 typedef struct family_result {
@@ -247,6 +324,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(json_reads_objects_arrays_and_scalars),
       cmocka_unit_test(json_refuses_what_is_not_strict_json),
+      cmocka_unit_test(uneven_constraint_keeps_ceil_shards),
+      cmocka_unit_test(prints_the_seeds_forms),
 #define CONFORMANCE_FAMILY(name) cmocka_unit_test(family_##name),
 #include "conformance_families.h"
 #undef CONFORMANCE_FAMILY
