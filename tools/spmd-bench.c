@@ -35,6 +35,9 @@ static void usage(FILE *f) {
 "             (default float)\n"
 "  -c 0|1     check results (default 1)\n"
 "  -t MS      rendezvous timeout in ms (default 60000)\n"
+"  -s 0|1     1: run each collective inside spmd_shard_map (a thread per\n"
+"             device, rendezvous by barriers) instead of a persistent\n"
+"             spmd_collective on the worker pool (default 0)\n"
 "  -T N       worker threads of the runtime, which run the collectives,\n"
 "             and threads of the memcpy reference (default: the cores)\n"
 "  -h         this help\n"
@@ -53,7 +56,8 @@ static void usage(FILE *f) {
 "           comparable with the bandwidth of the medium.\n"
 "  #wrong   elements of the result that differ from the expected values.\n"
 "  memcpy   GB/s of a memcpy by as many threads as run the collective (the\n"
-"           runtime's worker threads, -T), moving in total what the\n"
+"           runtime's worker threads, -T; with -s 1 one per device), moving\n"
+"           in total what the\n"
 "           collective moved (busbw * time on each device), timed in the\n"
 "           same run.\n"
 "  ratio    collective bytes per second (all devices together, busbw *\n"
@@ -239,7 +243,31 @@ typedef struct {
   spmd_dtype dtype;
   int iters, warmups, check;
   int64_t timeout_ms;
+  int shard_map;
 } bench;
+
+/* The collective as a shard_map callback. */
+typedef struct {
+  int op;
+  const char *axes;
+  const int64_t *ring;
+  int64_t n;
+} smap_op;
+
+static spmd_status smap_fn(spmd_ctx *ctx, void *ud) {
+  const smap_op *o = ud;
+  spmd_block x = SPMD_BLOCK_INIT, y = SPMD_BLOCK_INIT;
+  spmd_status st = spmd_ctx_input(ctx, 0, &x);
+  if (st) return st;
+  switch (o->op) {
+    case AG: st = spmd_ctx_all_gather(ctx, &x, o->axes, 0, 1, &y); break;
+    case AR: st = spmd_ctx_psum(ctx, &x, o->axes, &y); break;
+    case RS: st = spmd_ctx_psum_scatter(ctx, &x, o->axes, 0, 1, &y); break;
+    case A2A: st = spmd_ctx_all_to_all(ctx, &x, o->axes, 0, 0, 1, &y); break;
+    default: st = spmd_ctx_ppermute(ctx, &x, o->axes, (size_t)o->n, o->ring, &y); break;
+  }
+  return st ? st : spmd_ctx_set_output(ctx, 0, &y);
+}
 
 static int cmp_double(const void *a, const void *b) {
   const double x = *(const double *)a, y = *(const double *)b;
@@ -311,16 +339,34 @@ static void run_one(const bench *b, int op, size_t size) {
   spmd_array *out = NULL;
   CHECK(spmd_array_zeros(out_s, out_t, 1, out_shape, &out));
 
-  for (int i = 0; i < b->warmups; ++i) CHECK(spmd_collective_execute_into(coll, in, out));
+  spmd_spec *in_spec = NULL, *out_spec = NULL;
+  CHECK(spmd_sharding_spec(in_s, &in_spec));
+  CHECK(spmd_sharding_spec(out_s, &out_spec));
+  const smap_op so = {op, b->axes, ring, n};
+  spmd_shard_map_options smo = SPMD_SHARD_MAP_OPTIONS_INIT;
+  smo.timeout_ms = b->timeout_ms;
   double *times = malloc((size_t)b->iters * sizeof(double));
   double total = 0;
-  for (int i = 0; i < b->iters; ++i) {
+  for (int i = 0; i < b->warmups + b->iters; ++i) {
     const double t0 = now_s();
-    CHECK(spmd_collective_execute_into(coll, in, out));
-    CHECK(spmd_array_block_until_ready(out));
-    times[i] = now_s() - t0;
-    total += times[i];
+    if (b->shard_map) {
+      spmd_array *res = NULL;
+      CHECK(spmd_shard_map(b->mesh, smap_fn, (void *)&so, 1, &in,
+                           (const spmd_spec *const *)&in_spec, 1,
+                           (const spmd_spec *const *)&out_spec, &smo, &res));
+      CHECK(spmd_array_block_until_ready(res));
+      spmd_array_destroy(out);
+      out = res;
+    } else {
+      CHECK(spmd_collective_execute_into(coll, in, out));
+      CHECK(spmd_array_block_until_ready(out));
+    }
+    if (i < b->warmups) continue;
+    times[i - b->warmups] = now_s() - t0;
+    total += times[i - b->warmups];
   }
+  spmd_spec_destroy(in_spec);
+  spmd_spec_destroy(out_spec);
   qsort(times, (size_t)b->iters, sizeof(double), cmp_double);
   const double mean = total / b->iters, median = times[b->iters / 2];
 
@@ -364,7 +410,8 @@ static void run_one(const bench *b, int op, size_t size) {
   const double moved = reported * factor * b->devices; /* all devices together */
   double mc = 0, ratio = 0;
   if (moved >= 1) {
-    const double tm = time_memcpy(b->threads, (size_t)moved, b->iters, b->warmups);
+    const double tm = time_memcpy(b->shard_map ? b->devices : b->threads, (size_t)moved, b->iters,
+                                  b->warmups);
     mc = moved / tm / 1e9;
     ratio = (moved / mean / 1e9) / mc;
   }
@@ -390,7 +437,7 @@ int main(int argc, char **argv) {
   size_t minb = 8, maxb = 64u << 20;
   double factor = 2;
   int iters = 20, warmups = 5, devices = 8, check = 1;
-  int threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+  int threads = (int)sysconf(_SC_NPROCESSORS_ONLN), use_shard_map = 0;
   int64_t timeout_ms = 0;
   const char *ops = "all", *mesh_text = NULL, *axes = NULL;
   spmd_dtype dtype = SPMD_F32;
@@ -421,6 +468,7 @@ int main(int argc, char **argv) {
       case 't': timeout_ms = atoll(v); bad = timeout_ms < 0; break;
       case 'o': ops = v; break;
       case 'T': threads = atoi(v); bad = threads < 1; break;
+      case 's': use_shard_map = atoi(v); break;
       default: bad = 1;
     }
     if (bad) {
@@ -473,13 +521,18 @@ int main(int argc, char **argv) {
   if (axes[0] == '(') snprintf(axes_spec, sizeof axes_spec, "%s", axes);
 
   bench b = {mesh, axes, axes_spec, n, (int)mesh_devices, threads, dtype, iters, warmups, check,
-             timeout_ms};
+             timeout_ms, use_shard_map};
   char *mesh_str = NULL;
   CHECK(spmd_mesh_to_string(mesh, &mesh_str));
   printf("# spmd-bench: %s, collectives over %s (%lld devices per group), %s, %d iterations, "
          "%d warm-ups\n", mesh_str, axes, (long long)n, spmd_dtype_name(dtype), iters, warmups);
-  printf("# collectives run on %d worker threads; memcpy reference: %d threads, same bytes, "
-         "same run\n#\n", threads, threads);
+  if (use_shard_map)
+    printf("# collectives run inside spmd_shard_map, one thread per device (%d); memcpy "
+           "reference: %d threads, same bytes, same run\n#\n", (int)mesh_devices,
+           (int)mesh_devices);
+  else
+    printf("# persistent collectives run on %d worker threads; memcpy reference: %d threads, "
+           "same bytes, same run\n#\n", threads, threads);
   printf("# %12s %13s %9s %15s %11s %11s %9s %9s %7s %10s %7s\n", "size(B)", "count", "type",
          "collective", "time(us)", "median(us)", "algbw", "busbw", "#wrong", "memcpy", "ratio");
   printf("# %12s %13s %9s %15s %11s %11s %9s %9s %7s %10s %7s\n", "", "(elements)", "", "", "",

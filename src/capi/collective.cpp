@@ -1,6 +1,7 @@
 #include "capi/guard.hpp"
 #include "capi/handles.hpp"
 #include "core/dtype.hpp"
+#include "core/raw_enum.hpp"
 #include "exec/persistent.hpp"
 #include "spmd/collective.h"
 
@@ -39,7 +40,7 @@ spmd_status spmd_collective_create(const spmd_sharding *input_sharding, spmd_col
     op.axis = o.axis;
     op.concat_axis = o.concat_axis;
     op.tiled = o.tiled != 0;
-    switch (kind) {
+    switch (raw_enum(kind)) {
       case SPMD_COLLECTIVE_PSUM: op.name = "psum"; break;
       case SPMD_COLLECTIVE_PMEAN: op.name = "pmean"; op.mean = true; break;
       case SPMD_COLLECTIVE_PMAX: op.name = "pmax"; op.op = ReduceOp::Max; break;
@@ -58,7 +59,7 @@ spmd_status spmd_collective_create(const spmd_sharding *input_sharding, spmd_col
         for (size_t i = 0; i < o.npairs; ++i) op.pairs.emplace_back(o.pairs[2 * i], o.pairs[2 * i + 1]);
         break;
       default:
-        invalid("kind: ", static_cast<int>(kind), " is not a spmd_collective_kind");
+        invalid("kind: ", raw_enum(kind), " is not a spmd_collective_kind");
     }
     if (op.kind == CollKind::Permute) {
       // Checked here as well as per device, so a bad plan fails at creation.
