@@ -132,6 +132,18 @@ def _values():
         ("float32/exp_many_digits", np.array([1.2345678e-7, 9.876543e8], np.float32), None),
         ("float32/ties", np.array([0.001953125, 0.5, 1.25], np.float32), None),
         ("float16/subnormal", np.array([6e-8, 1.0], np.float16), None),
+        # Shortest digits where the rounding interval's edge decides
+        # (numpy's Dragon4 takes the digits above, or the edge itself when
+        # the value's last bit is even).
+        ("float16/shortest_edges", np.array([0.015625, 13216, -6408, 2.0**-24, 65504], np.float16), None),
+        ("float16/nonfinite_exp", np.array([5912, -np.inf, np.inf], np.float16), None),
+        ("float16/scalar_-1573", np.array(-1573.0, np.float16), None),
+        ("float16/scalar_999", np.array(999.0, np.float16), None),
+        ("float32/scalar_2440761.8", np.array(2440761.8, np.float32), None),
+        ("float32/scalar_999999", np.array(999999.0, np.float32), None),
+        ("float32/scalar_1e-4", np.array(1e-4, np.float32), None),
+        ("float64/scalar_1e-4", np.array(1e-4), None),
+        ("float64/scalar_9.9e15", np.array(9.9e15), None),
         ("float16/max", np.array([65504.0, -65504.0], np.float16), None),
         ("bfloat16/big_small", np.array([1e10, 1e-5, 3.3e38], ml_dtypes.bfloat16), None),
         ("int64/extremes", np.array([-(2**63), 2**63 - 1, 0], np.int64), None),

@@ -48,22 +48,67 @@ Decimal correctly_rounded(double v, int significant) {
   return parse_scientific(buf);
 }
 
-// True when the decimal `d` (as a double) reads back as the float16 `bits`.
-bool reads_back_as_f16(double d, uint16_t bits) {
-  const double v = f16_bits_to_f32(bits);
+// The shortest digits that identify the float16 value v, chosen as Dragon4
+// (which numpy uses) chooses them: at each length, the digits of v cut
+// there and the next ones up are the candidates; the first length where one
+// reads back as v wins, the nearer one (the even
+// last digit on a tie) when both do.
+Decimal shortest_f16(double v) {
+  const uint16_t bits = f32_to_f16_bits(static_cast<float>(v));
   const uint16_t mag = bits & 0x7fffu;
-  const uint16_t sign = bits & 0x8000u;
-  const double below = mag == 0 ? -static_cast<double>(f16_bits_to_f32(1))
-                                : f16_bits_to_f32(static_cast<uint16_t>(sign | (mag - 1)));
-  const double above = mag == 0x7bffu ? 65536.0 * (sign ? -1 : 1)
-                                      : f16_bits_to_f32(static_cast<uint16_t>(sign | (mag + 1)));
-  double lo = (std::min(below, above) + v) / 2, hi = (std::max(below, above) + v) / 2;
-  if (d > lo && d < hi) return true;
-  return (d == lo || d == hi) && (mag & 1u) == 0;
+  const double a = std::fabs(v);
+  if (mag == 0) return parse_scientific(v < 0 || std::signbit(v) ? "-0e+00" : "0e+00");
+  const double below = f16_bits_to_f32(static_cast<uint16_t>(mag - 1));
+  const double above = mag == 0x7bffu ? 65536.0 : f16_bits_to_f32(static_cast<uint16_t>(mag + 1));
+  const double lo = (below + a) / 2, hi = (above + a) / 2;
+  // Every digit of |v| (float16 values need at most 17 significant digits).
+  const Decimal exact = correctly_rounded(a, 40);
+  for (size_t n = 1; n <= exact.digits.size() + 1; ++n) {
+    std::string down = exact.digits.substr(0, std::min(n, exact.digits.size()));
+    down.resize(n, '0');
+    const std::string rest = n < exact.digits.size() ? exact.digits.substr(n) : "";
+    const bool remainder = rest.find_first_not_of('0') != std::string::npos;
+    // The next n-digit decimal up, carrying into a new leading digit.
+    std::string up = down;
+    int up_exponent = exact.exponent;
+    size_t i = n;
+    while (i > 0 && up[i - 1] == '9') up[--i] = '0';
+    if (i == 0) {
+      up = "1" + std::string(n - 1, '0');
+      ++up_exponent;
+    } else {
+      ++up[i - 1];
+    }
+    auto value_of = [](const std::string &digits, int exponent) {
+      const std::string text = digits.substr(0, 1) + "." + digits.substr(1) + "e" + std::to_string(exponent);
+      return std::strtod(text.c_str(), nullptr);
+    };
+    const double dv = value_of(down, exact.exponent), uv = value_of(up, up_exponent);
+    // A decimal on the interval's edge reads back as v when v's last bit is
+    // even (round half to even).
+    const bool even = (mag & 1u) == 0;
+    auto inside = [&](double d) { return (d > lo && d < hi) || (even && (d == lo || d == hi)); };
+    const bool down_ok = !remainder || inside(dv);
+    const bool up_ok = remainder && inside(uv);
+    if (!down_ok && !up_ok) continue;
+    bool take_up = up_ok && !down_ok;
+    if (down_ok && up_ok) {
+      const char first = rest[0];
+      const bool beyond_half = first > '5' || (first == '5' && rest.find_first_not_of('0', 1) != std::string::npos);
+      const bool half = first == '5' && !beyond_half;
+      take_up = beyond_half || (half && (down[n - 1] - '0') % 2 == 1);
+    }
+    Decimal d;
+    d.negative = v < 0;
+    d.digits = take_up ? up : down;
+    d.exponent = take_up ? up_exponent : exact.exponent;
+    while (d.digits.size() > 1 && d.digits.back() == '0') d.digits.pop_back();
+    return d;
+  }
+  return correctly_rounded(v, 17);
 }
 
-// The shortest digits that read back as the same value of the dtype (the
-// closest such digits when several have that length).
+// The shortest digits that read back as the same value of the dtype.
 Decimal shortest(spmd_dtype dtype, double v) {
   char buf[64];
   if (dtype == SPMD_F64) {
@@ -77,15 +122,7 @@ Decimal shortest(spmd_dtype dtype, double v) {
     *r.ptr = '\0';
     return parse_scientific(buf);
   }
-  // float16: the first length whose correctly rounded digits read back.
-  const uint16_t bits = f32_to_f16_bits(static_cast<float>(v));
-  for (int n = 1; n < 17; ++n) {
-    Decimal d = correctly_rounded(v, n);
-    std::string text = (d.negative ? "-" : "") + d.digits.substr(0, 1) + "." +
-                       d.digits.substr(1) + "e" + std::to_string(d.exponent);
-    if (reads_back_as_f16(std::strtod(text.c_str(), nullptr), bits)) return d;
-  }
-  return correctly_rounded(v, 17);
+  return shortest_f16(v);
 }
 
 int fraction_digits(const Decimal &d) {
@@ -274,9 +311,12 @@ Formatter make_formatter(spmd_dtype dtype, const std::vector<const unsigned char
       return pad_left(text, L.left + L.right + 1);
     }
     if (L.exp) {
-      // Every element gets exactly `precision` digits after the point: the
-      // exact value rounded there (digits past the shortest ones included).
-      const Decimal d = correctly_rounded(v, L.precision + 1);
+      // Every element gets exactly `precision` digits after the point: its
+      // shortest digits when they are that long, else the exact value
+      // rounded there (digits past the shortest ones included).
+      Decimal d = shortest(dtype, v);
+      if (static_cast<int>(d.digits.size()) - 1 != L.precision || d.digits == "0")
+        d = correctly_rounded(v, L.precision + 1);
       std::string digits = d.digits;
       digits.resize(static_cast<size_t>(L.precision) + 1, '0');
       return pad_left((d.negative ? "-" : "") + digits.substr(0, 1), L.left) + "." +
@@ -380,12 +420,14 @@ void collect_shown(const Shape &shape, const std::vector<int64_t> &strides,
 
 std::string python_float_str(spmd_dtype dtype, double v) {
   // A numpy float scalar's str: positional with the shortest digits and at
-  // least one fractional digit for 1e-4 <= |v| < 1e16 (and 0), otherwise
-  // scientific with the shortest digits and a two-digit exponent or more.
+  // least one fractional digit for 1e-4 <= |v| < 10^p (and 0), where p is
+  // 3 for float16, 6 for float32 and 16 for float64; otherwise scientific
+  // with the shortest digits and a two-digit exponent or more.
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
   const double a = std::fabs(v);
-  if (a == 0 || (a < 1e16 && a >= in_dtype(dtype, 1e-4))) {
+  const double upper = dtype == SPMD_F16 ? 1e3 : dtype == SPMD_F32 ? 1e6 : 1e16;
+  if (a == 0 || (a < upper && a >= 1e-4)) {
     auto [ip, fp] = positional(dtype, v, 1000);
     return ip + "." + (fp.empty() ? "0" : fp);
   }
