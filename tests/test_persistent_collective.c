@@ -2,6 +2,7 @@
  * dtype, global shape, input sharding), executed many times, the output
  * placed by the derived spec, the equivalent of a jitted
  * shard_map(lambda x: collective(x)). */
+#define _POSIX_C_SOURCE 200809L
 #include "collective_test_util.h"
 
 typedef struct {
@@ -340,6 +341,51 @@ static void errors_name_the_argument(void **state) {
   spmd_sharding_destroy(s);
 }
 
+/* The same plans run on a thread per device with barriers (the path of
+ * backends that cannot run all members from the worker pool) give the same
+ * results, promotions included. */
+static void device_thread_path_gives_the_same_results(void **state) {
+  fixture *f = *state;
+  const int64_t shape[2] = {8, 3};
+  int32_t in[24];
+  for (int i = 0; i < 24; ++i) in[i] = i * 5 - 40;
+  spmd_array *a = host_array(f->m24, "(x,y)", SPMD_I32, 2, shape, in);
+  const spmd_collective_kind kinds[3] = {SPMD_COLLECTIVE_PSUM, SPMD_COLLECTIVE_PMEAN,
+                                         SPMD_COLLECTIVE_ALL_GATHER};
+  spmd_collective_options o = SPMD_COLLECTIVE_OPTIONS_INIT;
+  o.tiled = 1;
+  for (int k = 0; k < 3; ++k) {
+    spmd_collective *c = plan(f->m24, "(x,y)", kinds[k], "y", SPMD_I32, 2, shape, &o);
+    spmd_dtype t;
+    size_t nd;
+    int64_t os[2];
+    assert_ok(spmd_collective_output_dtype(c, &t));
+    assert_ok(spmd_collective_output_ndim(c, &nd));
+    assert_ok(spmd_collective_output_shape(c, os));
+    spmd_array *pool = NULL, *dev = NULL;
+    unsetenv("SPMD_COLLECTIVE_THREADS");
+    assert_ok(spmd_collective_execute(c, a, &pool));
+    setenv("SPMD_COLLECTIVE_THREADS", "device", 1);
+    assert_ok(spmd_collective_execute(c, a, &dev));
+    unsetenv("SPMD_COLLECTIVE_THREADS");
+    void *gp = fetch(pool, t, nd, os), *gd = fetch(dev, t, nd, os);
+    assert_memory_equal(gp, gd, (size_t)(os[0] * os[1]) * spmd_dtype_size(t));
+    if (kinds[k] == SPMD_COLLECTIVE_PSUM)
+      for (int r = 0; r < 2; ++r)
+        for (int col = 0; col < 3; ++col) {
+          int32_t want = 0;
+          for (int y = 0; y < 4; ++y) want += in[(r * 4 + y) * 3 + col];
+          assert_int_equal(((int32_t *)gd)[r * 3 + col], want);
+        }
+    free(gp);
+    free(gd);
+    spmd_array_destroy(pool);
+    spmd_array_destroy(dev);
+    spmd_collective_destroy(c);
+  }
+  spmd_array_destroy(a);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(all_gather_runs_many_times_replicated),
@@ -349,6 +395,7 @@ int main(void) {
       cmocka_unit_test(execute_into_reuses_the_output),
       cmocka_unit_test(uneven_and_tuple_gathers),
       cmocka_unit_test(errors_name_the_argument),
+      cmocka_unit_test(device_thread_path_gives_the_same_results),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -57,14 +57,19 @@ void DeviceThreads::run(const std::vector<int> &devices, const std::function<voi
             "cannot be nested");
   if (devices.empty()) return;
   std::lock_guard<std::mutex> call(run_mu_);
+  std::vector<Worker *> woken;
   std::unique_lock<std::mutex> lock(mu_);
   pending_ = devices.size();
   for (size_t i = 0; i < devices.size(); ++i) {
     Worker &w = worker(devices[i]);
     w.fn = &fn;
     w.index = i;
-    w.cv.notify_one();
+    woken.push_back(&w);
   }
+  // Woken after the lock is released, so they do not wake into it.
+  lock.unlock();
+  for (Worker *w : woken) w->cv.notify_one();
+  lock.lock();
   done_cv_.wait(lock, [&] { return pending_ == 0; });
 }
 

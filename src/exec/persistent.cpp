@@ -1,5 +1,7 @@
 #include "exec/persistent.hpp"
 
+#include <cstdlib>
+#include <cstring>
 #include <map>
 
 #include "core/dtype.hpp"
@@ -166,7 +168,11 @@ ArrayPtr PersistentCollective::prepare(const ArrayPtr &input) const {
 
 void PersistentCollective::run(const Array &input, const Array &output) {
   input.block_until_ready();
-  if (!run_on_pool(input, output)) run_on_device_threads(input, output);
+  // SPMD_COLLECTIVE_THREADS=device runs every member on its device's thread
+  // with barriers, as inside shard_map (for comparing the two paths).
+  const char *mode = std::getenv("SPMD_COLLECTIVE_THREADS");
+  const bool device_threads = mode != nullptr && std::strcmp(mode, "device") == 0;
+  if (device_threads || !run_on_pool(input, output)) run_on_device_threads(input, output);
 }
 
 bool PersistentCollective::run_on_pool(const Array &input, const Array &output) {
