@@ -29,7 +29,7 @@ inline T fmin_nan(T a, T b) {
 }
 
 template <typename T, ReduceOp Op>
-inline void combine_float(T *acc, const T *src, size_t m) {
+inline void combine_float(T *__restrict acc, const T *__restrict src, size_t m) {
   for (size_t i = 0; i < m; ++i) {
     if constexpr (Op == ReduceOp::Sum)
       acc[i] += src[i];
@@ -42,7 +42,7 @@ inline void combine_float(T *acc, const T *src, size_t m) {
 
 // Integers: sums wrap (done in the unsigned type, so no signed overflow).
 template <typename T, ReduceOp Op>
-inline void combine_int(T *acc, const T *src, size_t m) {
+inline void combine_int(T *__restrict acc, const T *__restrict src, size_t m) {
   using U = std::make_unsigned_t<T>;
   for (size_t i = 0; i < m; ++i) {
     if constexpr (Op == ReduceOp::Sum)
