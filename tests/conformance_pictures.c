@@ -1,6 +1,7 @@
 /* Conformance family 3, pictures (tests/conformance/pictures/): libspmd's
  * spmd_sharding_visualize must print jax.debug.visualize_sharding's
- * picture (use_color=False, console 80 columns) character for character,
+ * picture (use_color=False, console 80 columns unless the case says
+ * otherwise) character for character,
  * including tables wider than the console, which rich narrows. */
 #include <stdlib.h>
 
@@ -41,7 +42,7 @@ static void check_case(conformance_tally *tally, spmd_runtime *rt,
     spmd_spec_destroy(spec);
   }
   spmd_visualize_options options = SPMD_VISUALIZE_OPTIONS_INIT;
-  options.max_width = 80;
+  options.max_width = (int)json_int(json_get(c, "max_width"), 80);
   char *got = NULL;
   char detail[16384] = "";
   if (spmd_sharding_visualize(sharding, ndim, shape, &options, &got) != SPMD_OK) {

@@ -1,12 +1,14 @@
 """Family 3, pictures: jax.debug.visualize_sharding(shape, sharding,
-use_color=False) as printed to a console 80 columns wide (stdout captured),
+use_color=False) as printed to a console 80 columns wide (stdout captured;
+a few cases at other widths),
 for 1-D and 2-D shapes over the shared meshes and specs, the seeds' own
 pictures, and tables wider than 80 columns, which rich narrows by shrinking
 columns and wrapping (or hiding) the labels.
 
 Writes pictures/cases.json:
   meshes: name -> {shape, axis_names, devices}
-  cases:  [{name, shape, and either mesh + spec or single_device, picture}]
+  cases:  [{name, shape, and either mesh + spec or single_device, picture,
+            and max_width where it is not 80}]
 Shapes JAX refuses for a sharding (uneven) are not drawn by JAX and are
 left out.
 """
@@ -19,12 +21,13 @@ import io
 import refio
 
 
-def _capture(shape, sharding) -> str | None:
+def _capture(shape, sharding, max_width: int = 80) -> str | None:
     import jax
     buf = io.StringIO()
     try:
         with contextlib.redirect_stdout(buf):
-            jax.debug.visualize_sharding(tuple(shape), sharding, use_color=False)
+            jax.debug.visualize_sharding(tuple(shape), sharding, use_color=False,
+                                         max_width=max_width)
     except Exception:  # JAX refuses the shape for this sharding
         return None
     return buf.getvalue()
@@ -153,6 +156,21 @@ def generate(out_dir) -> None:
                     "mesh": mesh_name, "spec": spec, "shape": list(shape),
                     "picture": picture,
                 })
+    # Other console widths (max_width is both the console's width and the
+    # widest block).
+    for width in (40, 60, 100, 120):
+        for mesh_name, spec, shape in [("2x4", [["x"], ["y"]], (8, 32)),
+                                       ("2x4", [[], ["x"]], (8, 32)),
+                                       ("8", [["x"]], (8,)),
+                                       ("2x2_data_model", [["data"], []], (4, 10)),
+                                       ("2x2x2", [[], ["z", "y", "x"]], (8, 800))]:
+            mesh = refio.jax_mesh(mesh_name)
+            used.add(mesh_name)
+            cases.append({
+                "name": f"width{width}/{mesh_name}/{refio.spec_name(spec)}/{refio.shape_name(shape)}",
+                "mesh": mesh_name, "spec": spec, "shape": list(shape), "max_width": width,
+                "picture": _capture(shape, NamedSharding(mesh, refio.jax_spec(spec)), width),
+            })
     missing = [c["name"] for c in cases if c["picture"] is None]
     assert not missing, f"JAX drew no picture for seed cases: {missing}"
     names = [c["name"] for c in cases]
