@@ -198,8 +198,9 @@ std::vector<int64_t> column_widths(const std::vector<std::vector<Cell>> &cells, 
 // Word-wraps text to `width` (>= 1) columns: breaks before a word that does
 // not fit (a word longer than a line gets a line of its own), drops the
 // spaces that hang past the edge, ends a line still too long with an
-// ellipsis, and left-aligns every line to exactly `width` columns.
-std::vector<std::string> wrap_text(const std::string &text, int64_t width) {
+// ellipsis ("…", or "." in the ASCII picture), and left-aligns every line to
+// exactly `width` columns.
+std::vector<std::string> wrap_text(const std::string &text, int64_t width, const char *ellipsis) {
   std::vector<size_t> breaks;
   int64_t offset = 0;
   size_t pos = 0;
@@ -238,7 +239,7 @@ std::vector<std::string> wrap_text(const std::string &text, int64_t width) {
     }
     if (static_cast<int64_t>(line.size()) > width) {
       line.resize(static_cast<size_t>(width - 1));
-      line += "…";  // one column wide
+      line += ellipsis;  // one column wide
     } else {
       line.resize(static_cast<size_t>(width), ' ');
     }
@@ -247,7 +248,7 @@ std::vector<std::string> wrap_text(const std::string &text, int64_t width) {
   return lines;
 }
 
-std::vector<std::string> render_cell(const Cell &c, int64_t width) {
+std::vector<std::string> render_cell(const Cell &c, int64_t width, const char *ellipsis) {
   std::vector<std::string> lines;
   const std::string blank(static_cast<size_t>(std::max<int64_t>(width, 0)), ' ');
   for (int64_t i = 0; i < c.top; ++i) lines.push_back(blank);
@@ -258,7 +259,7 @@ std::vector<std::string> render_cell(const Cell &c, int64_t width) {
       const int64_t excess = inner - text_width;
       const std::string before(static_cast<size_t>(c.left + excess / 2), ' ');
       const std::string after(static_cast<size_t>(excess - excess / 2 + c.right), ' ');
-      for (const std::string &line : wrap_text(c.label, text_width))
+      for (const std::string &line : wrap_text(c.label, text_width, ellipsis))
         lines.push_back(before + line + after);
     }
   }
@@ -343,7 +344,7 @@ std::string visualize_sharding(const Sharding &sharding, const Shape &shape,
     std::vector<std::vector<std::string>> rendered;
     size_t height = 1;
     for (size_t j = 0; j < cells[i].size(); ++j) {
-      rendered.push_back(render_cell(cells[i][j], widths[j]));
+      rendered.push_back(render_cell(cells[i][j], widths[j], opt.ascii ? "." : "…"));
       height = std::max(height, rendered.back().size());
     }
     for (size_t line = 0; line < height; ++line) {
