@@ -15,13 +15,14 @@ SPMD_EXTERN_C_BEGIN
  * when magnitudes call for it, lines wrapped at 75 columns, arrays of more
  * than 1000 elements summarised with "...". bfloat16 elements print as
  * their scalars do ("%g"). Copies the array to the host (waits for pending
- * work). Caller frees *out with spmd_string_free. Errors: those of
- * spmd_array_to_host. */
+ * work). Caller frees *out with spmd_string_free. Thread-safe, as any
+ * read of the array. Errors: SPMD_ERR_INVALID_ARGUMENT (NULL or destroyed
+ * handle, NULL out), and those of spmd_array_to_host. */
 SPMD_API spmd_status spmd_array_repr(const spmd_array *array, char **out);
 
 /* str(a), what print(a) shows: numpy's "[[0. 1.]\n [2. 3.]]", a
  * 0-dimensional array as its scalar ("276.0", "True"). Caller frees *out
- * with spmd_string_free. */
+ * with spmd_string_free. Thread-safety and errors as spmd_array_repr. */
 SPMD_API spmd_status spmd_array_str(const spmd_array *array, char **out);
 
 SPMD_EXTERN_C_END
