@@ -142,6 +142,31 @@ static void large_psum_is_chunked_and_replicated(void **state) {
   spmd_array_destroy(out);
 }
 
+/* Blocks over a megabyte take the CPU backend's large-copy path. */
+static void large_blocks_gather_and_permute_intact(void **state) {
+  fixture *f = *state;
+  const int64_t per = 300000; /* 1.2 MB of float32 per device */
+  const int64_t shape[1] = {4 * per};
+  float *in = malloc((size_t)(4 * per) * sizeof(float));
+  for (int64_t i = 0; i < 4 * per; ++i) in[i] = (float)(i % 100003);
+  const op_t ag = {OP_ALL_GATHER, "x", 0, 0, 1, 0, NULL, 0};
+  spmd_array *out = NULL;
+  assert_ok(run_op(f->m4, SPMD_F32, 1, shape, in, "x", "", &ag, NULL, &out));
+  float *g = fetch(out, SPMD_F32, 1, shape);
+  assert_memory_equal(g, in, (size_t)(4 * per) * sizeof(float));
+  free(g);
+  spmd_array_destroy(out);
+  const int64_t ring[8] = {0, 1, 1, 2, 2, 3, 3, 0};
+  const op_t pp = {OP_PPERMUTE, "x", 0, 0, 0, 4, ring, 0};
+  assert_ok(run_op(f->m4, SPMD_F32, 1, shape, in, "x", "x", &pp, NULL, &out));
+  g = fetch(out, SPMD_F32, 1, shape);
+  for (int64_t d = 0; d < 4; ++d)
+    assert_memory_equal(g + d * per, in + ((d + 3) % 4) * per, (size_t)per * sizeof(float));
+  free(g);
+  spmd_array_destroy(out);
+  free(in);
+}
+
 /* ---- pmean, pmax, pmin ---- */
 
 static void pmean_of_integers_is_float32(void **state) {
@@ -545,6 +570,7 @@ int main(void) {
       cmocka_unit_test(psum_over_tuple_wraps_integers),
       cmocka_unit_test(half_precision_sums_accumulate_in_f32),
       cmocka_unit_test(large_psum_is_chunked_and_replicated),
+      cmocka_unit_test(large_blocks_gather_and_permute_intact),
       cmocka_unit_test(pmean_of_integers_is_float32),
       cmocka_unit_test(pmax_pmin_every_dtype_over_tuple),
       cmocka_unit_test(pmax_propagates_nan),

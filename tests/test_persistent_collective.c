@@ -166,6 +166,38 @@ static void reductions_and_their_dtypes(void **state) {
   spmd_array_destroy(ab);
 }
 
+/* A psum above the small-message size runs as reduce-scatter by chunks
+ * then all-gather, from the worker pool. */
+static void large_psum_from_the_pool(void **state) {
+  fixture *f = *state;
+  const int64_t per = 40001;
+  const int64_t shape[1] = {8 * per}, oshape[1] = {per};
+  float *in = malloc((size_t)(8 * per) * sizeof(float));
+  for (int64_t i = 0; i < 8 * per; ++i) in[i] = (float)(i % 1009) * 0.5f;
+  spmd_collective *c = plan(f->m24, "(x,y)", SPMD_COLLECTIVE_PSUM, "(x,y)", SPMD_F32, 1, shape, NULL);
+  spmd_array *a = host_array(f->m24, "(x,y)", SPMD_F32, 1, shape, in);
+  spmd_array *out = NULL;
+  assert_ok(spmd_collective_execute(c, a, &out));
+  float *g = fetch(out, SPMD_F32, 1, oshape);
+  for (int64_t i = 0; i < per; ++i) {
+    float want = 0;
+    for (int64_t d = 0; d < 8; ++d) want += in[d * per + i];
+    if (g[i] != want) fail_msg("element %lld: %g != %g", (long long)i, g[i], want);
+  }
+  /* Every device holds the same bits. */
+  float *shard = malloc((size_t)per * sizeof(float));
+  for (size_t d = 0; d < 8; ++d) {
+    assert_ok(spmd_array_shard_read(out, d, shard, (size_t)per * sizeof(float)));
+    assert_memory_equal(shard, g, (size_t)per * sizeof(float));
+  }
+  free(shard);
+  free(g);
+  free(in);
+  spmd_array_destroy(out);
+  spmd_array_destroy(a);
+  spmd_collective_destroy(c);
+}
+
 /* The seed's reduce_scatter: replicated in, split over x out. */
 static void psum_scatter_splits_the_result(void **state) {
   fixture *f = *state;
@@ -390,6 +422,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(all_gather_runs_many_times_replicated),
       cmocka_unit_test(reductions_and_their_dtypes),
+      cmocka_unit_test(large_psum_from_the_pool),
       cmocka_unit_test(psum_scatter_splits_the_result),
       cmocka_unit_test(all_to_all_twice_is_identity),
       cmocka_unit_test(execute_into_reuses_the_output),
