@@ -35,6 +35,20 @@ static void show_picture(const spmd_array *a) {
   print_owned(pic);
 }
 
+/* What the notebook's cell shows for an array: its repr. */
+static void show_repr(const spmd_array *a) {
+  char *str;
+  CHECK(spmd_array_repr(a, &str));
+  print_owned(str);
+}
+
+/* print(a): numpy's form. */
+static void show_str(const spmd_array *a) {
+  char *str;
+  CHECK(spmd_array_str(a, &str));
+  print_owned(str);
+}
+
 static void show_sharding(const spmd_sharding *s) {
   char *str;
   CHECK(spmd_sharding_to_string(s, &str));
@@ -159,9 +173,10 @@ static void grid_over_two_by_four(spmd_runtime *rt) {
   CHECK(spmd_sharding_named_text(mesh, "P('x', 'y')", &sharding));
   show_sharding(sharding);
   cell("arr_sharded = jax.device_put(arr, sharding)\n"
-       "... jax.debug.visualize_array_sharding(arr_sharded)");
+       "... print(arr_sharded)\n... jax.debug.visualize_array_sharding(arr_sharded)");
   spmd_array *sharded;
   CHECK(spmd_array_reshard(arr, sharding, &sharded));
+  show_str(sharded);
   show_picture(sharded);
   spmd_array_destroy(sharded);
   spmd_array_destroy(arr);
@@ -195,9 +210,7 @@ static void shard_map_over_three_devices(spmd_runtime *rt) {
   spmd_shard_map_options o = SPMD_SHARD_MAP_OPTIONS_INIT;
   o.print_fn = print_line;
   CHECK(seed_elementwise_sin(mesh, arr, &o, &y));
-  float v[24];
-  CHECK(spmd_array_to_host(y, v, sizeof v));
-  printf("first values: %.7g %.7g %.7g ... last: %.7g\n", v[0], v[1], v[2], v[23]);
+  show_repr(y);
 
   cell("shard_map(lambda x: jax.lax.psum(x.sum(), 'x'), mesh=mesh, in_specs=P('x'), "
        "out_specs=P())(arr_sharded)");
@@ -207,9 +220,7 @@ static void shard_map_over_three_devices(spmd_runtime *rt) {
   spmd_array *arr_sharded, *total;
   CHECK(spmd_array_arange(rows, SPMD_F32, 2, shape, 0, 1, &arr_sharded));
   CHECK(seed_psum_of_shard_sums(mesh, arr_sharded, &total));
-  float t;
-  CHECK(spmd_array_to_host(total, &t, sizeof t));
-  printf("%g\n", t);
+  show_repr(total);
   cell("result.sharding");
   spmd_sharding *ts;
   CHECK(spmd_array_sharding(total, &ts));
