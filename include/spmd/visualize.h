@@ -29,8 +29,9 @@ SPMD_API void spmd_visualize_options_init(spmd_visualize_options *options);
 /* The picture of how an array of global shape `shape` (1 or 2 dimensions)
  * is laid out by `sharding`: one box per distinct block, widths and heights
  * in proportion, labelled with the devices that hold it ("CPU 0,4"). The
- * text is exactly what JAX prints without colour, with a final newline and
- * the blank line JAX adds. options may be NULL. Caller frees *out with
+ * text is exactly what JAX prints without colour, ending with a newline.
+ * Tables wider than max_width shrink their columns and wrap or cut labels
+ * as JAX's (rich's) do. options may be NULL. Caller frees *out with
  * spmd_string_free. */
 SPMD_API spmd_status spmd_sharding_visualize(
     const spmd_sharding *sharding, size_t ndim, const int64_t *shape,
