@@ -59,7 +59,16 @@ struct CollectiveCall {
   int64_t concat_axis = 0;  // all-to-all
   bool tiled = true;
   int64_t source = -1;      // permute: the member this one receives from, -1 none
+  // All-reduce of at most kSmallAllReduceBytes whose inputs were copied into
+  // storage the group keeps valid until its next collective: no member
+  // reads another's buffers after the reduction, so no final barrier.
+  bool inputs_staged = false;
 };
+
+// All-reduces of at most this many bytes are reduced whole by every member
+// (one phase; every member folds the same inputs in the same order, so the
+// results stay bit-identical).
+inline constexpr size_t kSmallAllReduceBytes = 32 * 1024;
 
 // A whole group's collective, every member's call and slot, for backends
 // that can run all members of all groups from a few threads without a

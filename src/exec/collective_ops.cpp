@@ -228,6 +228,10 @@ LocalBlock run_collective_op(Session &session, size_t position, Backend &backend
   // All-reduce results are read by peers, so their memory is published. A
   // pmean of integers sums into scratch first.
   CollSlot slot{in.data, shape, nullptr};
+  if (op.kind == CollKind::AllReduce && count * es <= kSmallAllReduceBytes) {
+    slot.in = group.stage(me, in.data, count * es);
+    call.inputs_staged = true;
+  }
   if (op.kind == CollKind::AllReduce) {
     call.out_shape = shape;
     call.out = sum_dtype != out_dtype ? mem.scratch(count * es, 1) : mem.output(count * es);

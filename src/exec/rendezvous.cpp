@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <cstring>
+#include <thread>
 
 #include "core/error.hpp"
 
@@ -62,9 +64,25 @@ std::chrono::milliseconds collective_timeout(int64_t timeout_ms, const char *arg
 
 // ---- Group ----
 
+namespace {
+// How long an arriving member yields its core to its peers before it
+// blocks on the condition variable.
+constexpr std::chrono::microseconds kYieldWait{50};
+}  // namespace
+
 Group::Group(Session &session, std::vector<int> devices)
     : session_(session), devices_(std::move(devices)), here_(devices_.size(), 0),
-      slots_(devices_.size()), signatures_(devices_.size()) {}
+      slots_(devices_.size()), signatures_(devices_.size()),
+      staging_{std::vector<std::vector<unsigned char>>(devices_.size()),
+               std::vector<std::vector<unsigned char>>(devices_.size())},
+      staged_(devices_.size(), 0) {}
+
+void *Group::stage(size_t rank, const void *data, size_t bytes) {
+  auto &buf = staging_[staged_[rank]++ & 1][rank];
+  if (buf.size() < bytes) buf.resize(bytes);
+  if (bytes) std::memcpy(buf.data(), data, bytes);
+  return buf.data();
+}
 
 std::string Group::device_list(bool missing_only) const {
   std::string s;
@@ -77,6 +95,7 @@ std::string Group::device_list(bool missing_only) const {
 
 void Group::break_locked(spmd_status status, std::string message) {
   broken_ = true;
+  published_broken_.store(true, std::memory_order_release);
   status_ = status;
   message_ = std::move(message);
   session_.mark_broken();
@@ -88,6 +107,7 @@ void Group::break_with(spmd_status status, const std::string &message) {
   std::lock_guard<std::mutex> lock(mu_);
   if (broken_) return;
   broken_ = true;
+  published_broken_.store(true, std::memory_order_release);
   status_ = status;
   message_ = message;
   session_.mark_broken();
@@ -106,8 +126,25 @@ void Group::arrive(std::unique_lock<std::mutex> &lock, size_t rank, const std::s
     arrived_ = 0;
     std::fill(here_.begin(), here_.end(), 0);
     ++generation_;
+    published_generation_.store(generation_, std::memory_order_release);
     cv_.notify_all();
     return;
+  }
+  // Peers usually arrive within microseconds; while they do, give them the
+  // core (yield, no busy spinning) instead of paying a sleep and a wake-up.
+  // Bounded: after kYieldWait the member blocks on the condition variable.
+  {
+    lock.unlock();
+    const auto until = std::chrono::steady_clock::now() + kYieldWait;
+    for (int i = 0;; ++i) {
+      if (published_generation_.load(std::memory_order_acquire) != mine ||
+          published_broken_.load(std::memory_order_acquire))
+        break;
+      if ((i & 7) == 7 && std::chrono::steady_clock::now() >= until) break;
+      std::this_thread::yield();
+    }
+    lock.lock();
+    if (generation_ != mine) return;
   }
   const auto deadline = std::chrono::steady_clock::now() + session_.timeout();
   for (;;) {

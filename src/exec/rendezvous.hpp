@@ -51,6 +51,12 @@ class Group {
   const CollSlot &slot(size_t r) const { return slots_[r]; }
   const std::string &signature(size_t r) const { return signatures_[r]; }
 
+  // Copies member `rank`'s small input into storage of the group and returns
+  // it. Two buffers per member alternate between successive staged
+  // collectives: a member writes one only after every member has arrived at
+  // the collective that followed its last use, so no reader remains.
+  void *stage(size_t rank, const void *data, size_t bytes);
+
   // Marks the group failed (every waiter throws this error) and wakes it.
   void break_with(spmd_status status, const std::string &message);
   void wake();
@@ -65,10 +71,16 @@ class Group {
   std::mutex mu_;
   std::condition_variable cv_;
   uint64_t generation_ = 0;
+  // generation_, readable without the lock, for the short yielding wait
+  // before a member blocks.
+  std::atomic<uint64_t> published_generation_{0};
+  std::atomic<bool> published_broken_{false};
   size_t arrived_ = 0;
   std::vector<char> here_;
   std::vector<CollSlot> slots_;
   std::vector<std::string> signatures_;
+  std::vector<std::vector<unsigned char>> staging_[2];  // [parity][rank]
+  std::vector<uint64_t> staged_;                         // per rank, count
   bool broken_ = false;
   spmd_status status_ = SPMD_OK;
   std::string message_;

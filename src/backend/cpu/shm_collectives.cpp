@@ -18,11 +18,6 @@ namespace spmd::cpu {
 
 namespace {
 
-// All-reduces of at most this many bytes are reduced whole by every member
-// (one barrier less; every member folds the same inputs in the same order,
-// so the results stay bit-identical).
-constexpr size_t kSmallAllReduceBytes = 32 * 1024;
-
 // Copies of a megabyte or more: on x86-64 `rep movsb` (fast strings), which
 // on these machines streams large blocks faster than memcpy's path for
 // sizes below its non-temporal threshold; memcpy elsewhere.
@@ -256,7 +251,9 @@ void CpuBackend::run_collective(const CollectiveCall &call, GroupSync &group) {
   const int phases = phase_count(call);
   for (int k = 0; k < phases; ++k) {
     run_phase(call, group, k);
-    group.barrier();  // no peer reads this member's buffers after the last
+    // After the last phase, so no peer still reads this member's buffers;
+    // staged inputs outlive the call, so then there is nothing to wait for.
+    if (k + 1 < phases || !(call.inputs_staged && small_all_reduce(call))) group.barrier();
   }
 }
 
