@@ -11,6 +11,12 @@
 
 namespace spmd {
 
+namespace {
+// Input plus output bytes (all devices) up to which a persistent collective
+// runs on the calling thread.
+constexpr size_t kInlineBytes = 256 * 1024;
+}  // namespace
+
 PersistentCollective::PersistentCollective(ShardingPtr input_sharding, OpSpec op,
                                            spmd_dtype dtype, Shape global,
                                            std::chrono::milliseconds timeout)
@@ -179,8 +185,14 @@ bool PersistentCollective::run_on_pool(const Array &input, const Array &output) 
   const Mesh &m = *in_sharding_->mesh();
   Runtime &rt = *m.runtime();
   const size_t n = m.size();
+  // Small collectives run on the calling thread alone: waking a worker
+  // costs more than the copies.
+  const bool inline_run = input.nbytes() + output.nbytes() <= kInlineBytes;
   auto parallel_for = [&](size_t count, const std::function<void(size_t)> &fn) {
-    rt.pool().parallel_for(count, fn);
+    if (inline_run)
+      for (size_t i = 0; i < count; ++i) fn(i);
+    else
+      rt.pool().parallel_for(count, fn);
   };
   // JAX's promotions: bool sums in int32; a pmean of integers sums in their
   // own arithmetic, then becomes float.
