@@ -57,12 +57,13 @@ static void usage(FILE *f) {
 "  #wrong   elements of the result that differ from the expected values.\n"
 "  memcpy   GB/s of a memcpy by as many threads as run the collective (the\n"
 "           runtime's worker threads, -T; with -s 1 one per device), moving\n"
-"           in total what the\n"
-"           collective moved (busbw * time on each device), timed in the\n"
-"           same run.\n"
+"           in total what the collective moved (busbw * time on each\n"
+"           device); its rounds alternate with the collective's calls in\n"
+"           the same run, so both see the same machine. Median round.\n"
 "  ratio    collective bytes per second (all devices together, busbw *\n"
-"           devices) over that memcpy rate: 1.0 means the collective moves\n"
-"           data as fast as plain copies by the same threads.\n");
+"           devices) over that memcpy rate, from the medians: 1.0 means\n"
+"           the collective moves data as fast as plain copies by the same\n"
+"           number of threads.\n");
 }
 
 static double now_s(void) {
@@ -156,18 +157,22 @@ static int value_at(spmd_dtype t, size_t i) { return t == SPMD_BOOL ? (int)(i % 
 
 /* ---- the memcpy reference: T threads, one barrier-synchronised copy each ---- */
 
-typedef struct {
-  pthread_barrier_t start, done;
-  int threads;
-  size_t bytes; /* per thread */
-  char **src, **dst;
-  int stop;
-} copier;
+typedef struct copier copier;
 
 typedef struct {
   copier *c;
   int index;
 } copier_arg;
+
+struct copier {
+  pthread_barrier_t start, done;
+  int threads;
+  size_t bytes; /* per thread */
+  char **src, **dst;
+  pthread_t *tid;
+  copier_arg *args;
+  volatile int stop;
+};
 
 static void *copy_loop(void *p) {
   copier_arg *a = p;
@@ -180,51 +185,54 @@ static void *copy_loop(void *p) {
   }
 }
 
-/* Mean seconds of one all-thread copy of `total` bytes. */
-static double time_memcpy(int threads, size_t total, int iters, int warmups) {
-  copier c;
-  memset(&c, 0, sizeof c);
-  c.threads = threads;
-  c.bytes = total / (size_t)threads;
-  if (c.bytes == 0) c.bytes = 1;
-  c.src = calloc((size_t)threads, sizeof(char *));
-  c.dst = calloc((size_t)threads, sizeof(char *));
+static copier *copier_start(int threads, size_t total) {
+  copier *c = calloc(1, sizeof *c);
+  c->threads = threads;
+  c->bytes = total / (size_t)threads;
+  if (c->bytes == 0) c->bytes = 1;
+  c->src = calloc((size_t)threads, sizeof(char *));
+  c->dst = calloc((size_t)threads, sizeof(char *));
   for (int i = 0; i < threads; ++i) {
-    c.src[i] = malloc(c.bytes);
-    c.dst[i] = malloc(c.bytes);
-    memset(c.src[i], i + 1, c.bytes);
-    memset(c.dst[i], 0, c.bytes);
+    c->src[i] = malloc(c->bytes);
+    c->dst[i] = malloc(c->bytes);
+    memset(c->src[i], i + 1, c->bytes);
+    memset(c->dst[i], 0, c->bytes);
   }
-  pthread_barrier_init(&c.start, NULL, (unsigned)threads + 1);
-  pthread_barrier_init(&c.done, NULL, (unsigned)threads + 1);
-  pthread_t *tid = calloc((size_t)threads, sizeof(pthread_t));
-  copier_arg *args = calloc((size_t)threads, sizeof(copier_arg));
+  pthread_barrier_init(&c->start, NULL, (unsigned)threads + 1);
+  pthread_barrier_init(&c->done, NULL, (unsigned)threads + 1);
+  c->tid = calloc((size_t)threads, sizeof(pthread_t));
+  c->args = calloc((size_t)threads, sizeof(copier_arg));
   for (int i = 0; i < threads; ++i) {
-    args[i].c = &c;
-    args[i].index = i;
-    pthread_create(&tid[i], NULL, copy_loop, &args[i]);
+    c->args[i].c = c;
+    c->args[i].index = i;
+    pthread_create(&c->tid[i], NULL, copy_loop, &c->args[i]);
   }
-  double t = 0;
-  for (int it = 0; it < warmups + iters; ++it) {
-    const double t0 = now_s();
-    pthread_barrier_wait(&c.start);
-    pthread_barrier_wait(&c.done);
-    if (it >= warmups) t += now_s() - t0;
+  return c;
+}
+
+/* Seconds of one copy by all threads at once. */
+static double copier_round(copier *c) {
+  const double t0 = now_s();
+  pthread_barrier_wait(&c->start);
+  pthread_barrier_wait(&c->done);
+  return now_s() - t0;
+}
+
+static void copier_stop(copier *c) {
+  c->stop = 1;
+  pthread_barrier_wait(&c->start);
+  for (int i = 0; i < c->threads; ++i) {
+    pthread_join(c->tid[i], NULL);
+    free(c->src[i]);
+    free(c->dst[i]);
   }
-  c.stop = 1;
-  pthread_barrier_wait(&c.start);
-  for (int i = 0; i < threads; ++i) {
-    pthread_join(tid[i], NULL);
-    free(c.src[i]);
-    free(c.dst[i]);
-  }
-  pthread_barrier_destroy(&c.start);
-  pthread_barrier_destroy(&c.done);
-  free(tid);
-  free(args);
-  free(c.src);
-  free(c.dst);
-  return t / iters;
+  pthread_barrier_destroy(&c->start);
+  pthread_barrier_destroy(&c->done);
+  free(c->tid);
+  free(c->args);
+  free(c->src);
+  free(c->dst);
+  free(c);
 }
 
 /* ---- one collective at one size ---- */
@@ -345,7 +353,15 @@ static void run_one(const bench *b, int op, size_t size) {
   const smap_op so = {op, b->axes, ring, n};
   spmd_shard_map_options smo = SPMD_SHARD_MAP_OPTIONS_INIT;
   smo.timeout_ms = b->timeout_ms;
+  /* The memcpy reference moves, over all its threads, what the collective
+   * moved over all devices (busbw bytes on each); its rounds alternate with
+   * the collective's, so both see the same machine. */
+  const double reported = (double)count * (double)es;
+  const double moved = reported * factor * b->devices;
+  copier *cp = moved >= 1 ? copier_start(b->shard_map ? b->devices : b->threads, (size_t)moved)
+                          : NULL;
   double *times = malloc((size_t)b->iters * sizeof(double));
+  double *mtimes = malloc((size_t)b->iters * sizeof(double));
   double total = 0;
   for (int i = 0; i < b->warmups + b->iters; ++i) {
     const double t0 = now_s();
@@ -361,14 +377,20 @@ static void run_one(const bench *b, int op, size_t size) {
       CHECK(spmd_collective_execute_into(coll, in, out));
       CHECK(spmd_array_block_until_ready(out));
     }
+    const double t = now_s() - t0;
+    const double tm = cp ? copier_round(cp) : 0;
     if (i < b->warmups) continue;
-    times[i - b->warmups] = now_s() - t0;
-    total += times[i - b->warmups];
+    times[i - b->warmups] = t;
+    mtimes[i - b->warmups] = tm;
+    total += t;
   }
+  if (cp) copier_stop(cp);
   spmd_spec_destroy(in_spec);
   spmd_spec_destroy(out_spec);
   qsort(times, (size_t)b->iters, sizeof(double), cmp_double);
+  qsort(mtimes, (size_t)b->iters, sizeof(double), cmp_double);
   const double mean = total / b->iters, median = times[b->iters / 2];
+  const double mmedian = mtimes[b->iters / 2];
 
   /* Check against values computed here. */
   long long wrong = -1;
@@ -405,15 +427,12 @@ static void run_one(const bench *b, int op, size_t size) {
     free(res);
   }
 
-  const double reported = (double)count * (double)es;
   const double algbw = reported / mean / 1e9, busbw = algbw * factor;
-  const double moved = reported * factor * b->devices; /* all devices together */
+  /* Rates from the medians of the alternating rounds. */
   double mc = 0, ratio = 0;
-  if (moved >= 1) {
-    const double tm = time_memcpy(b->shard_map ? b->devices : b->threads, (size_t)moved, b->iters,
-                                  b->warmups);
-    mc = moved / tm / 1e9;
-    ratio = (moved / mean / 1e9) / mc;
+  if (moved >= 1 && mmedian > 0) {
+    mc = moved / mmedian / 1e9;
+    ratio = mmedian / median;
   }
   char wrong_s[32];
   if (wrong < 0) snprintf(wrong_s, sizeof wrong_s, "N/A");
@@ -424,6 +443,7 @@ static void run_one(const bench *b, int op, size_t size) {
   fflush(stdout);
 
   free(times);
+  free(mtimes);
   free(ring);
   free(host);
   spmd_array_destroy(out);
