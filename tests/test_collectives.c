@@ -391,6 +391,12 @@ static void psum_scatter_not_tiled_removes_the_dimension(void **state) {
   for (int i = 0; i < 12; ++i) assert_float_equal(g[i], 4 * in[i], 0);
   free(g);
   spmd_array_destroy(out);
+  /* bool has no sum to scatter, as in JAX. */
+  const uint8_t b4[4] = {1, 0, 1, 1};
+  const int64_t s4[1] = {4};
+  const op_t tiled = {OP_PSUM_SCATTER, "y", 0, 0, 1, 0, NULL, 0};
+  assert_fails(run_op(f->m24, SPMD_BOOL, 1, s4, b4, "", "y", &tiled, NULL, &out),
+               SPMD_ERR_INVALID_ARGUMENT, "psum_scatter over 'y': bool has no sum to scatter");
   /* The dimension must equal the axis size. */
   const int64_t bad[2] = {3, 3};
   assert_fails(run_op(f->m24, SPMD_F32, 2, bad, in, "", "y", &op, NULL, &out),

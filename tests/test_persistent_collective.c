@@ -343,6 +343,8 @@ static void errors_name_the_argument(void **state) {
   assert_fails(spmd_collective_create(s, SPMD_COLLECTIVE_PSUM_SCATTER, "x", SPMD_F32, 2, shape, &o, &c),
                SPMD_ERR_UNSUPPORTED, "psum_scatter over 'x': without tiled");
   o.tiled = 1;
+  assert_fails(spmd_collective_create(s, SPMD_COLLECTIVE_PSUM_SCATTER, "x", SPMD_BOOL, 2, shape, &o, &c),
+               SPMD_ERR_INVALID_ARGUMENT, "bool has no sum to scatter");
   o.axis = 5;
   assert_fails(spmd_collective_create(s, SPMD_COLLECTIVE_ALL_GATHER, "x", SPMD_F32, 2, shape, &o, &c),
                SPMD_ERR_INVALID_ARGUMENT, "all_gather over 'x': axis 5 is out of range");

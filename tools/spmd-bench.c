@@ -302,7 +302,8 @@ static void run_one(const bench *b, int op, size_t size) {
     count = c * n;
   }
   if (c <= 0) return;
-  if ((op == AR) && b->dtype == SPMD_BOOL) return; /* psum of bool is int32: not a bandwidth test */
+  /* psum of bool is int32 (not a bandwidth test); psum_scatter refuses bool. */
+  if ((op == AR || op == RS) && b->dtype == SPMD_BOOL) return;
   /* Global input: dimension 0 split over the axes; local blocks of `local`. */
   const int64_t local = (op == AR || op == AG || op == PERM) ? c : n * c;
   const int64_t global = n * local;

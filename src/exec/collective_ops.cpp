@@ -147,6 +147,9 @@ LocalBlock run_collective_op(Session &session, size_t position, Backend &backend
       op.axis = norm_axis(op.axis, op.tiled ? nd : nd + 1, what, "axis", shape);
       break;
     case CollKind::ReduceScatter:
+      if (in0.dtype == SPMD_BOOL)
+        invalid(what, ": bool has no sum to scatter (jax.lax.psum_scatter refuses bool too); "
+                "convert to int32 first");
       op.axis = norm_axis(op.axis, nd, what, "scatter_dimension", shape);
       if (!op.tiled && shape[static_cast<size_t>(op.axis)] != static_cast<int64_t>(n))
         invalid(what, ": scatter_dimension ", op.axis, " has size ",

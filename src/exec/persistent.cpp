@@ -64,6 +64,9 @@ PersistentCollective::PersistentCollective(ShardingPtr input_sharding, OpSpec op
       break;
     case CollKind::ReduceScatter:
     case CollKind::AllToAll:
+      if (op_.kind == CollKind::ReduceScatter && dtype_ == SPMD_BOOL)
+        invalid(what, ": bool has no sum to scatter (jax.lax.psum_scatter refuses bool too); "
+                "convert to int32 first");
       if (!op_.tiled)
         fail(SPMD_ERR_UNSUPPORTED, what,
              ": without tiled the result differs along the axes but has no dimension a spec "
