@@ -193,7 +193,8 @@ SPMD_API spmd_status spmd_ctx_all_gather(spmd_ctx *ctx, const spmd_block *x,
 /* jax.lax.psum_scatter(x, axes, scatter_dimension=dim, tiled=tiled). Not
  * tiled: shape[dim] must equal axis_size and the dimension is removed.
  * Tiled: device i gets the i-th chunk of the sum along dim, chunks being
- * ceil(shape[dim] / axis_size) long (the last ones shorter when uneven). */
+ * ceil(shape[dim] / axis_size) long (the last ones shorter when uneven).
+ * bool is refused (as in JAX). */
 SPMD_API spmd_status spmd_ctx_psum_scatter(spmd_ctx *ctx, const spmd_block *x,
                                            const char *axes,
                                            int64_t scatter_dimension,
