@@ -42,6 +42,8 @@ static void usage(FILE *f) {
 "             and threads of the memcpy reference (default: the cores)\n"
 "  -h         this help\n"
 "\n"
+"Exit status: 0, or 1 when any result had wrong elements.\n"
+"\n"
 "Columns (per collective, n = number of devices in one group over AXES):\n"
 "  size     bytes, as nccl-tests counts them: all_reduce and ppermute, one\n"
 "           device's buffer; all_gather, the gathered result; reduce_scatter,\n"
@@ -291,6 +293,8 @@ static int cmp_double(const void *a, const void *b) {
     }                                                                                    \
   } while (0)
 
+static long long total_wrong = 0;
+
 static void run_one(const bench *b, int op, size_t size) {
   const size_t es = spmd_dtype_size(b->dtype);
   const int64_t n = b->n;
@@ -435,6 +439,7 @@ static void run_one(const bench *b, int op, size_t size) {
     mc = moved / mmedian / 1e9;
     ratio = mmedian / median;
   }
+  if (wrong > 0) total_wrong += wrong;
   char wrong_s[32];
   if (wrong < 0) snprintf(wrong_s, sizeof wrong_s, "N/A");
   else snprintf(wrong_s, sizeof wrong_s, "%lld", wrong);
@@ -572,5 +577,9 @@ int main(int argc, char **argv) {
   }
   spmd_mesh_destroy(mesh);
   spmd_runtime_destroy(rt);
+  if (total_wrong > 0) {
+    fprintf(stderr, "spmd-bench: %lld wrong elements\n", total_wrong);
+    return 1;
+  }
   return 0;
 }
