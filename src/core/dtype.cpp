@@ -9,12 +9,12 @@
 
 namespace spmd {
 
-bool dtype_valid(spmd_dtype dtype) {
+bool dtype_valid(const spmd_dtype &dtype) {
   const int v = raw_enum(dtype);
   return v >= SPMD_F32 && v <= SPMD_BOOL;
 }
 
-void check_dtype(const char *what, spmd_dtype dtype) {
+void check_dtype(const char *what, const spmd_dtype &dtype) {
   if (!dtype_valid(dtype))
     invalid(what, ": unknown dtype ", raw_enum(dtype),
             " (expected one of SPMD_F32 ... SPMD_BOOL)");

@@ -9,10 +9,11 @@
 
 namespace spmd {
 
-bool dtype_valid(spmd_dtype dtype);
+bool dtype_valid(const spmd_dtype &dtype);
 
-// Throws INVALID_ARGUMENT naming `what` if dtype is not a known type.
-void check_dtype(const char *what, spmd_dtype dtype);
+// Throws INVALID_ARGUMENT naming `what` if dtype is not a known type. Both
+// take a reference: an out-of-range value is only ever read as an integer.
+void check_dtype(const char *what, const spmd_dtype &dtype);
 
 size_t dtype_size(spmd_dtype dtype);
 const char *dtype_name(spmd_dtype dtype);
