@@ -4,8 +4,8 @@
 #include <cstring>
 
 #include "core/error.hpp"
-#include "exec/device_threads.hpp"
 #include "core/raw_enum.hpp"
+#include "exec/device_threads.hpp"
 
 namespace spmd {
 
