@@ -3,7 +3,7 @@
 # As root it runs apt-get; otherwise it prints the apt-get line and stops.
 set -euo pipefail
 
-packages=(cmake make g++ gcc pkg-config libcmocka-dev libopenblas-dev abigail-tools binutils)
+packages=(cmake make g++ gcc pkg-config libcmocka-dev libopenblas-dev abigail-tools binutils python3)
 
 missing=()
 for p in "${packages[@]}"; do
