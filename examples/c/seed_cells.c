@@ -113,7 +113,9 @@ static spmd_status psum_of_sums(spmd_ctx *ctx, void *ud) {
 
 spmd_status seed_psum_of_shard_sums(const spmd_mesh *mesh, spmd_array *x, spmd_array **total) {
   const char *in_spec = "x";
-  return run1(mesh, psum_of_sums, 1, &x, &in_spec, "", NULL, total);
+  spmd_shard_map_options o = SPMD_SHARD_MAP_OPTIONS_INIT;
+  o.check_rep = 1;
+  return run1(mesh, psum_of_sums, 1, &x, &in_spec, "", &o, total);
 }
 
 static spmd_status shard_sum(spmd_ctx *ctx, void *ud) {
@@ -150,7 +152,9 @@ spmd_status seed_layer_sharded(const spmd_mesh *mesh, spmd_array *x, spmd_array 
                                spmd_array *bias, spmd_array **out) {
   spmd_array *inputs[3] = {x, weights, bias};
   const char *in_specs[3] = {"x", "x, None", "None"};
-  return run1(mesh, layer_sharded, 3, inputs, in_specs, "None", NULL, out);
+  spmd_shard_map_options o = SPMD_SHARD_MAP_OPTIONS_INIT;
+  o.check_rep = 1;
+  return run1(mesh, layer_sharded, 3, inputs, in_specs, "None", &o, out);
 }
 
 /* ---- FSDP and tensor parallelism ---- */
@@ -221,17 +225,41 @@ spmd_status seed_fsdp_tp(const spmd_mesh *mesh, spmd_array *x, spmd_array *w1, s
   return run1(mesh, fsdp_tp, 3, inputs, in_specs, "data, model", NULL, b);
 }
 
-/* ---- all_to_all ---- */
+/* ---- the benchmarking section's collectives ---- */
 
-static spmd_status all_to_all(spmd_ctx *ctx, void *ud) {
-  (void)ud;
+enum bench_op { BENCH_ALL_GATHER, BENCH_ALL_REDUCE, BENCH_REDUCE_SCATTER, BENCH_ALL_TO_ALL };
+
+static spmd_status bench_collective(spmd_ctx *ctx, void *ud) {
+  const enum bench_op op = *(const enum bench_op *)ud;
   spmd_block x = SPMD_BLOCK_INIT, y = SPMD_BLOCK_INIT;
   TRY(spmd_ctx_input(ctx, 0, &x));
-  TRY(spmd_ctx_all_to_all(ctx, &x, "data", 1, 0, 1, &y));
+  switch (op) {
+    case BENCH_ALL_GATHER: TRY(spmd_ctx_all_gather(ctx, &x, "data", 0, 1, &y)); break;
+    case BENCH_ALL_REDUCE: TRY(spmd_ctx_psum(ctx, &x, "data", &y)); break;
+    case BENCH_REDUCE_SCATTER: TRY(spmd_ctx_psum_scatter(ctx, &x, "data", 0, 1, &y)); break;
+    case BENCH_ALL_TO_ALL: TRY(spmd_ctx_all_to_all(ctx, &x, "data", 1, 0, 1, &y)); break;
+  }
   return spmd_ctx_set_output(ctx, 0, &y);
 }
 
+static spmd_status run_bench(const spmd_mesh *mesh, enum bench_op op, spmd_array *x,
+                             const char *in_spec, const char *out_spec, spmd_array **out) {
+  return spmd_shard_map_text(mesh, bench_collective, &op, 1, &x, &in_spec, 1, &out_spec, NULL,
+                             out);
+}
+
+spmd_status seed_all_gather(const spmd_mesh *mesh, spmd_array *x, spmd_array **out) {
+  return run_bench(mesh, BENCH_ALL_GATHER, x, "data, None", "None, None", out);
+}
+
+spmd_status seed_all_reduce(const spmd_mesh *mesh, spmd_array *x, spmd_array **out) {
+  return run_bench(mesh, BENCH_ALL_REDUCE, x, "None, None", "None, None", out);
+}
+
+spmd_status seed_reduce_scatter(const spmd_mesh *mesh, spmd_array *x, spmd_array **out) {
+  return run_bench(mesh, BENCH_REDUCE_SCATTER, x, "None, None", "data, None", out);
+}
+
 spmd_status seed_all_to_all(const spmd_mesh *mesh, spmd_array *x, spmd_array **out) {
-  const char *in_spec = "data, None";
-  return run1(mesh, all_to_all, 1, &x, &in_spec, "None, data", NULL, out);
+  return run_bench(mesh, BENCH_ALL_TO_ALL, x, "data, None", "None, data", out);
 }

@@ -14,7 +14,8 @@ spmd_status seed_elementwise_sin(const spmd_mesh *mesh, spmd_array *x,
                                  const spmd_shard_map_options *options, spmd_array **y);
 
 /* shard_map(lambda x: jax.lax.psum(x.sum(), 'x'), in_specs=P('x'),
- * out_specs=P()): a float32 or int32 scalar. */
+ * out_specs=P()): a float32 or int32 scalar, checked to be replicated (the
+ * check_rep JAX does by default). */
 spmd_status seed_psum_of_shard_sums(const spmd_mesh *mesh, spmd_array *x, spmd_array **total);
 
 /* shard_map(lambda x: jnp.sum(x, keepdims=True), P('x'), P('x')): one
@@ -43,8 +44,17 @@ spmd_status seed_tp_mlp(const spmd_mesh *mesh, spmd_array *x, spmd_array *w1, sp
 spmd_status seed_fsdp_tp(const spmd_mesh *mesh, spmd_array *x, spmd_array *w1, spmd_array *w2,
                          spmd_array **b);
 
-/* all_to_all(x, 'data', split_axis=1, concat_axis=0, tiled=True) with
- * in_specs P('data', None) and out_specs P(None, 'data'). */
+/* The benchmarking section's collectives over 'data', with its specs and
+ * check_rep=False:
+ *   all_gather(x, 'data', axis=0, tiled=True): P('data', None) -> P(None, None)
+ *   psum(x, 'data'):                            P(None, None) -> P(None, None)
+ *   psum_scatter(x, 'data', scatter_dimension=0, tiled=True):
+ *                                               P(None, None) -> P('data', None)
+ *   all_to_all(x, 'data', split_axis=1, concat_axis=0, tiled=True):
+ *                                               P('data', None) -> P(None, 'data') */
+spmd_status seed_all_gather(const spmd_mesh *mesh, spmd_array *x, spmd_array **out);
+spmd_status seed_all_reduce(const spmd_mesh *mesh, spmd_array *x, spmd_array **out);
+spmd_status seed_reduce_scatter(const spmd_mesh *mesh, spmd_array *x, spmd_array **out);
 spmd_status seed_all_to_all(const spmd_mesh *mesh, spmd_array *x, spmd_array **out);
 
 #endif /* SPMD_SEED_CELLS_H */
