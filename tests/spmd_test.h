@@ -70,6 +70,19 @@ static inline spmd_sharding *test_sharding(spmd_mesh *mesh, const char *spec) {
   return s;
 }
 
+/* device_put of a row-major host buffer with NamedSharding(mesh, spec). */
+static inline spmd_array *test_put(spmd_mesh *mesh, const char *spec, spmd_dtype dtype,
+                                   size_t ndim, const int64_t *shape, const void *data) {
+  spmd_sharding *s = test_sharding(mesh, spec);
+  int64_t n = 1;
+  for (size_t i = 0; i < ndim; ++i) n *= shape[i];
+  spmd_array *a = NULL;
+  assert_ok(spmd_array_from_host(s, dtype, ndim, shape, data,
+                                 (size_t)n * spmd_dtype_size(dtype), &a));
+  spmd_sharding_destroy(s);
+  return a;
+}
+
 /* One runtime of 8 CPU devices for a whole suite: pass suite_setup and
  * suite_teardown to cmocka_run_group_tests. */
 static spmd_runtime *suite_rt;

@@ -30,17 +30,6 @@ static int teardown(void **state) {
   return 0;
 }
 
-static spmd_array *host_array(spmd_mesh *mesh, const char *spec, spmd_dtype t, size_t ndim,
-                              const int64_t *shape, const void *data) {
-  spmd_sharding *s = test_sharding(mesh, spec);
-  int64_t n = 1;
-  for (size_t i = 0; i < ndim; ++i) n *= shape[i];
-  spmd_array *a = NULL;
-  assert_ok(spmd_array_from_host(s, t, ndim, shape, data, (size_t)n * spmd_dtype_size(t), &a));
-  spmd_sharding_destroy(s);
-  return a;
-}
-
 static spmd_collective *plan(spmd_mesh *mesh, const char *spec, spmd_collective_kind kind,
                              const char *axes, spmd_dtype t, size_t ndim, const int64_t *shape,
                              const spmd_collective_options *o) {
@@ -85,7 +74,7 @@ static void all_gather_runs_many_times_replicated(void **state) {
   assert_int_equal(os[0], 16);
   assert_int_equal(os[1], 8);
   assert_int_equal(t, SPMD_F32);
-  spmd_array *a = host_array(f->m4, "x, None", SPMD_F32, 2, shape, in);
+  spmd_array *a = test_put(f->m4, "x, None", SPMD_F32, 2, shape, in);
   for (int rep = 0; rep < 3; ++rep) {
     spmd_array *out = NULL;
     assert_ok(spmd_collective_execute(c, a, &out));
@@ -109,7 +98,7 @@ static void reductions_and_their_dtypes(void **state) {
   const int64_t shape[2] = {8, 3}, oshape[2] = {2, 3};
   int32_t in[24];
   for (int i = 0; i < 24; ++i) in[i] = i * 3 - 20;
-  spmd_array *a = host_array(f->m4, "x", SPMD_I32, 2, shape, in);
+  spmd_array *a = test_put(f->m4, "x", SPMD_I32, 2, shape, in);
   const spmd_collective_kind kinds[4] = {SPMD_COLLECTIVE_PSUM, SPMD_COLLECTIVE_PMEAN,
                                          SPMD_COLLECTIVE_PMAX, SPMD_COLLECTIVE_PMIN};
   for (int k = 0; k < 4; ++k) {
@@ -139,7 +128,7 @@ static void reductions_and_their_dtypes(void **state) {
   {
     const uint8_t u8[4] = {200, 100, 50, 25};
     const int64_t s4[1] = {4}, s1[1] = {1};
-    spmd_array *au = host_array(f->m4, "x", SPMD_U8, 1, s4, u8);
+    spmd_array *au = test_put(f->m4, "x", SPMD_U8, 1, s4, u8);
     spmd_collective *cu = plan(f->m4, "x", SPMD_COLLECTIVE_PMEAN, "x", SPMD_U8, 1, s4, NULL);
     spmd_array *ou = NULL;
     assert_ok(spmd_collective_execute(cu, au, &ou));
@@ -153,7 +142,7 @@ static void reductions_and_their_dtypes(void **state) {
   /* psum of bool counts in int32 */
   uint8_t b[8] = {1, 0, 1, 1, 0, 1, 1, 1};
   const int64_t s8[1] = {8}, s2[1] = {2};
-  spmd_array *ab = host_array(f->m4, "x", SPMD_BOOL, 1, s8, b);
+  spmd_array *ab = test_put(f->m4, "x", SPMD_BOOL, 1, s8, b);
   spmd_collective *cb = plan(f->m4, "x", SPMD_COLLECTIVE_PSUM, "x", SPMD_BOOL, 1, s8, NULL);
   spmd_array *out = NULL;
   assert_ok(spmd_collective_execute(cb, ab, &out));
@@ -175,7 +164,7 @@ static void large_psum_from_the_pool(void **state) {
   float *in = malloc((size_t)(8 * per) * sizeof(float));
   for (int64_t i = 0; i < 8 * per; ++i) in[i] = (float)(i % 1009) * 0.5f;
   spmd_collective *c = plan(f->m24, "(x,y)", SPMD_COLLECTIVE_PSUM, "(x,y)", SPMD_F32, 1, shape, NULL);
-  spmd_array *a = host_array(f->m24, "(x,y)", SPMD_F32, 1, shape, in);
+  spmd_array *a = test_put(f->m24, "(x,y)", SPMD_F32, 1, shape, in);
   spmd_array *out = NULL;
   assert_ok(spmd_collective_execute(c, a, &out));
   float *g = fetch(out, SPMD_F32, 1, oshape);
@@ -208,7 +197,7 @@ static void psum_scatter_splits_the_result(void **state) {
   o.tiled = 1;
   spmd_collective *c = plan(f->m4, "", SPMD_COLLECTIVE_PSUM_SCATTER, "x", SPMD_F64, 2, shape, &o);
   assert_output_spec(c, f->m4, "x");
-  spmd_array *a = host_array(f->m4, "", SPMD_F64, 2, shape, in);
+  spmd_array *a = test_put(f->m4, "", SPMD_F64, 2, shape, in);
   spmd_array *out = NULL;
   assert_ok(spmd_collective_execute(c, a, &out));
   double *g = fetch(out, SPMD_F64, 2, shape);
@@ -232,7 +221,7 @@ static void all_to_all_twice_is_identity(void **state) {
   o.concat_axis = 0;
   spmd_collective *c = plan(f->m4, "x, None", SPMD_COLLECTIVE_ALL_TO_ALL, "x", SPMD_F32, 2, shape, &o);
   assert_output_spec(c, f->m4, "None, x");
-  spmd_array *a = host_array(f->m4, "x, None", SPMD_F32, 2, shape, in);
+  spmd_array *a = test_put(f->m4, "x, None", SPMD_F32, 2, shape, in);
   spmd_array *t = NULL, *tt = NULL;
   assert_ok(spmd_collective_execute(c, a, &t));
   assert_ok(spmd_collective_execute(c, t, &tt));
@@ -256,7 +245,7 @@ static void execute_into_reuses_the_output(void **state) {
   o.pairs = ring;
   spmd_collective *c = plan(f->m4, "x", SPMD_COLLECTIVE_PPERMUTE, "x", SPMD_F32, 1, shape, &o);
   assert_output_spec(c, f->m4, "x");
-  spmd_array *a = host_array(f->m4, "x", SPMD_F32, 1, shape, in);
+  spmd_array *a = test_put(f->m4, "x", SPMD_F32, 1, shape, in);
   spmd_sharding *os = NULL;
   assert_ok(spmd_collective_output_sharding(c, &os));
   spmd_array *out = NULL;
@@ -264,7 +253,7 @@ static void execute_into_reuses_the_output(void **state) {
   for (int rep = 0; rep < 3; ++rep) {
     for (int i = 0; i < 16; ++i) in[i] = (float)(i + 100 * rep);
     spmd_array_destroy(a);
-    a = host_array(f->m4, "x", SPMD_F32, 1, shape, in);
+    a = test_put(f->m4, "x", SPMD_F32, 1, shape, in);
     assert_ok(spmd_collective_execute_into(c, a, out));
     float g[16];
     assert_ok(spmd_array_to_host(out, g, sizeof g));
@@ -292,7 +281,7 @@ static void uneven_and_tuple_gathers(void **state) {
   spmd_collective_options o = SPMD_COLLECTIVE_OPTIONS_INIT;
   o.tiled = 1;
   spmd_collective *c = plan(f->m4, "x", SPMD_COLLECTIVE_ALL_GATHER, "x", SPMD_I64, 1, s10, &o);
-  spmd_array *a = host_array(f->m4, "x", SPMD_I64, 1, s10, in);
+  spmd_array *a = test_put(f->m4, "x", SPMD_I64, 1, s10, in);
   spmd_array *out = NULL;
   assert_ok(spmd_collective_execute(c, a, &out));
   int64_t *g = fetch(out, SPMD_I64, 1, s10);
@@ -305,7 +294,7 @@ static void uneven_and_tuple_gathers(void **state) {
   const int64_t s[2] = {8, 3};
   c = plan(f->m24, "(x,y)", SPMD_COLLECTIVE_ALL_GATHER, "y", SPMD_I64, 2, s, &o);
   assert_output_spec(c, f->m24, "x");
-  a = host_array(f->m24, "(x,y)", SPMD_I64, 2, s, in);
+  a = test_put(f->m24, "(x,y)", SPMD_I64, 2, s, in);
   assert_ok(spmd_collective_execute(c, a, &out));
   g = fetch(out, SPMD_I64, 2, s);
   assert_memory_equal(g, in, 24 * sizeof(int64_t));
@@ -383,7 +372,7 @@ static void device_thread_path_gives_the_same_results(void **state) {
   const int64_t shape[2] = {8, 3};
   int32_t in[24];
   for (int i = 0; i < 24; ++i) in[i] = i * 5 - 40;
-  spmd_array *a = host_array(f->m24, "(x,y)", SPMD_I32, 2, shape, in);
+  spmd_array *a = test_put(f->m24, "(x,y)", SPMD_I32, 2, shape, in);
   const spmd_collective_kind kinds[3] = {SPMD_COLLECTIVE_PSUM, SPMD_COLLECTIVE_PMEAN,
                                          SPMD_COLLECTIVE_ALL_GATHER};
   spmd_collective_options o = SPMD_COLLECTIVE_OPTIONS_INIT;

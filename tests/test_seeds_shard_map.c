@@ -34,17 +34,6 @@ static void matmul(const float *a, const float *b, float *c, int64_t m, int64_t 
     }
 }
 
-static spmd_array *put(spmd_mesh *mesh, const char *spec, spmd_dtype t, size_t ndim,
-                       const int64_t *shape, const void *data) {
-  spmd_sharding *s = test_sharding(mesh, spec);
-  int64_t n = 1;
-  for (size_t i = 0; i < ndim; ++i) n *= shape[i];
-  spmd_array *a = NULL;
-  assert_ok(spmd_array_from_host(s, t, ndim, shape, data, (size_t)n * spmd_dtype_size(t), &a));
-  spmd_sharding_destroy(s);
-  return a;
-}
-
 static void assert_allclose(const float *got, const float *want, size_t n) {
   for (size_t i = 0; i < n; ++i)
     if (fabsf(got[i] - want[i]) > 1e-5f + 1e-4f * fabsf(want[i]))
@@ -153,8 +142,8 @@ static void fsdp_matmul_gathers_weights(void **state) {
   fill_values(x, 40, 1);
   fill_values(A, 100, 2);
   matmul(x, A, want, 4, 10, 10);
-  spmd_array *in[2] = {put(mesh, "data, None", SPMD_F32, 2, sx, x),
-                       put(mesh, "data, None", SPMD_F32, 2, sa, A)};
+  spmd_array *in[2] = {test_put(mesh, "data, None", SPMD_F32, 2, sx, x),
+                       test_put(mesh, "data, None", SPMD_F32, 2, sa, A)};
   spmd_array *B = NULL;
   assert_ok(seed_fsdp_matmul(mesh, in[0], in[1], &B));
   assert_ok(spmd_array_to_host(B, got, sizeof got));
@@ -166,22 +155,26 @@ static void fsdp_matmul_gathers_weights(void **state) {
   spmd_runtime_destroy(rt);
 }
 
-static void tp_mlp_gathers_activations_and_scatters_sums(void **state) {
-  (void)state;
+typedef spmd_status (*mlp_program)(const spmd_mesh *, spmd_array *, spmd_array *, spmd_array *,
+                                   spmd_array **);
+
+/* Runs an MLP program on x (4, 10), W1 (10, 40), W2 (40, 10) placed by the
+ * given specs, and compares it with x @ W1 @ W2 computed on the host. */
+static void check_mlp(mlp_program program, const char *const specs[3], uint32_t seed) {
   spmd_runtime *rt = test_runtime(4);
   spmd_mesh *mesh = data_model_mesh(rt);
   const int64_t sx[2] = {4, 10}, s1[2] = {10, 40}, s2[2] = {40, 10};
   float x[40], W1[400], W2[400], t[160], want[40], got[40];
-  fill_values(x, 40, 3);
-  fill_values(W1, 400, 4);
-  fill_values(W2, 400, 5);
+  fill_values(x, 40, seed);
+  fill_values(W1, 400, seed + 1);
+  fill_values(W2, 400, seed + 2);
   matmul(x, W1, t, 4, 10, 40);
   matmul(t, W2, want, 4, 40, 10);
-  spmd_array *in[3] = {put(mesh, "None, model", SPMD_F32, 2, sx, x),
-                       put(mesh, "None, model", SPMD_F32, 2, s1, W1),
-                       put(mesh, "model, None", SPMD_F32, 2, s2, W2)};
+  spmd_array *in[3] = {test_put(mesh, specs[0], SPMD_F32, 2, sx, x),
+                       test_put(mesh, specs[1], SPMD_F32, 2, s1, W1),
+                       test_put(mesh, specs[2], SPMD_F32, 2, s2, W2)};
   spmd_array *B = NULL;
-  assert_ok(seed_tp_mlp(mesh, in[0], in[1], in[2], &B));
+  assert_ok(program(mesh, in[0], in[1], in[2], &B));
   int64_t shape[2];
   assert_ok(spmd_array_shape(B, shape));
   assert_int_equal(shape[0], 4);
@@ -194,28 +187,16 @@ static void tp_mlp_gathers_activations_and_scatters_sums(void **state) {
   spmd_runtime_destroy(rt);
 }
 
+static void tp_mlp_gathers_activations_and_scatters_sums(void **state) {
+  (void)state;
+  static const char *const specs[3] = {"None, model", "None, model", "model, None"};
+  check_mlp(seed_tp_mlp, specs, 3);
+}
+
 static void fsdp_plus_tp_on_2x2(void **state) {
   (void)state;
-  spmd_runtime *rt = test_runtime(4);
-  spmd_mesh *mesh = data_model_mesh(rt);
-  const int64_t sx[2] = {4, 10}, s1[2] = {10, 40}, s2[2] = {40, 10};
-  float x[40], W1[400], W2[400], t[160], want[40], got[40];
-  fill_values(x, 40, 6);
-  fill_values(W1, 400, 7);
-  fill_values(W2, 400, 8);
-  matmul(x, W1, t, 4, 10, 40);
-  matmul(t, W2, want, 4, 40, 10);
-  spmd_array *in[3] = {put(mesh, "data, model", SPMD_F32, 2, sx, x),
-                       put(mesh, "data, model", SPMD_F32, 2, s1, W1),
-                       put(mesh, "model, data", SPMD_F32, 2, s2, W2)};
-  spmd_array *B = NULL;
-  assert_ok(seed_fsdp_tp(mesh, in[0], in[1], in[2], &B));
-  assert_ok(spmd_array_to_host(B, got, sizeof got));
-  assert_allclose(got, want, 40);
-  spmd_array_destroy(B);
-  for (int i = 0; i < 3; ++i) spmd_array_destroy(in[i]);
-  spmd_mesh_destroy(mesh);
-  spmd_runtime_destroy(rt);
+  static const char *const specs[3] = {"data, model", "data, model", "model, data"};
+  check_mlp(seed_fsdp_tp, specs, 6);
 }
 
 /* ---- 002: benchmarking communication, 1000x1000 f32 over Mesh('data': 4) ---- */
@@ -237,7 +218,7 @@ static void benchmark_section_collectives_and_all_to_all_twice(void **state) {
   const size_t n = 1000 * 1000;
   float *X = malloc(n * sizeof(float)), *got = malloc(n * sizeof(float));
   fill_values(X, n, 9);
-  spmd_array *Xs = put(mesh, "data, None", SPMD_F32, 2, shape, X);
+  spmd_array *Xs = test_put(mesh, "data, None", SPMD_F32, 2, shape, X);
   spmd_array *out = NULL;
   assert_ok(seed_all_gather(mesh, Xs, &out));
   assert_ok(spmd_array_to_host(out, got, n * sizeof(float)));
