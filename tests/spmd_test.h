@@ -46,9 +46,11 @@
     spmd_string_free(s_);                                                   \
   } while (0)
 
+/* A runtime of the platform under test: SPMD_PLATFORM=cpu|cuda picks it (cpu
+ * when unset), so the suites written once run against every backend. */
 static inline spmd_runtime *test_runtime(int devices) {
   spmd_runtime_options o = SPMD_RUNTIME_OPTIONS_INIT;
-  o.platform = SPMD_PLATFORM_CPU;
+  o.platform = SPMD_PLATFORM_DEFAULT;
   o.cpu_device_count = devices;
   spmd_runtime *rt = NULL;
   assert_ok(spmd_runtime_create(&o, &rt));
