@@ -63,9 +63,9 @@ bool is_live(const void *handle, HandleKind kind);
 // Wraps a new C++ object in a registered handle the caller will own.
 template <typename H, typename... Args>
 H *new_handle(Args &&...args) {
-  auto *h = new H{std::forward<Args>(args)...};
-  register_handle(h, KindOf<H>::kind);
-  return h;
+  std::unique_ptr<H> h(new H{std::forward<Args>(args)...});
+  register_handle(h.get(), KindOf<H>::kind);  // may throw; the handle is then freed
+  return h.release();
 }
 
 // _destroy: NULL and already-destroyed handles are ignored.
