@@ -47,6 +47,18 @@ spmd_mesh *conformance_meshes_find(const conformance_meshes *meshes, const char 
                                    const char *where);
 void conformance_meshes_close(conformance_meshes *meshes);
 
+/* A family's cases.json opened with what every case needs: a runtime of 8
+ * CPU devices, the file's "meshes" table built, and its "cases" array. */
+typedef struct conformance_file {
+  json_value *root;
+  spmd_runtime *runtime;
+  conformance_meshes meshes;
+  const json_value *cases;
+} conformance_file;
+
+void conformance_file_open(conformance_file *file, const char *family);
+void conformance_file_close(conformance_file *file);
+
 /* Appends printf-style text to a bounded detail buffer. */
 void conformance_detail(char *buffer, size_t size, const char *fmt, ...);
 

@@ -315,13 +315,8 @@ static void check_case(conformance_tally *tally, const conformance_meshes *meshe
 }
 
 void conformance_collectives(conformance_tally *tally) {
-  json_value *root = conformance_load("collectives", "cases.json");
-  spmd_runtime *rt = test_runtime(8);
-  conformance_meshes meshes;
-  conformance_meshes_open(&meshes, rt, conformance_member(root, "meshes", "collectives/cases.json"));
-  const json_value *cases = conformance_member(root, "cases", "collectives/cases.json");
-  for (size_t i = 0; i < json_count(cases); ++i) check_case(tally, &meshes, json_at(cases, i));
-  conformance_meshes_close(&meshes);
-  spmd_runtime_destroy(rt);
-  json_free(root);
+  conformance_file f;
+  conformance_file_open(&f, "collectives");
+  for (size_t i = 0; i < json_count(f.cases); ++i) check_case(tally, &f.meshes, json_at(f.cases, i));
+  conformance_file_close(&f);
 }

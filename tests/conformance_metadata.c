@@ -167,15 +167,10 @@ static void check_equality(conformance_tally *tally, const conformance_meshes *m
 }
 
 void conformance_metadata(conformance_tally *tally) {
-  json_value *ref = conformance_load("metadata", "cases.json");
-  spmd_runtime *rt = test_runtime(8);
-  conformance_meshes meshes;
-  conformance_meshes_open(&meshes, rt, conformance_member(ref, "meshes", "metadata"));
-  const json_value *cases = conformance_member(ref, "cases", "metadata");
-  for (size_t i = 0; i < json_count(cases); ++i) check_case(tally, &meshes, json_at(cases, i));
-  const json_value *pairs = conformance_member(ref, "equality", "metadata");
-  for (size_t i = 0; i < json_count(pairs); ++i) check_equality(tally, &meshes, json_at(pairs, i));
-  conformance_meshes_close(&meshes);
-  spmd_runtime_destroy(rt);
-  json_free(ref);
+  conformance_file f;
+  conformance_file_open(&f, "metadata");
+  for (size_t i = 0; i < json_count(f.cases); ++i) check_case(tally, &f.meshes, json_at(f.cases, i));
+  const json_value *pairs = conformance_member(f.root, "equality", "metadata");
+  for (size_t i = 0; i < json_count(pairs); ++i) check_equality(tally, &f.meshes, json_at(pairs, i));
+  conformance_file_close(&f);
 }

@@ -144,13 +144,9 @@ static void check_case(conformance_tally *tally, spmd_runtime *rt,
 }
 
 void conformance_text(conformance_tally *tally) {
-  json_value *ref = conformance_load("text", "cases.json");
-  spmd_runtime *rt = test_runtime(8);
-  conformance_meshes meshes;
-  conformance_meshes_open(&meshes, rt, conformance_member(ref, "meshes", "text"));
-  const json_value *cases = conformance_member(ref, "cases", "text");
-  for (size_t i = 0; i < json_count(cases); ++i) check_case(tally, rt, &meshes, json_at(cases, i));
-  conformance_meshes_close(&meshes);
-  spmd_runtime_destroy(rt);
-  json_free(ref);
+  conformance_file f;
+  conformance_file_open(&f, "text");
+  for (size_t i = 0; i < json_count(f.cases); ++i)
+    check_case(tally, f.runtime, &f.meshes, json_at(f.cases, i));
+  conformance_file_close(&f);
 }

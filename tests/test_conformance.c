@@ -151,6 +151,20 @@ void conformance_meshes_close(conformance_meshes *meshes) {
   meshes->count = 0;
 }
 
+void conformance_file_open(conformance_file *file, const char *family) {
+  file->root = conformance_load(family, "cases.json");
+  file->runtime = test_runtime(8);
+  conformance_meshes_open(&file->meshes, file->runtime,
+                          conformance_member(file->root, "meshes", family));
+  file->cases = conformance_member(file->root, "cases", family);
+}
+
+void conformance_file_close(conformance_file *file) {
+  conformance_meshes_close(&file->meshes);
+  spmd_runtime_destroy(file->runtime);
+  json_free(file->root);
+}
+
 void conformance_detail(char *buffer, size_t size, const char *fmt, ...) {
   const size_t used = strlen(buffer);
   if (used + 1 >= size) return;

@@ -5,18 +5,6 @@
 #include <math.h>
 #include <stdlib.h>
 
-static spmd_array *make_f32(spmd_mesh *mesh, const char *spec, size_t ndim,
-                            const int64_t *shape, const float *data) {
-  spmd_sharding *s = test_sharding(mesh, spec);
-  int64_t n = 1;
-  for (size_t i = 0; i < ndim; ++i) n *= shape[i];
-  spmd_array *a = NULL;
-  assert_ok(spmd_array_from_host(s, SPMD_F32, ndim, shape, data,
-                                 (size_t)n * sizeof(float), &a));
-  spmd_sharding_destroy(s);
-  return a;
-}
-
 static void read_f32(spmd_array *a, float *out, size_t n) {
   assert_ok(spmd_array_to_host(a, out, n * sizeof(float)));
 }
@@ -41,7 +29,7 @@ static void identity_round_trips_every_spec(void **state) {
   for (int i = 0; i < 96; ++i) data[i] = (float)i * 0.5f;
   const char *specs[] = {"x, y", "y, x", "(x,y), None", "None, (y,x)", "x", "None, y"};
   for (size_t k = 0; k < sizeof specs / sizeof *specs; ++k) {
-    spmd_array *a = make_f32(mesh, "", 2, shape, data);
+    spmd_array *a = test_put(mesh, "", SPMD_F32, 2, shape, data);
     spmd_array *o = NULL;
     assert_ok(spmd_shard_map_text(mesh, identity, NULL, 1, &a, &specs[k], 1,
                                   &specs[k], NULL, &o));
@@ -99,7 +87,7 @@ static void callback_sees_local_blocks_uneven(void **state) {
   const int64_t shape[1] = {10};
   float data[10], out[10];
   for (int i = 0; i < 10; ++i) data[i] = (float)i;
-  spmd_array *a = make_f32(mesh, "x", 1, shape, data);
+  spmd_array *a = test_put(mesh, "x", SPMD_F32, 1, shape, data);
   probe p;
   memset(&p, 0, sizeof p);
   const char *spec = "x";
@@ -193,7 +181,7 @@ static void print_reaches_the_sink_with_the_device(void **state) {
   spmd_mesh *mesh = test_mesh(rt, 1, ms);
   const int64_t shape[1] = {16};
   float data[16] = {0};
-  spmd_array *a = make_f32(mesh, "", 1, shape, data);
+  spmd_array *a = test_put(mesh, "", SPMD_F32, 1, shape, data);
   sink s;
   memset(&s, 0, sizeof s);
   spmd_shard_map_options o = SPMD_SHARD_MAP_OPTIONS_INIT;
@@ -303,7 +291,7 @@ static void errors_name_the_argument(void **state) {
   spmd_mesh *mesh = test_mesh(rt, 1, ms);
   const int64_t shape[1] = {8};
   float data[8] = {0};
-  spmd_array *a = make_f32(mesh, "", 1, shape, data);
+  spmd_array *a = test_put(mesh, "", SPMD_F32, 1, shape, data);
   spmd_array *out = NULL;
   const char *x = "x", *bad = "w", *two = "x, None";
   assert_fails(spmd_shard_map_text(NULL, identity, NULL, 1, &a, &x, 1, &x, NULL, &out),
