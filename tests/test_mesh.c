@@ -87,6 +87,9 @@ static void bad_shapes_are_rejected(void **state) {
   int64_t zero[2] = {2, 0};
   assert_fails(spmd_mesh_create(suite_rt, 2, zero, names, NULL, &m), SPMD_ERR_INVALID_ARGUMENT,
                "axis 1 has size 0");
+  int64_t big_then_zero[2] = {16, 0};
+  assert_fails(spmd_mesh_create(suite_rt, 2, big_then_zero, names, NULL, &m),
+               SPMD_ERR_INVALID_ARGUMENT, "axis 1 has size 0");
   int64_t negative[2] = {-2, 4};
   assert_fails(spmd_mesh_create(suite_rt, 2, negative, names, NULL, &m), SPMD_ERR_INVALID_ARGUMENT,
                "negative size -2");

@@ -22,9 +22,7 @@ Mesh::Mesh(std::shared_ptr<Runtime> runtime, Shape shape, std::vector<std::strin
     if (shape_[i] <= 0)
       invalid("mesh shape ", shape_to_string(shape_), ": axis ", i, " has size ", shape_[i],
               ", sizes must be positive");
-    total *= shape_[i];
-    if (total > runtime_->device_count() && device_ids.empty())
-      break;  // reported below with the device count
+    total *= shape_[i];  // callers bound the product (checked_shape)
   }
   for (size_t i = 0; i < names_.size(); ++i) {
     if (!valid_axis_name(names_[i]))
