@@ -204,7 +204,7 @@ static void bad_input_is_rejected(void **state) {
                SPMD_ERR_INVALID_ARGUMENT, "names 2 dimensions but the array has 1");
   int64_t neg[2] = {4, -8};
   assert_fails(spmd_array_zeros(s, SPMD_F32, 2, neg, &a), SPMD_ERR_INVALID_ARGUMENT,
-               "shape (4, -8): dimension 1 has negative size -8");
+               "spmd_array_zeros: shape (4, -8): dimension 1 has negative size -8");
   int64_t nine[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
   assert_fails(spmd_array_zeros(s, SPMD_F32, 9, nine, &a), SPMD_ERR_INVALID_ARGUMENT,
                "9 dimensions, at most 8");

@@ -6,45 +6,54 @@
 using namespace spmd;
 using namespace spmd::capi;
 
+namespace {
+// The checks every array constructor shares, then `make(sharding, shape)`
+// builds the array; errors carry the public function's name.
+template <typename Make>
+spmd_status construct(const char *function, const spmd_sharding *sharding, spmd_dtype dtype,
+                      size_t ndim, const int64_t *shape, spmd_array **out, Make &&make) {
+  return guard(function, [&] {
+    const auto &s = use(sharding, "sharding");
+    out_arg(out);
+    check_dtype("dtype", dtype);
+    *out = new_handle<spmd_array>(make(s.impl, checked_shape("shape", ndim, shape)));
+  });
+}
+}  // namespace
+
 extern "C" {
 
 spmd_status spmd_array_from_host(const spmd_sharding *sharding, spmd_dtype dtype, size_t ndim,
                                  const int64_t *shape, const void *data, size_t nbytes,
                                  spmd_array **out) {
-  return guard(__func__, [&] {
-    const auto &s = use(sharding, "sharding");
-    out_arg(out);
-    check_dtype("dtype", dtype);
-    Shape global = checked_shape("shape", ndim, shape);
-    *out = new_handle<spmd_array>(Array::from_host(s.impl, dtype, std::move(global), data, nbytes));
-  });
+  return construct(__func__, sharding, dtype, ndim, shape, out,
+                   [&](const ShardingPtr &s, Shape global) {
+                     return Array::from_host(s, dtype, std::move(global), data, nbytes);
+                   });
 }
 
 spmd_status spmd_array_zeros(const spmd_sharding *sharding, spmd_dtype dtype, size_t ndim,
                              const int64_t *shape, spmd_array **out) {
-  return spmd_array_full(sharding, dtype, ndim, shape, 0.0, out);
+  return construct(__func__, sharding, dtype, ndim, shape, out,
+                   [&](const ShardingPtr &s, Shape global) {
+                     return Array::full(s, dtype, std::move(global), 0.0);
+                   });
 }
 
 spmd_status spmd_array_full(const spmd_sharding *sharding, spmd_dtype dtype, size_t ndim,
                             const int64_t *shape, double value, spmd_array **out) {
-  return guard(__func__, [&] {
-    const auto &s = use(sharding, "sharding");
-    out_arg(out);
-    check_dtype("dtype", dtype);
-    Shape global = checked_shape("shape", ndim, shape);
-    *out = new_handle<spmd_array>(Array::full(s.impl, dtype, std::move(global), value));
-  });
+  return construct(__func__, sharding, dtype, ndim, shape, out,
+                   [&](const ShardingPtr &s, Shape global) {
+                     return Array::full(s, dtype, std::move(global), value);
+                   });
 }
 
 spmd_status spmd_array_arange(const spmd_sharding *sharding, spmd_dtype dtype, size_t ndim,
                               const int64_t *shape, double start, double step, spmd_array **out) {
-  return guard(__func__, [&] {
-    const auto &s = use(sharding, "sharding");
-    out_arg(out);
-    check_dtype("dtype", dtype);
-    Shape global = checked_shape("shape", ndim, shape);
-    *out = new_handle<spmd_array>(Array::arange(s.impl, dtype, std::move(global), start, step));
-  });
+  return construct(__func__, sharding, dtype, ndim, shape, out,
+                   [&](const ShardingPtr &s, Shape global) {
+                     return Array::arange(s, dtype, std::move(global), start, step);
+                   });
 }
 
 void spmd_array_destroy(spmd_array *array) { destroy_handle(array); }
