@@ -74,6 +74,19 @@ SPMD_API spmd_status spmd_random_normal(const spmd_sharding *sharding,
                                         size_t ndim, const int64_t *shape,
                                         spmd_array **out);
 
+/* jax.random.truncated_normal(key, lower, upper, shape, dtype): standard
+ * normal floats truncated to (lower, upper), dtype as spmd_random_uniform.
+ * Computed as JAX does: u uniform on [erf(lower/sqrt2), erf(upper/sqrt2)),
+ * sqrt(2) * erfinv(u), clipped to the open interval; lower and upper are
+ * first converted to dtype. Infinite bounds are allowed. docs/random.md
+ * states how closely it agrees with JAX. Errors as spmd_random_uniform, and
+ * SPMD_ERR_INVALID_ARGUMENT unless lower < upper (NaN bounds included). */
+SPMD_API spmd_status spmd_random_truncated_normal(const spmd_sharding *sharding,
+                                                  const spmd_key *key, spmd_dtype dtype,
+                                                  size_t ndim, const int64_t *shape,
+                                                  double lower, double upper,
+                                                  spmd_array **out);
+
 SPMD_EXTERN_C_END
 
 #endif /* SPMD_RANDOM_H */
