@@ -121,6 +121,39 @@ def jax_mesh(name: str):
     return Mesh(all_devices[np.array(devices)].reshape(shape), axes)
 
 
+def array_hex(a) -> dict:
+    """An array in full: dtype, shape and its raw little-endian bytes in hex."""
+    import numpy as np
+    a = np.asarray(a)
+    return {"dtype": str(a.dtype), "shape": list(a.shape),
+            "hex": np.ascontiguousarray(a).astype(a.dtype.newbyteorder("<")).tobytes().hex()}
+
+
+def array_summary(a, samples: int = 16) -> dict:
+    """A big array in brief: its sum and sum of magnitudes (float64 over
+    the stored values) and `samples` elements at evenly spaced flat
+    indices, as [index, value] pairs."""
+    import numpy as np
+    a = np.asarray(a)
+    flat = a.reshape(-1)
+    idx = np.linspace(0, flat.size - 1, samples).astype(np.int64)
+    return {"dtype": str(a.dtype), "shape": list(a.shape),
+            "sum": float(flat.astype(np.float64).sum()),
+            "abs_sum": float(np.abs(flat.astype(np.float64)).sum()),
+            "samples": [[int(i), float(flat[i])] for i in idx]}
+
+
+def picture(x) -> str:
+    """jax.debug.visualize_array_sharding(x) without colour, as text."""
+    import contextlib
+    import io
+    import jax
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        jax.debug.visualize_array_sharding(x, use_color=False)
+    return buf.getvalue()
+
+
 def seed_form(text: str) -> str:
     """Maps the installed JAX's printed forms to the seeds' forms, which
     libspmd prints. This is the one place such differences are stated:

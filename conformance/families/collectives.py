@@ -82,11 +82,7 @@ def _shard_map(f, **kw):
         return shard_map(f, check_rep=False, **kw)
 
 
-def _arr(a) -> dict:
-    import numpy as np
-    a = np.asarray(a)
-    return {"dtype": str(a.dtype), "shape": list(a.shape),
-            "hex": np.ascontiguousarray(a).astype(a.dtype.newbyteorder("<")).tobytes().hex()}
+
 
 
 def _values(rng, dtype: str, shape, kind: str = "small"):
@@ -188,8 +184,8 @@ class _Cases:
             raise ValueError(f"duplicate case {name}")
         self.cases[name] = {
             "name": name, "mesh": mesh_name, "in_spec": in_spec, "out_spec": out_spec,
-            "op": op, "axes": axes, "params": params, "input": _arr(host),
-            "output": _arr(out), "rtol": rtol, "atol": atol}
+            "op": op, "axes": axes, "params": params, "input": refio.array_hex(host),
+            "output": refio.array_hex(out), "rtol": rtol, "atol": atol}
         in_mesh_order = sorted(axes, key=names.index)
         if op == "ppermute" and axes != in_mesh_order:
             # JAX's ppermute numbers a group's devices in mesh order whatever
@@ -207,7 +203,7 @@ class _Cases:
                 raise ValueError(f"{name}: the tuple order makes no difference")
             self.cases[name]["libspmd_rule"] = {
                 "difference": "ppermute over a tuple of axes: tuple order",
-                "axes": in_mesh_order, "perm": perm, "output": _arr(rule)}
+                "axes": in_mesh_order, "perm": perm, "output": refio.array_hex(rule)}
 
 
 def _renumber(axes: list[str], target: list[str], sizes: dict) -> list[int]:

@@ -16,37 +16,9 @@ Writes tests/conformance/seeds/cases.json. Each case holds:
 
 from __future__ import annotations
 
-import contextlib
-import io
 import pathlib
 
 import refio
-
-
-def _arr(a) -> dict:
-    import numpy as np
-    a = np.asarray(a)
-    return {"dtype": str(a.dtype), "shape": list(a.shape),
-            "hex": np.ascontiguousarray(a).astype(a.dtype.newbyteorder("<")).tobytes().hex()}
-
-
-def _summary(a, samples: int = 16) -> dict:
-    import numpy as np
-    a = np.asarray(a)
-    flat = a.reshape(-1)
-    idx = np.linspace(0, flat.size - 1, samples).astype(np.int64)
-    return {"dtype": str(a.dtype), "shape": list(a.shape),
-            "sum": float(flat.astype(np.float64).sum()),
-            "abs_sum": float(np.abs(flat.astype(np.float64)).sum()),
-            "samples": [[int(i), float(flat[i])] for i in idx]}
-
-
-def _picture(x) -> str:
-    import jax
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
-        jax.debug.visualize_sharding(x.shape, x.sharding, use_color=False)
-    return buf.getvalue()
 
 
 def _mesh(shape, names):
@@ -89,14 +61,14 @@ def generate(out_dir: pathlib.Path) -> None:
     f_el = smap(lambda x: 2 * jnp.sin(x) + 1, mesh=mesh3, in_specs=P("x"), out_specs=P("x"))
     out = f_el(arr)
     cases["elementwise_sin_3dev"] = {
-        "mesh": _mesh_json((3,), ("x",)), "inputs": {"x": _arr(arr)},
-        "outputs": {"y": _arr(out)}, "text": {"repr": repr(out)}, "tolerance": 1e-6}
+        "mesh": _mesh_json((3,), ("x",)), "inputs": {"x": refio.array_hex(arr)},
+        "outputs": {"y": refio.array_hex(out)}, "text": {"repr": repr(out)}, "tolerance": 1e-6}
     x38 = jax.device_put(jnp.arange(24.0).reshape(3, 8), NamedSharding(mesh3, P("x")))
     psum = smap(lambda x: jax.lax.psum(x.sum(), "x"), mesh=mesh3, in_specs=P("x"),
                 out_specs=P())(x38)
     cases["psum_of_shard_sums_3dev"] = {
-        "mesh": _mesh_json((3,), ("x",)), "inputs": {"x": _arr(x38)},
-        "outputs": {"total": _arr(psum)},
+        "mesh": _mesh_json((3,), ("x",)), "inputs": {"x": refio.array_hex(x38)},
+        "outputs": {"total": refio.array_hex(psum)},
         "text": {"repr": repr(psum), "sharding": refio.seed_form(str(psum.sharding))},
         "tolerance": 0.0}
 
@@ -109,8 +81,9 @@ def generate(out_dir: pathlib.Path) -> None:
     t = smap(lambda x: jax.lax.psum(x.sum(), "x"), mesh=mesh8, in_specs=P("x"),
              out_specs=P())(x32)
     cases["local_shapes_8dev"] = {
-        "mesh": _mesh_json((8,), ("x",)), "inputs": {"x": _arr(x32)},
-        "outputs": {"doubled": _arr(y), "shard_sums": _arr(s), "total": _arr(t)},
+        "mesh": _mesh_json((8,), ("x",)), "inputs": {"x": refio.array_hex(x32)},
+        "outputs": {"doubled": refio.array_hex(y), "shard_sums": refio.array_hex(s),
+                    "total": refio.array_hex(t)},
         "text": {"shard_sums": repr(s), "total": repr(t)}, "tolerance": 0.0}
 
     # layer(x, weights, bias) = sigmoid(x @ weights + bias), three ways.
@@ -131,10 +104,11 @@ def generate(out_dir: pathlib.Path) -> None:
                            out_specs=P(None)))(xl, wl, bl)
     cases["layer_three_ways_8dev"] = {
         "mesh": _mesh_json((8,), ("x",)),
-        "inputs": {"x": _arr(np.asarray(xl, np.float32)), "weights": _arr(np.asarray(wl, np.float32)),
-                   "bias": _arr(np.asarray(bl, np.float32))},
-        "outputs": {"layer": _arr(plain), "layer_jit_sharded": _arr(auto),
-                    "layer_shard_map": _arr(sharded)},
+        "inputs": {"x": refio.array_hex(np.asarray(xl, np.float32)),
+                   "weights": refio.array_hex(np.asarray(wl, np.float32)),
+                   "bias": refio.array_hex(np.asarray(bl, np.float32))},
+        "outputs": {"layer": refio.array_hex(plain), "layer_jit_sharded": refio.array_hex(auto),
+                    "layer_shard_map": refio.array_hex(sharded)},
         "text": {"layer": repr(plain)}, "tolerance": 1e-5}
 
     # FSDP, TP and FSDP+TP matmuls on a 2x2 ("data", "model") mesh.
@@ -162,8 +136,8 @@ def generate(out_dir: pathlib.Path) -> None:
     cases["fsdp_matmul_2x2"] = {
         "mesh": _mesh_json((2, 2), ("data", "model")),
         "inputs": {k: normal_inputs[k] for k in ("x", "A")},
-        "outputs": {"B": _arr(B), "unsharded": _arr(x @ A)},
-        "text": {"picture": _picture(B)}, "tolerance": 1e-5}
+        "outputs": {"B": refio.array_hex(B), "unsharded": refio.array_hex(x @ A)},
+        "text": {"picture": refio.picture(B)}, "tolerance": 1e-5}
 
     def tp(x, W1, W2):
         x = jax.lax.all_gather(x, axis_name="model", axis=1, tiled=True)
@@ -176,8 +150,8 @@ def generate(out_dir: pathlib.Path) -> None:
     cases["tp_mlp_2x2"] = {
         "mesh": _mesh_json((2, 2), ("data", "model")),
         "inputs": {k: normal_inputs[k] for k in ("x", "W1", "W2")},
-        "outputs": {"B": _arr(B), "unsharded": _arr(x @ W1 @ W2)},
-        "text": {"picture": _picture(B)}, "tolerance": 1e-4}
+        "outputs": {"B": refio.array_hex(B), "unsharded": refio.array_hex(x @ W1 @ W2)},
+        "text": {"picture": refio.picture(B)}, "tolerance": 1e-4}
 
     def fsdp_tp(x, W1, W2):
         x = jax.lax.all_gather(x, axis_name="model", axis=1, tiled=True)
@@ -192,8 +166,8 @@ def generate(out_dir: pathlib.Path) -> None:
     cases["fsdp_tp_2x2"] = {
         "mesh": _mesh_json((2, 2), ("data", "model")),
         "inputs": {k: normal_inputs[k] for k in ("x", "W1", "W2")},
-        "outputs": {"B": _arr(B), "unsharded": _arr(x @ W1 @ W2)},
-        "text": {"picture": _picture(B)}, "tolerance": 1e-4}
+        "outputs": {"B": refio.array_hex(B), "unsharded": refio.array_hex(x @ W1 @ W2)},
+        "text": {"picture": refio.picture(B)}, "tolerance": 1e-4}
 
     # Benchmarking communication: all_to_all of a 1000x1000 array over 4
     # devices, applied twice is the identity. The full-size case is checked
@@ -209,15 +183,17 @@ def generate(out_dir: pathlib.Path) -> None:
     cases["all_to_all_1000x1000_4dev"] = {
         "mesh": _mesh_json((4,), ("data",)),
         "inputs": {"X": {"dtype": "float32", "shape": [1000, 1000], "normal_key": 0}},
-        "outputs": {"X": _summary(X), "X_T": _summary(XT), "X_T_T": _summary(XTT)},
+        "outputs": {"X": refio.array_summary(X), "X_T": refio.array_summary(XT),
+                    "X_T_T": refio.array_summary(XTT)},
         "text": {"round_trip_equal": str(bool(np.allclose(X, XTT))),
-                 "X_picture": _picture(X), "X_T_picture": _picture(XT)},
+                 "X_picture": refio.picture(X), "X_T_picture": refio.picture(XT)},
         "tolerance": 0.0}
     small = jax.device_put(jnp.arange(96.0).reshape(8, 12), NamedSharding(mesh4, P("data", None)))
     cases["all_to_all_8x12_4dev"] = {
         "mesh": _mesh_json((4,), ("data",)),
-        "inputs": {"X": _arr(small)},
-        "outputs": {"X_T": _arr(a2a(small)), "X_T_T": _arr(a2a(a2a(small)))},
+        "inputs": {"X": refio.array_hex(small)},
+        "outputs": {"X_T": refio.array_hex(a2a(small)),
+                    "X_T_T": refio.array_hex(a2a(a2a(small)))},
         "text": {}, "tolerance": 0.0}
 
     refio.write_json(out_dir / "cases.json", {"cases": [dict(name=k, **v) for k, v in
