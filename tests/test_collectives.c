@@ -3,6 +3,8 @@
  * over tuples of axes, on 2x4 and 2x2x2 meshes, tiled and not, uneven where
  * it means something, for every dtype; each compared with values computed
  * here from the inputs. */
+#include <unistd.h>
+
 #include "collective_test_util.h"
 
 static const spmd_dtype all_dtypes[] = {SPMD_F32, SPMD_F64, SPMD_F16, SPMD_BF16,
@@ -553,6 +555,45 @@ static void ppermute_ring_over_tuple(void **state) {
 }
 
 /* Bad parameters are refused with the collective and axes named. */
+/* Groups that run at different speeds: on a 2x4 mesh the two 'x' rows
+ * each psum over 'y' many times in a row, small and large, and one row
+ * sleeps now and then, so a fast member starts its next psum while slow
+ * peers still reduce the previous one. Every result must be its own
+ * iteration's sum (100 x + 10 y + it, summed over y). */
+static spmd_status successive_psums(spmd_ctx *ctx, void *ud) {
+  (void)ud;
+  int64_t x = 0, y = 0;
+  if (spmd_ctx_axis_index(ctx, "x", &x) || spmd_ctx_axis_index(ctx, "y", &y)) return 1;
+  spmd_block in = SPMD_BLOCK_INIT, sum = SPMD_BLOCK_INIT, out = SPMD_BLOCK_INIT;
+  const int64_t one[1] = {1};
+  if (spmd_ctx_alloc(ctx, SPMD_F32, 1, one, &out)) return 1;
+  float *wrong = out.data;
+  *wrong = 0;
+  for (int it = 0; it < 60; ++it) {
+    /* Staged (small) and direct (large) all-reduces alternate. */
+    const int64_t n[1] = {it % 4 == 3 ? 16384 : 64};
+    if (spmd_ctx_alloc(ctx, SPMD_F32, 1, n, &in)) return 1;
+    for (int64_t i = 0; i < n[0]; ++i) ((float *)in.data)[i] = (float)(100 * x + 10 * y + it);
+    if (x == 1 && it % 3 == 0) usleep(300);
+    if (spmd_ctx_psum(ctx, &in, "y", &sum)) return 1;
+    const float want = (float)(4 * (100 * x + it) + 10 * (0 + 1 + 2 + 3));
+    for (int64_t i = 0; i < n[0]; ++i) *wrong += ((const float *)sum.data)[i] != want;
+  }
+  return spmd_ctx_set_output(ctx, 0, &out);
+}
+
+static void successive_psums_of_groups_at_different_speeds(void **state) {
+  fixture *f = *state;
+  const char *out_spec = "(x, y)";
+  spmd_array *out = NULL;
+  assert_ok(spmd_shard_map_text(f->m24, successive_psums, NULL, 0, NULL, NULL, 1, &out_spec,
+                                NULL, &out));
+  float wrong[8];
+  assert_ok(spmd_array_to_host(out, wrong, sizeof wrong));
+  for (int d = 0; d < 8; ++d) assert_true(wrong[d] == 0.0f);
+  spmd_array_destroy(out);
+}
+
 static void bad_parameters_name_the_collective(void **state) {
   fixture *f = *state;
   const int64_t shape[2] = {8, 2};
@@ -590,6 +631,7 @@ int main(void) {
       cmocka_unit_test(all_to_all_not_tiled_matches_jax),
       cmocka_unit_test(ppermute_pairs_and_zeros_match_jax),
       cmocka_unit_test(ppermute_ring_over_tuple),
+      cmocka_unit_test(successive_psums_of_groups_at_different_speeds),
       cmocka_unit_test(bad_parameters_name_the_collective),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

@@ -243,25 +243,25 @@ LocalBlock run_collective_op(Session &session, size_t position, Backend &backend
   group.exchange(me, slot, sig, what);
 
   for (size_t r = 0; r < n; ++r)
-    if (group.signature(r) != group.signature(0)) {
+    if (group.signature(me, r) != group.signature(me, 0)) {
       session.mark_broken();
       invalid(what, ": the devices of the group disagree: device ", group.devices()[0], " calls ",
-              group.signature(0), " but device ", group.devices()[r], " calls ",
-              group.signature(r));
+              group.signature(me, 0), " but device ", group.devices()[r], " calls ",
+              group.signature(me, r));
     }
 
   if (op.kind != CollKind::AllReduce) {
     Shape out_shape = op_output_shape(op, shape, n, me, what.c_str());
     if (op.kind == CollKind::AllGather && op.tiled) {
       int64_t total = 0;
-      for (size_t r = 0; r < n; ++r) total += group.slot(r).in_shape[static_cast<size_t>(op.axis)];
+      for (size_t r = 0; r < n; ++r) total += group.slot(me, r).in_shape[static_cast<size_t>(op.axis)];
       out_shape[static_cast<size_t>(op.axis)] = total;
     }
     if (op.kind == CollKind::AllToAll && op.tiled) {
       const size_t s = static_cast<size_t>(op.axis), c = static_cast<size_t>(op.concat_axis);
       int64_t total = 0;
       for (size_t r = 0; r < n; ++r) {
-        const Shape &rs = group.slot(r).in_shape;
+        const Shape &rs = group.slot(me, r).in_shape;
         if (s == c) {
           const int64_t chunk = (rs[s] + static_cast<int64_t>(n) - 1) / static_cast<int64_t>(n);
           const int64_t st = std::min<int64_t>(rs[s], static_cast<int64_t>(me) * chunk);

@@ -72,7 +72,10 @@ constexpr std::chrono::microseconds kYieldWait{50};
 
 Group::Group(Session &session, std::vector<int> devices)
     : session_(session), devices_(std::move(devices)), here_(devices_.size(), 0),
-      slots_(devices_.size()), signatures_(devices_.size()),
+      exchanges_(devices_.size(), 0),
+      slots_{std::vector<CollSlot>(devices_.size()), std::vector<CollSlot>(devices_.size())},
+      signatures_{std::vector<std::string>(devices_.size()),
+                  std::vector<std::string>(devices_.size())},
       staging_{std::vector<std::vector<unsigned char>>(devices_.size()),
                std::vector<std::vector<unsigned char>>(devices_.size())},
       staged_(devices_.size(), 0) {}
@@ -177,8 +180,9 @@ void Group::arrive(std::unique_lock<std::mutex> &lock, size_t rank, const std::s
 void Group::exchange(size_t rank, CollSlot slot, std::string signature, const std::string &what) {
   std::unique_lock<std::mutex> lock(mu_);
   if (broken_) throw Error(status_, message_);
-  slots_[rank] = std::move(slot);
-  signatures_[rank] = std::move(signature);
+  const size_t table = exchanges_[rank]++ & 1;
+  slots_[table][rank] = std::move(slot);
+  signatures_[table][rank] = std::move(signature);
   arrive(lock, rank, what);
 }
 

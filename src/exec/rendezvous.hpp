@@ -47,9 +47,17 @@ class Group {
   // Waits until every member has arrived.
   void barrier(size_t rank, const std::string &what);
 
-  // Valid between an exchange and the member's next exchange.
-  const CollSlot &slot(size_t r) const { return slots_[r]; }
-  const std::string &signature(size_t r) const { return signatures_[r]; }
+  // Member r's slot and signature in the exchange that member `me` last
+  // took part in, as `me` sees them. Valid until `me`'s next exchange. Two
+  // tables alternate between successive exchanges: a member that has left
+  // a collective without a final barrier (a staged all-reduce) publishes
+  // its next slot into the other table while slower peers still read this
+  // one, and it can come back to this table only after every peer has
+  // arrived at the exchange in between, that is, has finished reading.
+  const CollSlot &slot(size_t me, size_t r) const { return slots_[parity(me)][r]; }
+  const std::string &signature(size_t me, size_t r) const {
+    return signatures_[parity(me)][r];
+  }
 
   // Copies member `rank`'s small input into storage of the group and returns
   // it. Two buffers per member alternate between successive staged
@@ -77,8 +85,12 @@ class Group {
   std::atomic<bool> published_broken_{false};
   size_t arrived_ = 0;
   std::vector<char> here_;
-  std::vector<CollSlot> slots_;
-  std::vector<std::string> signatures_;
+  // Which of the two tables member `me`'s last exchange used. exchanges_[me]
+  // is written only by `me`'s own thread.
+  size_t parity(size_t me) const { return (exchanges_[me] - 1) & 1; }
+  std::vector<uint64_t> exchanges_;               // per rank, count
+  std::vector<CollSlot> slots_[2];                // [parity][rank]
+  std::vector<std::string> signatures_[2];        // [parity][rank]
   std::vector<std::vector<unsigned char>> staging_[2];  // [parity][rank]
   std::vector<uint64_t> staged_;                         // per rank, count
   bool broken_ = false;
@@ -93,7 +105,7 @@ class MemberSync final : public GroupSync {
       : group_(group), rank_(rank), what_(what) {}
   size_t size() const override { return group_.size(); }
   size_t rank() const override { return rank_; }
-  const CollSlot &slot(size_t member) const override { return group_.slot(member); }
+  const CollSlot &slot(size_t member) const override { return group_.slot(rank_, member); }
   void barrier() override { group_.barrier(rank_, what_); }
 
  private:
