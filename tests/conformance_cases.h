@@ -59,6 +59,19 @@ typedef struct conformance_file {
 void conformance_file_open(conformance_file *file, const char *family);
 void conformance_file_close(conformance_file *file);
 
+/* The bytes of the member "hex" of `ref` (an array in full: raw
+ * little-endian bytes in hex), decoded; *len receives their count. The
+ * caller frees the result. */
+unsigned char *conformance_hex(const json_value *ref, size_t *len, const char *where);
+
+/* Whether n float32 values agree with a reference array: in full ("hex"),
+ * each within `tol`; or as a summary ("sum", "abs_sum", "samples" of [flat
+ * index, value]), the sums within 1e-6 of the magnitude sum plus
+ * tol * sqrt(n) (summation orders differ) and each sample within tol plus
+ * 4e-7 relative. Disagreements are described in detail under `name`. */
+int conformance_f32_agree(const float *have, int64_t n, const json_value *ref, double tol,
+                          char *detail, size_t size, const char *name);
+
 /* Appends printf-style text to a bounded detail buffer. */
 void conformance_detail(char *buffer, size_t size, const char *fmt, ...);
 

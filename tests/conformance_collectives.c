@@ -41,19 +41,6 @@ typedef struct coll_op {
   int64_t pairs[2 * MAX_PAIRS];
 } coll_op;
 
-static unsigned char *from_hex(const char *hex, size_t *len) {
-  const size_t n = strlen(hex) / 2;
-  unsigned char *out = malloc(n ? n : 1);
-  assert_non_null(out);
-  for (size_t i = 0; i < n; ++i) {
-    unsigned v;
-    if (sscanf(hex + 2 * i, "%2x", &v) != 1) fail_msg("bad hex in a collectives reference");
-    out[i] = (unsigned char)v;
-  }
-  *len = n;
-  return out;
-}
-
 /* The libspmd dtype whose JAX name is `name`. */
 static spmd_dtype dtype_named(const char *name, const char *where) {
   for (int d = 1; d < 64; ++d) {
@@ -225,7 +212,7 @@ static int output_agrees(spmd_array *got, const json_value *ref, double rtol, do
     return 0;
   }
   size_t want_len, nbytes;
-  unsigned char *want = from_hex(json_string(conformance_member(ref, "hex", name)), &want_len);
+  unsigned char *want = conformance_hex(ref, &want_len, name);
   assert_ok(spmd_array_nbytes(got, &nbytes));
   unsigned char *have = malloc(nbytes ? nbytes : 1);
   assert_non_null(have);
@@ -279,7 +266,7 @@ static void check_case(conformance_tally *tally, const conformance_meshes *meshe
   const spmd_dtype dtype =
       dtype_named(json_string(conformance_member(input, "dtype", name)), name);
   size_t len;
-  unsigned char *bytes = from_hex(json_string(conformance_member(input, "hex", name)), &len);
+  unsigned char *bytes = conformance_hex(input, &len, name);
   spmd_sharding *sharding = NULL;
   assert_ok(spmd_sharding_named(mesh, in_spec, &sharding));
   spmd_array *x = NULL;

@@ -12,19 +12,6 @@
 #include "seed_cells.h"
 #include "spmd_test.h"
 
-/* Decodes the reference's hex bytes; the caller frees. */
-static unsigned char *from_hex(const char *hex, size_t *len) {
-  const size_t n = strlen(hex) / 2;
-  unsigned char *out = malloc(n ? n : 1);
-  for (size_t i = 0; i < n; ++i) {
-    unsigned v;
-    if (sscanf(hex + 2 * i, "%2x", &v) != 1) fail_msg("bad hex in a reference");
-    out[i] = (unsigned char)v;
-  }
-  *len = n;
-  return out;
-}
-
 static spmd_dtype dtype_of(const char *name) {
   if (strcmp(name, "float32") == 0) return SPMD_F32;
   if (strcmp(name, "int32") == 0) return SPMD_I32;
@@ -49,7 +36,7 @@ static spmd_array *load_input(spmd_mesh *mesh, const json_value *ref, const char
     assert_ok(spmd_random_normal(rep, &k, dtype, ndim, shape, &a));
   } else {
     size_t len;
-    unsigned char *bytes = from_hex(json_string(conformance_member(ref, "hex", where)), &len);
+    unsigned char *bytes = conformance_hex(ref, &len, where);
     assert_ok(spmd_array_from_host(rep, dtype, ndim, shape, bytes, len, &a));
     free(bytes);
   }
@@ -69,10 +56,9 @@ static int output_agrees(spmd_array *got, const json_value *ref, double tol, cha
                          size_t size, const char *name) {
   spmd_dtype dtype;
   assert_ok(spmd_array_dtype(got, &dtype));
-  const json_value *hex = json_get(ref, "hex");
   if (dtype == SPMD_I32) {
     size_t len, nbytes;
-    unsigned char *want = from_hex(json_string(hex), &len);
+    unsigned char *want = conformance_hex(ref, &len, name);
     assert_ok(spmd_array_nbytes(got, &nbytes));
     unsigned char *have = malloc(nbytes ? nbytes : 1);
     assert_ok(spmd_array_to_host(got, have, nbytes));
@@ -84,48 +70,7 @@ static int output_agrees(spmd_array *got, const json_value *ref, double tol, cha
   }
   int64_t n;
   float *have = host_f32(got, &n);
-  int ok = 1;
-  if (hex != NULL) {
-    size_t len;
-    float *want = (float *)from_hex(json_string(hex), &len);
-    if (len != (size_t)n * sizeof(float)) {
-      conformance_detail(detail, size, "  %s: %lld elements, JAX has %zu\n", name, (long long)n,
-                         len / sizeof(float));
-      ok = 0;
-    }
-    for (int64_t i = 0; ok && i < n; ++i)
-      if (fabs((double)have[i] - (double)want[i]) > tol) {
-        conformance_detail(detail, size, "  %s[%lld]: libspmd %.9g, JAX %.9g\n", name,
-                           (long long)i, have[i], want[i]);
-        ok = 0;
-      }
-    free(want);
-  } else {
-    double sum = 0, abs_sum = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      sum += have[i];
-      abs_sum += fabs(have[i]);
-    }
-    const double want_sum = conformance_member(ref, "sum", name)->number;
-    const double want_abs = conformance_member(ref, "abs_sum", name)->number;
-    /* Summation order differs; the values themselves must be JAX's. */
-    if (fabs(sum - want_sum) > 1e-6 * want_abs + 1e-3 || fabs(abs_sum - want_abs) > 1e-6 * want_abs) {
-      conformance_detail(detail, size, "  %s: sum %.9g abs_sum %.9g, JAX %.9g %.9g\n", name, sum,
-                         abs_sum, want_sum, want_abs);
-      ok = 0;
-    }
-    const json_value *samples = conformance_member(ref, "samples", name);
-    for (size_t i = 0; ok && i < json_count(samples); ++i) {
-      const json_value *s = json_at(samples, i);
-      const int64_t at = json_int(json_at(s, 0), -1);
-      const double want = json_at(s, 1)->number;
-      if (at < 0 || at >= n || fabs(have[at] - want) > tol + 4e-7 * fabs(want)) {
-        conformance_detail(detail, size, "  %s[%lld]: libspmd %.9g, JAX %.9g\n", name,
-                           (long long)at, at >= 0 && at < n ? have[at] : NAN, want);
-        ok = 0;
-      }
-    }
-  }
+  const int ok = conformance_f32_agree(have, n, ref, tol, detail, size, name);
   free(have);
   return ok;
 }

@@ -17,27 +17,6 @@ static spmd_dtype dtype_named(const char *name) {
   return SPMD_DTYPE_INVALID;
 }
 
-static unsigned char *from_hex(const char *hex, size_t *len, const char *where) {
-  if (hex == NULL) fail_msg("%s: hex is not a string", where);
-  const size_t n = strlen(hex);
-  if (n % 2) fail_msg("%s: odd hex length", where);
-  unsigned char *out = malloc(n / 2 + 1);
-  assert_non_null(out);
-  for (size_t i = 0; i < n / 2; ++i) {
-    unsigned v = 0;
-    for (int k = 0; k < 2; ++k) {
-      const char c = hex[2 * i + (size_t)k];
-      v <<= 4;
-      if (c >= '0' && c <= '9') v |= (unsigned)(c - '0');
-      else if (c >= 'a' && c <= 'f') v |= (unsigned)(c - 'a' + 10);
-      else fail_msg("%s: bad hex digit", where);
-    }
-    out[i] = (unsigned char)v;
-  }
-  *len = n / 2;
-  return out;
-}
-
 /* Compares one printed text; appends the difference to detail. */
 static int same_text(char *got, const char *want, const char *what, char *detail, size_t size) {
   const int same = got != NULL && strcmp(got, want) == 0;
@@ -81,7 +60,7 @@ static void check_case(conformance_tally *tally, spmd_runtime *rt,
     int64_t shape[SPMD_MAX_NDIM];
     const size_t ndim = conformance_ints(conformance_member(c, "shape", name), shape, SPMD_MAX_NDIM, name);
     size_t nbytes = 0;
-    unsigned char *data = from_hex(json_string(conformance_member(c, "hex", name)), &nbytes, name);
+    unsigned char *data = conformance_hex(c, &nbytes, name);
     spmd_sharding *sharding = placement(rt, meshes, c, name);
     spmd_array *array = NULL;
     if (spmd_array_from_host(sharding, dtype, ndim, shape, data, nbytes, &array) != SPMD_OK) {

@@ -12,6 +12,7 @@
  * Each family is one CMocka test; it prints its tally (cases, agreed, the
  * names of differing cases) and fails when any case differs. A summary
  * table of all families follows the run. */
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 
@@ -163,6 +164,73 @@ void conformance_file_close(conformance_file *file) {
   conformance_meshes_close(&file->meshes);
   spmd_runtime_destroy(file->runtime);
   json_free(file->root);
+}
+
+unsigned char *conformance_hex(const json_value *ref, size_t *len, const char *where) {
+  const char *hex = json_string(conformance_member(ref, "hex", where));
+  if (hex == NULL) fail_msg("%s: hex is not a string", where);
+  const size_t n = strlen(hex);
+  if (n % 2) fail_msg("%s: odd hex length", where);
+  unsigned char *out = malloc(n / 2 + 1);
+  assert_non_null(out);
+  for (size_t i = 0; i < n / 2; ++i) {
+    unsigned v = 0;
+    for (int k = 0; k < 2; ++k) {
+      const char c = hex[2 * i + (size_t)k];
+      v <<= 4;
+      if (c >= '0' && c <= '9') v |= (unsigned)(c - '0');
+      else if (c >= 'a' && c <= 'f') v |= (unsigned)(c - 'a' + 10);
+      else fail_msg("%s: bad hex digit", where);
+    }
+    out[i] = (unsigned char)v;
+  }
+  *len = n / 2;
+  return out;
+}
+
+int conformance_f32_agree(const float *have, int64_t n, const json_value *ref, double tol,
+                          char *detail, size_t size, const char *name) {
+  if (json_get(ref, "hex") != NULL) {
+    size_t len;
+    float *want = (float *)conformance_hex(ref, &len, name);
+    int ok = len == (size_t)n * sizeof(float);
+    if (!ok)
+      conformance_detail(detail, size, "  %s: %lld elements, JAX has %zu\n", name, (long long)n,
+                         len / sizeof(float));
+    for (int64_t i = 0; ok && i < n; ++i)
+      if (!(fabs((double)have[i] - (double)want[i]) <= tol)) {
+        conformance_detail(detail, size, "  %s[%lld]: libspmd %.9g, JAX %.9g\n", name,
+                           (long long)i, have[i], want[i]);
+        ok = 0;
+      }
+    free(want);
+    return ok;
+  }
+  double sum = 0, abs_sum = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    sum += have[i];
+    abs_sum += fabs(have[i]);
+  }
+  const double want_sum = conformance_member(ref, "sum", name)->number;
+  const double want_abs = conformance_member(ref, "abs_sum", name)->number;
+  const double sum_tol = 1e-6 * want_abs + tol * sqrt((double)n) + 1e-3;
+  if (!(fabs(sum - want_sum) <= sum_tol && fabs(abs_sum - want_abs) <= sum_tol)) {
+    conformance_detail(detail, size, "  %s: sum %.9g abs_sum %.9g, JAX %.9g %.9g\n", name, sum,
+                       abs_sum, want_sum, want_abs);
+    return 0;
+  }
+  const json_value *samples = conformance_member(ref, "samples", name);
+  for (size_t i = 0; i < json_count(samples); ++i) {
+    const json_value *s = json_at(samples, i);
+    const int64_t at = json_int(json_at(s, 0), -1);
+    const double want = json_at(s, 1)->number;
+    if (at < 0 || at >= n || !(fabs(have[at] - want) <= tol + 4e-7 * fabs(want))) {
+      conformance_detail(detail, size, "  %s[%lld]: libspmd %.9g, JAX %.9g\n", name,
+                         (long long)at, at >= 0 && at < n ? have[at] : NAN, want);
+      return 0;
+    }
+  }
+  return 1;
 }
 
 void conformance_detail(char *buffer, size_t size, const char *fmt, ...) {

@@ -3,6 +3,8 @@
  * with the collectives. */
 #include "seed_cells.h"
 
+#include "seed_kernels.h"
+
 #include <math.h>
 #include <stddef.h>
 
@@ -11,20 +13,6 @@
     spmd_status st_ = (call);           \
     if (st_ != SPMD_OK) return st_;     \
   } while (0)
-
-/* c = a @ b for row-major float32 blocks a (m, k) and b (k, n). */
-static void local_matmul(const float *a, const float *b, float *c, int64_t m, int64_t k,
-                         int64_t n) {
-  for (int64_t i = 0; i < m; ++i) {
-    float *row = c + i * n;
-    for (int64_t j = 0; j < n; ++j) row[j] = 0.0f;
-    for (int64_t t = 0; t < k; ++t) {
-      const float aik = a[i * k + t];
-      const float *brow = b + t * n;
-      for (int64_t j = 0; j < n; ++j) row[j] += aik * brow[j];
-    }
-  }
-}
 
 /* A new (rows, cols) float32 block holding a @ b. */
 static spmd_status matmul_block(spmd_ctx *ctx, const spmd_block *a, const spmd_block *b,
@@ -40,7 +28,7 @@ static spmd_status matmul_block(spmd_ctx *ctx, const spmd_block *a, const spmd_b
   for (size_t d = 0; d + 1 < a->ndim; ++d) shape[d] = a->shape[d];
   shape[a->ndim - 1] = n;
   TRY(spmd_ctx_alloc(ctx, SPMD_F32, a->ndim, shape, out));
-  local_matmul(a->data, b->data, out->data, m, k, n);
+  seed_matmul(a->data, b->data, out->data, m, k, n);
   return SPMD_OK;
 }
 
