@@ -19,7 +19,7 @@ void write_key(rng::Key k, spmd_key *out) {
   out->words[1] = k.w1;
 }
 
-// The three generators: argument checks, then one block per device.
+// The generators: argument checks, then one block per device.
 spmd_status draw(const char *function, const spmd_sharding *sharding, const spmd_key *key,
                  rng::Request request, size_t ndim, const int64_t *shape, spmd_array **out) {
   return guard(function, [&] {
@@ -79,6 +79,17 @@ spmd_status spmd_random_normal(const spmd_sharding *sharding, const spmd_key *ke
   rng::Request r;
   r.distribution = rng::Distribution::Normal;
   r.dtype = dtype;
+  return draw(__func__, sharding, key, r, ndim, shape, out);
+}
+
+spmd_status spmd_random_truncated_normal(const spmd_sharding *sharding, const spmd_key *key,
+                                         spmd_dtype dtype, size_t ndim, const int64_t *shape,
+                                         double lower, double upper, spmd_array **out) {
+  rng::Request r;
+  r.distribution = rng::Distribution::TruncatedNormal;
+  r.dtype = dtype;
+  r.minval = lower;
+  r.maxval = upper;
   return draw(__func__, sharding, key, r, ndim, shape, out);
 }
 

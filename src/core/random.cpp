@@ -1,9 +1,11 @@
 #include "core/random.hpp"
 
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <numbers>
+#include <string>
 
 #include "core/dtype.hpp"
 #include "core/error.hpp"
@@ -151,6 +153,28 @@ double log1p_f64(double x) {
   return std::fabs(x) < kLog1pThreshold ? log1p_small(x) : std::log(x + 1.0);
 }
 
+// ---- erf -------------------------------------------------------------------
+//
+// float32: the rational approximation XLA's CPU code emits (Eigen's): x times
+// an odd degree-9 numerator over an even degree-12 denominator, both in x^2
+// with fused multiply-adds, and +-1 from |x| >= 3.832506856900711. XLA runs
+// with subnormals flushed to zero, so a subnormal argument is zero. float64:
+// XLA calls the C library's erf (std::erf below).
+
+constexpr float kErfF32Numerator[5] = {0.00022905065861350646f, 0.0034082910107109506f,
+                                       0.050955695062380861f, 0.18520832239976145f,
+                                       1.128379143519084f};
+constexpr float kErfF32Denominator[7] = {-1.1791602954361697e-7f, 0.000023547966471313185f,
+                                         0.0010179625278914885f,  0.014070470171167667f,
+                                         0.11098505178285362f,    0.49746925110067538f,
+                                         1.0f};
+constexpr float kErfF32One = 3.832506856900711f;
+
+template <typename T>
+T flush_subnormal(T x) {
+  return std::fabs(x) < std::numeric_limits<T>::min() ? std::copysign(T{0}, x) : x;
+}
+
 template <typename T, size_t N>
 T horner(const T (&c)[N], T t) {
   T p = c[0];
@@ -278,6 +302,101 @@ struct Normal16 {
   }
 };
 
+// jax.random.truncated_normal: bounds converted to the dtype, a = erf(lower /
+// sqrt2) and b = erf(upper / sqrt2), u uniform on [a, b) exactly as
+// jax.random.uniform draws it, then sqrt2 * erfinv(u) clipped to
+// [nextafter(lower, +inf), nextafter(upper, -inf)] (lax.max, then lax.min).
+// XLA turns the division by the constant sqrt2 into a multiplication by its
+// reciprocal, rounded to the type (float32 for bfloat16, whose arithmetic
+// XLA's CPU code does in float32), so the bounds are scaled that way here.
+// The clip bounds of a zero bound, nextafter(0, +-inf), are subnormal, which
+// XLA's CPU code (subnormals flushed) compares as zero: flushed here too.
+Request truncated_uniform(const Request &r, double a, double b) {
+  Request u = r;
+  u.minval = a;
+  u.maxval = b;
+  return u;
+}
+
+// lax.min: NaN if either side is NaN.
+template <typename T>
+T xla_min(T a, T b) {
+  if (std::isnan(a)) return a;
+  if (std::isnan(b)) return b;
+  return a < b ? a : b;
+}
+
+struct TruncatedNormalF32 {
+  using T = float;
+  static constexpr float kSqrt2 = std::numbers::sqrt2_v<float>;
+  static constexpr float kInf = std::numeric_limits<float>::infinity();
+  float lo, hi;
+  UniformF32 uniform;
+  explicit TruncatedNormalF32(const Request &r)
+      : lo(flush_subnormal(std::nextafter(static_cast<float>(r.minval), kInf))),
+        hi(flush_subnormal(std::nextafter(static_cast<float>(r.maxval), -kInf))),
+        uniform(truncated_uniform(r, erf_f32(static_cast<float>(r.minval) * (1.0f / kSqrt2)),
+                                  erf_f32(static_cast<float>(r.maxval) * (1.0f / kSqrt2)))) {}
+  T value(uint32_t b0, uint32_t b1) const {
+    return xla_min(hi, xla_max(lo, kSqrt2 * erfinv_f32(uniform.value(b0, b1))));
+  }
+};
+struct TruncatedNormalF64 {
+  using T = double;
+  static constexpr double kSqrt2 = std::numbers::sqrt2;
+  static constexpr double kInf = std::numeric_limits<double>::infinity();
+  double lo, hi;
+  UniformF64 uniform;
+  explicit TruncatedNormalF64(const Request &r)
+      : lo(flush_subnormal(std::nextafter(r.minval, kInf))),
+        hi(flush_subnormal(std::nextafter(r.maxval, -kInf))),
+        uniform(truncated_uniform(r, std::erf(r.minval * (1.0 / kSqrt2)),
+                                  std::erf(r.maxval * (1.0 / kSqrt2)))) {}
+  T value(uint32_t b0, uint32_t b1) const {
+    return xla_min(hi, xla_max(lo, kSqrt2 * erfinv_f64(uniform.value(b0, b1))));
+  }
+};
+
+// nextafter(v, +inf) (up) or nextafter(v, -inf) in a 16-bit float type, v
+// given as the float it rounds to.
+float next16(spmd_dtype dtype, float v, bool up) {
+  if (std::isnan(v) || (std::isinf(v) && (v > 0) == up)) return v;
+  uint16_t h = bits16(dtype, v);
+  if (v == 0.0f)
+    h = up ? 0x0001u : 0x8001u;  // the smallest subnormal of either sign
+  else if ((v > 0) == up)
+    ++h;  // away from zero
+  else
+    --h;  // toward zero
+  return dtype == SPMD_F16 ? f16_bits_to_f32(h) : bf16_bits_to_f32(h);
+}
+
+struct TruncatedNormal16 {
+  using T = uint16_t;
+  float sqrt2, lo, hi;
+  Uniform16 uniform;
+  // erf(bound * (1 / sqrt2)) in float32, rounded to the type after each
+  // step; the reciprocal is rounded to float16 for float16, kept in float32
+  // for bfloat16.
+  static float erf_bound(spmd_dtype d, float bound, float sqrt2) {
+    const float rcp = d == SPMD_F16 ? round16(d, 1.0f / sqrt2) : 1.0f / sqrt2;
+    return round16(d, erf_f32(round16(d, bound * rcp)));
+  }
+  explicit TruncatedNormal16(const Request &r)
+      : TruncatedNormal16(r, round16(r.dtype, std::numbers::sqrt2_v<float>),
+                          round16(r.dtype, static_cast<float>(r.minval)),
+                          round16(r.dtype, static_cast<float>(r.maxval))) {}
+  TruncatedNormal16(const Request &r, float s, float lower, float upper)
+      : sqrt2(s), lo(flush_subnormal(next16(r.dtype, lower, true))),
+        hi(flush_subnormal(next16(r.dtype, upper, false))),
+        uniform(truncated_uniform(r, erf_bound(r.dtype, lower, s), erf_bound(r.dtype, upper, s))) {}
+  T value(uint32_t b0, uint32_t b1) const {
+    const spmd_dtype d = uniform.dtype;
+    const float e = round16(d, erfinv_f32(uniform.sample(b0, b1)));
+    return bits16(d, xla_min(hi, xla_max(lo, round16(d, sqrt2 * e))));
+  }
+};
+
 // The per-element loop: walks the box row-major, keeping the global flat
 // index of the current element.
 template <typename Draw>
@@ -367,11 +486,48 @@ double erfinv_f64(double x) {
   return p * x;
 }
 
+float erf_f32(float x) {
+  x = flush_subnormal(x);
+  if (std::fabs(x) >= kErfF32One) return std::copysign(1.0f, x);
+  const float x2 = x * x;
+  const float p = x * horner(kErfF32Numerator, x2);
+  return flush_subnormal(p / horner(kErfF32Denominator, x2));
+}
+
 bool dtype_supported(Distribution distribution, spmd_dtype dtype) {
   if (distribution == Distribution::Bits)
     return dtype == SPMD_U8 || dtype == SPMD_I32 || dtype == SPMD_I64;
   return dtype == SPMD_F32 || dtype == SPMD_F64 || dtype == SPMD_F16 || dtype == SPMD_BF16;
 }
+
+namespace {
+
+// The shortest decimal that reads back as v ("inf", "nan" for those).
+std::string shortest(double v) {
+  char buf[32];
+  const auto res = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, res.ptr);
+}
+
+// A double as the dtype holds it (float16/bfloat16 through float32, as JAX
+// converts a Python float).
+double in_dtype(spmd_dtype dtype, double v) {
+  if (dtype == SPMD_F64) return v;
+  const float f = static_cast<float>(v);
+  return dtype == SPMD_F32 ? f : round16(dtype, f);
+}
+
+void check_bounds(const Request &r) {
+  if (!(r.minval < r.maxval))
+    invalid("lower, upper: need lower < upper, got lower ", shortest(r.minval), " and upper ",
+            shortest(r.maxval));
+  const double lo = in_dtype(r.dtype, r.minval), hi = in_dtype(r.dtype, r.maxval);
+  if (!(lo < hi))
+    invalid("lower, upper: ", shortest(r.minval), " and ", shortest(r.maxval), " are both ",
+            shortest(lo), " in ", dtype_name(r.dtype), "; need lower < upper in the dtype");
+}
+
+}  // namespace
 
 ArrayPtr random_array(ShardingPtr sharding, const Request &request, Shape shape) {
   if (!dtype_supported(request.distribution, request.dtype)) {
@@ -382,6 +538,7 @@ ArrayPtr random_array(ShardingPtr sharding, const Request &request, Shape shape)
                   "SPMD_I64 (64 bits), which store the unsigned bit pattern"
                 : " is not a floating-point type; use SPMD_F32, SPMD_F64, SPMD_F16 or SPMD_BF16");
   }
+  if (request.distribution == Distribution::TruncatedNormal) check_bounds(request);
   sharding->check_rank(shape);
   auto a = std::make_shared<Array>(std::move(sharding), request.dtype, std::move(shape));
   Runtime &rt = a->runtime();
@@ -410,6 +567,12 @@ void generate_box(const Request &r, const Shape &global, const Box &box, void *o
       if (r.dtype == SPMD_F32) return fill<NormalF32>(r, global, box, out);
       if (r.dtype == SPMD_F64) return fill<NormalF64>(r, global, box, out);
       if (r.dtype == SPMD_F16 || r.dtype == SPMD_BF16) return fill<Normal16>(r, global, box, out);
+      break;
+    case D::TruncatedNormal:
+      if (r.dtype == SPMD_F32) return fill<TruncatedNormalF32>(r, global, box, out);
+      if (r.dtype == SPMD_F64) return fill<TruncatedNormalF64>(r, global, box, out);
+      if (r.dtype == SPMD_F16 || r.dtype == SPMD_BF16)
+        return fill<TruncatedNormal16>(r, global, box, out);
       break;
   }
   fail(SPMD_ERR_INTERNAL, "random: no generator for dtype ", dtype_name(r.dtype));

@@ -12,6 +12,10 @@
 // exponent of 1.0 and subtract 1; normals are sqrt(2) * erfinv(u) with u
 // uniform in (-1, 1), erfinv being the polynomial approximation XLA uses
 // (M. Giles, "Approximating the erfinv function", GPU Computing Gems).
+// Truncated normals map the bounds through erf (XLA's float32 rational
+// approximation, the C library's erf for float64), draw u uniform between
+// them and clip sqrt(2) * erfinv(u) to the open interval, as
+// jax.random.truncated_normal does.
 #pragma once
 
 #include <cstdint>
@@ -41,12 +45,13 @@ Key split(Key key, uint64_t index);
 // jax.random.fold_in(key, data).
 Key fold_in(Key key, uint32_t data);
 
-enum class Distribution { Bits, Uniform, Normal };
+enum class Distribution { Bits, Uniform, Normal, TruncatedNormal };
 
 // What to draw. For Bits, dtype gives the field width (U8: 8 bits, I32: 32,
-// I64: 64, the unsigned bit pattern stored in the signed type). For Uniform
-// and Normal, dtype is F32, F64, F16 or BF16; minval/maxval are used by
-// Uniform only, converted to dtype first as JAX does.
+// I64: 64, the unsigned bit pattern stored in the signed type). For the
+// float distributions, dtype is F32, F64, F16 or BF16; minval/maxval are the
+// range of Uniform and the bounds (lower, upper) of TruncatedNormal, converted
+// to dtype first as JAX does, and unused by Normal.
 struct Request {
   Distribution distribution = Distribution::Bits;
   Key key;
@@ -64,11 +69,14 @@ void generate_box(const Request &request, const Shape &global, const Box &box, v
 
 // A new array of global shape `shape` laid out by `sharding`, each device
 // generating only its own block through its backend (Backend::fill_random).
-// Throws INVALID_ARGUMENT for a dtype the distribution does not take.
+// Throws INVALID_ARGUMENT for a dtype the distribution does not take, and for
+// TruncatedNormal bounds that are not lower < upper (NaN included), as given
+// or once converted to dtype.
 ArrayPtr random_array(ShardingPtr sharding, const Request &request, Shape shape);
 
 // Scalar conversions, exposed for tests of the polynomial.
 float erfinv_f32(float x);
 double erfinv_f64(double x);
+float erf_f32(float x);
 
 }  // namespace spmd::rng
