@@ -1,9 +1,9 @@
 /* Conformance family 6, random numbers (tests/conformance/random/): keys,
  * split and fold_in words equal JAX's; jax.random.bits and uniform arrays
- * are bit-identical and normals within RANDOM_NORMAL_ULP_TOLERANCE ulp, for
- * each of several shardings of the output (a case agrees only if every
- * sharding does); the seeds' 1000x1000 normal input matches JAX's sum and
- * sampled elements. */
+ * are bit-identical, and normals and truncated normals within
+ * RANDOM_NORMAL_ULP_TOLERANCE ulp (2), for each of several shardings of the
+ * output (a case agrees only if every sharding does); the seeds' 1000x1000
+ * normal input matches JAX's sum and sampled elements. */
 #include <math.h>
 
 #include "conformance.h"

@@ -11,8 +11,8 @@
 
 #include "spmd/spmd.h"
 
-/* Normals may differ from JAX's by at most this many ulp (docs/random.md);
- * bits and uniforms must be identical. */
+/* Normals and truncated normals may differ from JAX's by at most this many
+ * ulp (docs/random.md); bits and uniforms must be identical. */
 #define RANDOM_NORMAL_ULP_TOLERANCE 2
 
 typedef enum random_record_kind {
@@ -26,7 +26,7 @@ typedef enum random_record_kind {
 typedef struct random_record {
   random_record_kind kind;
   char name[128];
-  char op[16];
+  char op[24];
   char dtype_name[16];
   spmd_dtype dtype;
   size_t ndim;
@@ -127,7 +127,7 @@ static inline int random_parse_line(const char *line, random_record *r) {
   }
   if (strcmp(kind, "array") == 0) {
     r->kind = RANDOM_ARRAY;
-    if (sscanf(line, "array %127s %15s %15s %127s %u %u %63s %63s %159s", r->name, r->op,
+    if (sscanf(line, "array %127s %23s %15s %127s %u %u %63s %63s %159s", r->name, r->op,
                r->dtype_name, shape, &w0, &w1, minval, maxval, r->file) != 9)
       return -1;
     r->minval = strtod(minval, NULL);
@@ -135,7 +135,7 @@ static inline int random_parse_line(const char *line, random_record *r) {
   } else if (strcmp(kind, "summary") == 0) {
     char sum[64];
     r->kind = RANDOM_SUMMARY;
-    if (sscanf(line, "summary %127s %15s %15s %127s %u %u %" SCNu64 " %63s %" SCNd64 " %159s",
+    if (sscanf(line, "summary %127s %23s %15s %127s %u %u %" SCNu64 " %63s %" SCNd64 " %159s",
                r->name, r->op, r->dtype_name, shape, &w0, &w1, &r->bitsum, sum, &r->stride,
                r->file) != 10)
       return -1;
@@ -254,13 +254,13 @@ static inline int random_is_float(spmd_dtype d) {
 }
 
 /* Compares `got` (host order) with the reference `want` (little-endian),
- * n elements. Bits and uniforms must be identical; normals may be off by
- * RANDOM_NORMAL_ULP_TOLERANCE. Writes the worst ulp distance and the index
+ * n elements. Bits and uniforms must be identical; normals and truncated
+ * normals may be off by RANDOM_NORMAL_ULP_TOLERANCE. Writes the worst ulp distance and the index
  * of the first disagreement (or n) and returns 1 when they agree. */
 static inline int random_compare(const random_record *r, const void *got, const void *want,
                                  size_t n, uint64_t *max_ulp, size_t *first_bad) {
   const size_t size = spmd_dtype_size(r->dtype);
-  const int normal = strcmp(r->op, "normal") == 0;
+  const int normal = strcmp(r->op, "normal") == 0 || strcmp(r->op, "truncated_normal") == 0;
   uint64_t worst = 0;
   *first_bad = n;
   for (size_t i = 0; i < n; ++i) {
@@ -282,6 +282,9 @@ static inline spmd_status random_draw(const random_record *r, const spmd_shardin
   if (strcmp(r->op, "uniform") == 0)
     return spmd_random_uniform(sharding, &r->key, r->dtype, r->ndim, r->shape, r->minval,
                                r->maxval, out);
+  if (strcmp(r->op, "truncated_normal") == 0)
+    return spmd_random_truncated_normal(sharding, &r->key, r->dtype, r->ndim, r->shape, r->minval,
+                                        r->maxval, out);
   return spmd_random_normal(sharding, &r->key, r->dtype, r->ndim, r->shape, out);
 }
 

@@ -14,11 +14,12 @@ spaces (no JSON reader needed); lines starting with '#' are comments:
   fold   <w0> <w1> <data> <r0> <r1>
       jax.random.fold_in(key, data) == [r0, r1], data a uint32.
   array  <name> <op> <dtype> <shape> <w0> <w1> <minval> <maxval> <file>
-      op is bits, uniform or normal; dtype a numpy name (uint8, uint32,
-      uint64, float16, bfloat16, float32, float64); shape comma-separated
-      sizes, or '-' for a scalar; minval/maxval (uniform only, else 0 and 1)
-      in C99 hex-float form; file holds the row-major values, the 16-bit
-      floats as their bits.
+      op is bits, uniform, normal or truncated_normal; dtype a numpy name
+      (uint8, uint32, uint64, float16, bfloat16, float32, float64); shape
+      comma-separated sizes, or '-' for a scalar; minval/maxval (uniform:
+      the range; truncated_normal: lower and upper; else 0 and 1) in C99
+      hex-float form ('inf' and '-inf' for infinite bounds); file holds the
+      row-major values, the 16-bit floats as their bits.
   summary <name> <op> <dtype> <shape> <w0> <w1> <bitsum> <sum> <stride> <file>
       for an array too large to commit: bitsum is the sum of the elements'
       bit patterns (as unsigned integers of the dtype's width) modulo 2^64,
@@ -95,7 +96,12 @@ def _words(key) -> tuple[int, int]:
 def _draw(op: str, key, shape, dtype: str, minval: float, maxval: float):
     """The array JAX draws, as numpy, with the output sharded over 8
     devices when the shape allows it; also checks that JAX itself gives the
-    same values unsharded (the property per-shard generation rests on)."""
+    same values unsharded (the property per-shard generation rests on).
+
+    truncated_normal's bounds are passed to the jitted function as arguments,
+    so its erf runs in XLA's compiled code as in an eager call; as constants,
+    XLA would fold erf(bound / sqrt2) at compile time with another erf
+    (docs/random.md)."""
     import jax
     import jax.numpy as jnp
     import numpy as np
@@ -103,19 +109,26 @@ def _draw(op: str, key, shape, dtype: str, minval: float, maxval: float):
 
     dt = jnp.dtype(dtype)
 
-    def f(k):
+    def f(k, *bounds):
         if op == "bits":
             return jax.random.bits(k, shape, dt)
         if op == "uniform":
             return jax.random.uniform(k, shape, dt, minval, maxval)
+        if op == "truncated_normal":
+            return jax.random.truncated_normal(k, bounds[0], bounds[1], shape, dt)
         return jax.random.normal(k, shape, dt)
 
-    plain = np.asarray(jax.jit(f)(key))
+    args = (key, minval, maxval) if op == "truncated_normal" else (key,)
+    plain = np.asarray(jax.jit(f)(*args))
     if len(shape) and shape[0] % 8 == 0 and shape[0] > 0:
         mesh = Mesh(np.array(jax.devices()[:8]), ("x",))
-        sharded = jax.jit(f, out_shardings=NamedSharding(mesh, P("x")))(key)
+        sharded = jax.jit(f, out_shardings=NamedSharding(mesh, P("x")))(*args)
         if not np.array_equal(np.asarray(sharded).view(np.uint8), plain.view(np.uint8)):
             raise SystemExit(f"JAX's {op} {dtype}{shape} differs when sharded")
+    if op == "truncated_normal":
+        eager = np.asarray(jax.random.truncated_normal(key, minval, maxval, shape, dt))
+        if not np.array_equal(_bits_view(eager.reshape(-1)), _bits_view(plain.reshape(-1))):
+            raise SystemExit(f"JAX's {op} {dtype}{shape} differs when called eagerly")
     return plain
 
 
@@ -155,6 +168,33 @@ def _cases():
         for lo, hi in ((-2.5, 7.0), (-1.0, 1.0), (3.0, 3.125), (1e-3, 0.1)):
             out.append((f"uniform_{tag}_seed1_range{lo:g}_{hi:g}_13x17", "uniform", dt, (13, 17),
                         "seed1", lo, hi))
+    # truncated_normal(key, lower, upper, shape, dtype): symmetric, asymmetric,
+    # half-infinite, far-tail and unbounded intervals.
+    bounds = [(-2.0, 2.0), (-1.0, 3.5), (0.0, _INF), (-_INF, -1.5), (2.5, 4.0), (-_INF, _INF)]
+    for key in ("seed0", "seed42", "fold42_7"):
+        for lo, hi in bounds:
+            for shape in [(10, 10), (1000,)]:
+                out.append((_trunc_name("f32", key, lo, hi, shape), "truncated_normal", "float32",
+                            shape, key, lo, hi))
+    for shape in [(), (7,), (3, 0), (3, 5, 7)]:
+        out.append((_trunc_name("f32", "split0_3_1", -2.0, 2.0, shape), "truncated_normal",
+                    "float32", shape, "split0_3_1", -2.0, 2.0))
+    for dt, tag, shapes in (("float64", "f64", [(13, 17), (1000,)]),
+                            ("float16", "f16", [(3, 5, 7), (1000,)]),
+                            ("bfloat16", "bf16", [(3, 5, 7), (1000,)])):
+        for key in ("seed0", "fold42_7"):
+            for lo, hi in bounds[:5]:
+                for shape in shapes:
+                    out.append((_trunc_name(tag, key, lo, hi, shape), "truncated_normal", dt,
+                                shape, key, lo, hi))
+    # A zero bound: its clip bound nextafter(0, -inf) is subnormal.
+    for dt, tag in (("float32", "f32"), ("bfloat16", "bf16"), ("float16", "f16")):
+        out.append((_trunc_name(tag, "seed0", -1.0, 0.0, (1000,)), "truncated_normal", dt,
+                    (1000,), "seed0", -1.0, 0.0))
+    out.append((_trunc_name("f32", "seed1", -2.0, 2.0, (1024, 64)), "truncated_normal",
+                "float32", (1024, 64), "seed1", -2.0, 2.0))
+    out.append((_trunc_name("f64", "seed1", -1.0, 3.5, (256, 64)), "truncated_normal",
+                "float64", (256, 64), "seed1", -1.0, 3.5))
     # The seeds' inputs: jax.random.normal(jax.random.PRNGKey(0), shape).
     for shape in [(4, 10), (10, 10), (10, 40), (40, 10)]:
         out.append((f"seeds_normal_{_shape_name(shape)}", "normal", "float32", shape, "seed0",
@@ -163,6 +203,13 @@ def _cases():
     out.append(("normal_f32_seed1_1024x64", "normal", "float32", (1024, 64), "seed1", 0.0, 1.0))
     out.append(("normal_f64_seed1_256x64", "normal", "float64", (256, 64), "seed1", 0.0, 1.0))
     return out
+
+
+_INF = float("inf")
+
+
+def _trunc_name(tag: str, key: str, lo: float, hi: float, shape) -> str:
+    return f"truncated_normal_{tag}_{key}_{lo:g}_{hi:g}_{_shape_name(shape)}"
 
 
 def _named_key(name: str):
