@@ -1,5 +1,5 @@
 /* jax.random in libspmd: keys, split and fold_in as JAX makes them; bits,
- * uniform and normal arrays equal to JAX's references
+ * uniform, normal and truncated normal arrays equal to JAX's references
  * (tests/conformance/random/, written by conformance/families/random.py)
  * whatever the sharding of the output, each device holding exactly its
  * block; and the errors of bad arguments. */
@@ -209,6 +209,17 @@ static void normals_are_within_tolerance_under_every_sharding(void **state) {
   assert_true(worst <= RANDOM_NORMAL_ULP_TOLERANCE);
 }
 
+static void truncated_normals_are_within_tolerance_under_every_sharding(void **state) {
+  (void)state;
+  int arrays, exact;
+  const uint64_t worst = check_op("truncated_normal", &arrays, &exact);
+  assert_true(arrays >= 60);
+  printf("random truncated_normal: %d arrays, %d identical to JAX's, largest difference %" PRIu64
+         " ulp (tolerance %d)\n",
+         arrays, exact, worst, RANDOM_NORMAL_ULP_TOLERANCE);
+  assert_true(worst <= RANDOM_NORMAL_ULP_TOLERANCE);
+}
+
 /* Each shard is generated on its device: reading a shard alone gives the
  * block of the global reference it covers, for an uneven 2-D split. */
 static void each_shard_holds_its_block_of_the_global_draw(void **state) {
@@ -377,6 +388,148 @@ static void bad_arguments_fail_with_a_message(void **state) {
   spmd_runtime_destroy(rt);
 }
 
+/* jax.random.truncated_normal(key, lower, upper, (2, 8), jnp.float32), called
+ * eagerly in JAX 0.10.2 on CPU, as float32 bit patterns. */
+static const struct {
+  const char *key; /* "seed0": PRNGKey(0); "fold42_7": fold_in(PRNGKey(42), 7) */
+  double lower, upper;
+  uint32_t bits[16];
+} truncated_table[] = {
+    /* 1.4559592 1.7147487 -0.41267535 -0.07503343 0.16800101 -0.9126141 ... */
+    {"seed0", -2.0, 2.0, {0x3fba5cdf, 0x3fdb7ce3, 0xbed34a2f, 0xbd99ab21, 0x3e2c0875, 0xbf69a114,
+                          0xbef12315, 0x3ef0b149, 0x3f2130d4, 0xbf648e36, 0x3fe51d85, 0xbfd682b8,
+                          0x3eaee4c1, 0x3e1a2c46, 0x3f971269, 0x3faf7325}},
+    /* 1.5438782 1.4054934 1.4780239 1.5515975 1.4302312 1.4285555 ... 3.9489267 ... */
+    {"fold42_7", 1.0, INFINITY, {0x3fc59dcd, 0x3fb3e735, 0x3fbd2fe3, 0x3fc69abf, 0x3fb711d1,
+                                 0x3fb6dae8, 0x3f8603f0, 0x3ffbcb87, 0x3f88b2f6, 0x3f9d183f,
+                                 0x3fb47a4a, 0x3f8289f1, 0x407cbb37, 0x3fc1cf24, 0x3f944b2f,
+                                 0x3f8dbf86}},
+};
+
+/* The table's values, identical under every sharding of the (2, 8) output. */
+static void truncated_normals_match_jax_table_under_every_sharding(void **state) {
+  (void)state;
+  layout_set l;
+  layouts_open(&l);
+  const int64_t shape[2] = {2, 8};
+  for (size_t c = 0; c < sizeof truncated_table / sizeof truncated_table[0]; ++c) {
+    spmd_key key;
+    if (strcmp(truncated_table[c].key, "seed0") == 0) {
+      assert_ok(spmd_random_key(0, &key));
+    } else {
+      spmd_key base;
+      assert_ok(spmd_random_key(42, &base));
+      assert_ok(spmd_random_fold_in(&base, 7, &key));
+    }
+    for (size_t k = 0; k < l.count; ++k) {
+      spmd_array *a = NULL;
+      assert_ok(spmd_random_truncated_normal(l.s[k], &key, SPMD_F32, 2, shape,
+                                             truncated_table[c].lower, truncated_table[c].upper,
+                                             &a));
+      uint32_t got[16];
+      assert_ok(spmd_array_to_host(a, got, sizeof got));
+      for (size_t i = 0; i < 16; ++i) {
+        float f;
+        memcpy(&f, &got[i], sizeof f);
+        assert_true(f > truncated_table[c].lower && f < truncated_table[c].upper);
+        if (got[i] != truncated_table[c].bits[i])
+          fail_msg("%s (%g, %g) under %s: element %zu is 0x%08x, JAX's is 0x%08x",
+                   truncated_table[c].key, truncated_table[c].lower, truncated_table[c].upper,
+                   l.names[k], i, got[i], truncated_table[c].bits[i]);
+      }
+      spmd_array_destroy(a);
+    }
+  }
+  layouts_close(&l);
+}
+
+/* Every value lies in the open interval, for bounds far into a tail and for
+ * bounds one float32 step apart around them. */
+static void truncated_normals_stay_inside_the_bounds(void **state) {
+  (void)state;
+  spmd_runtime *rt = test_runtime(8);
+  const int64_t eight = 8, shape[1] = {4096};
+  spmd_mesh *mesh = test_mesh(rt, 1, &eight);
+  spmd_sharding *s = test_sharding(mesh, "x");
+  spmd_key key;
+  assert_ok(spmd_random_key(3, &key));
+  static const double bounds[][2] = {{-2.0, 2.0}, {4.0, 5.0}, {-INFINITY, -6.0},
+                                     {0.0, INFINITY}, {-INFINITY, INFINITY}};
+  for (size_t c = 0; c < sizeof bounds / sizeof bounds[0]; ++c) {
+    spmd_array *a = NULL;
+    assert_ok(spmd_random_truncated_normal(s, &key, SPMD_F32, 1, shape, bounds[c][0],
+                                           bounds[c][1], &a));
+    static float x[4096];
+    assert_ok(spmd_array_to_host(a, x, sizeof x));
+    for (size_t i = 0; i < 4096; ++i)
+      if (!(x[i] > bounds[c][0] && x[i] < bounds[c][1]))
+        fail_msg("(%g, %g): element %zu is %.9g", bounds[c][0], bounds[c][1], i, x[i]);
+    spmd_array_destroy(a);
+  }
+  spmd_sharding_destroy(s);
+  spmd_mesh_destroy(mesh);
+  spmd_runtime_destroy(rt);
+}
+
+static void truncated_normal_bad_arguments_fail_with_a_message(void **state) {
+  (void)state;
+  spmd_runtime *rt = test_runtime(8);
+  const int64_t eight = 8, shape[2] = {4, 10}, negative[2] = {4, -1};
+  spmd_mesh *mesh = test_mesh(rt, 1, &eight);
+  spmd_sharding *s = test_sharding(mesh, "x");
+  spmd_sharding *two = test_sharding(mesh, "None, x");
+  spmd_key key;
+  assert_ok(spmd_random_key(0, &key));
+  spmd_array *sentinel = (spmd_array *)&key, *a = sentinel;
+
+  assert_fails(spmd_random_truncated_normal(NULL, &key, SPMD_F32, 2, shape, -2.0, 2.0, &a),
+               SPMD_ERR_INVALID_ARGUMENT, "sharding: NULL spmd_sharding handle");
+  assert_fails(spmd_random_truncated_normal(s, NULL, SPMD_F32, 2, shape, -2.0, 2.0, &a),
+               SPMD_ERR_INVALID_ARGUMENT, "key: NULL spmd_key pointer");
+  assert_fails(spmd_random_truncated_normal(s, &key, SPMD_F32, 2, shape, -2.0, 2.0, NULL),
+               SPMD_ERR_INVALID_ARGUMENT, "out: NULL output pointer");
+  assert_fails(spmd_random_truncated_normal(s, &key, SPMD_I32, 2, shape, -2.0, 2.0, &a),
+               SPMD_ERR_INVALID_ARGUMENT, "dtype: int32 is not a floating-point type");
+  assert_fails(spmd_random_truncated_normal(s, &key, (spmd_dtype)99, 2, shape, -2.0, 2.0, &a),
+               SPMD_ERR_INVALID_ARGUMENT, "dtype: unknown dtype 99");
+  assert_fails(spmd_random_truncated_normal(s, &key, SPMD_F32, 2, NULL, -2.0, 2.0, &a),
+               SPMD_ERR_INVALID_ARGUMENT, "shape: NULL with ndim 2");
+  assert_fails(spmd_random_truncated_normal(s, &key, SPMD_F32, 2, negative, -2.0, 2.0, &a),
+               SPMD_ERR_INVALID_ARGUMENT, "shape (4, -1): dimension 1");
+  assert_fails(
+      spmd_random_truncated_normal(s, &key, SPMD_F32, SPMD_MAX_NDIM + 1, shape, -2.0, 2.0, &a),
+      SPMD_ERR_INVALID_ARGUMENT, "shape: 9 dimensions");
+  assert_fails(spmd_random_truncated_normal(two, &key, SPMD_F32, 1, shape, -2.0, 2.0, &a),
+               SPMD_ERR_INVALID_ARGUMENT, "names 2");
+  /* lower < upper, as given and in the dtype. */
+  assert_fails(spmd_random_truncated_normal(s, &key, SPMD_F32, 2, shape, 2.0, -2.0, &a),
+               SPMD_ERR_INVALID_ARGUMENT, "lower, upper: need lower < upper, got lower 2 and upper -2");
+  assert_fails(spmd_random_truncated_normal(s, &key, SPMD_F32, 2, shape, 1.5, 1.5, &a),
+               SPMD_ERR_INVALID_ARGUMENT, "got lower 1.5 and upper 1.5");
+  assert_fails(spmd_random_truncated_normal(s, &key, SPMD_F64, 2, shape, NAN, 2.0, &a),
+               SPMD_ERR_INVALID_ARGUMENT, "got lower nan and upper 2");
+  assert_fails(spmd_random_truncated_normal(s, &key, SPMD_F32, 2, shape, -2.0, NAN, &a),
+               SPMD_ERR_INVALID_ARGUMENT, "got lower -2 and upper nan");
+  assert_fails(spmd_random_truncated_normal(s, &key, SPMD_F32, 2, shape, INFINITY, INFINITY, &a),
+               SPMD_ERR_INVALID_ARGUMENT, "got lower inf and upper inf");
+  assert_fails(spmd_random_truncated_normal(s, &key, SPMD_F32, 2, shape, 1.0, 1.0 + 1e-12, &a),
+               SPMD_ERR_INVALID_ARGUMENT,
+               "lower, upper: 1 and 1.000000000001 are both 1 in float32; need lower < upper in "
+               "the dtype");
+  assert_fails(spmd_random_truncated_normal(s, &key, SPMD_BF16, 2, shape, 1.0, 1.001, &a),
+               SPMD_ERR_INVALID_ARGUMENT, "are both 1 in bfloat16");
+  assert_ptr_equal(a, sentinel); /* outputs untouched on failure */
+
+  /* Close bounds that stay apart in the dtype are accepted. */
+  assert_ok(spmd_random_truncated_normal(s, &key, SPMD_F64, 2, shape, 1.0, 1.0 + 1e-12, &a));
+  spmd_array_destroy(a);
+
+  spmd_sharding_destroy(two);
+  spmd_sharding_destroy(s);
+  spmd_mesh_destroy(mesh);
+  spmd_runtime_destroy(rt);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(keys_split_and_fold_in_give_jax_words),
@@ -384,10 +537,14 @@ int main(void) {
       cmocka_unit_test(bits_are_jax_bits_under_every_sharding),
       cmocka_unit_test(uniforms_are_jax_floats_under_every_sharding),
       cmocka_unit_test(normals_are_within_tolerance_under_every_sharding),
+      cmocka_unit_test(truncated_normals_are_within_tolerance_under_every_sharding),
       cmocka_unit_test(each_shard_holds_its_block_of_the_global_draw),
       cmocka_unit_test(seed_inputs_are_jax_normals),
       cmocka_unit_test(empty_and_scalar_shapes_are_drawn),
       cmocka_unit_test(bad_arguments_fail_with_a_message),
+      cmocka_unit_test(truncated_normals_match_jax_table_under_every_sharding),
+      cmocka_unit_test(truncated_normals_stay_inside_the_bounds),
+      cmocka_unit_test(truncated_normal_bad_arguments_fail_with_a_message),
   };
   return cmocka_run_group_tests(tests, load_records, free_records);
 }
