@@ -35,15 +35,11 @@ static void hex_array(const json_value *ref, const char *dtype, void *out, size_
                       const char *where) {
   const char *have = json_string(conformance_member(ref, "dtype", where));
   if (have == NULL || strcmp(have, dtype) != 0) fail_msg("%s: expected %s data", where, dtype);
-  const char *hex = json_string(conformance_member(ref, "hex", where));
-  if (hex == NULL || strlen(hex) != 2 * bytes)
-    fail_msg("%s: expected %zu bytes of hex", where, bytes);
-  unsigned char *o = out;
-  for (size_t i = 0; i < bytes; ++i) {
-    unsigned v;
-    if (sscanf(hex + 2 * i, "%2x", &v) != 1) fail_msg("%s: bad hex at byte %zu", where, i);
-    o[i] = (unsigned char)v;
-  }
+  size_t len = 0;
+  unsigned char *data = conformance_hex(ref, &len, where);
+  if (len != bytes) fail_msg("%s: expected %zu bytes, the reference has %zu", where, bytes, len);
+  memcpy(out, data, bytes);
+  free(data);
 }
 
 /* The four tensors of a params object, flattened in seed_train.h's order. */
