@@ -24,6 +24,7 @@
 
 #include "conformance.h"
 #include "conformance_cases.h"
+#include "seed_error.h"
 #include "seed_train.h"
 #include "spmd_test.h"
 
@@ -144,7 +145,7 @@ static void load_reference(const json_value *root, reference *r) {
 
 static void check_seed(spmd_status st, const char *what) {
   if (st != SPMD_OK)
-    fail_msg("%s: %s: %s", what, spmd_status_string(st), seed_train_last_error());
+    fail_msg("%s: %s: %s", what, spmd_status_string(st), seed_last_error());
 }
 
 /* Rows `rows` (n of them) of the data as x, y laid out by `sharding`. */

@@ -1,30 +1,13 @@
 /* The data-parallel training example's trainer (examples/c/seed_train.c)
  * refuses bad arguments with a status and a message naming the problem
- * (seed_train_last_error), leaves the trainer usable after a refusal, and
+ * (seed_last_error), leaves the trainer usable after a refusal, and
  * leaks nothing on any of these paths (run under ASan). */
+#include "seed_assert.h"
 #include "seed_train.h"
 #include "spmd_test.h"
 
 #include <math.h>
 #include <stdlib.h>
-
-#define assert_seed_fails(call, code, needle)                                         \
-  do {                                                                                \
-    spmd_status st_ = (call);                                                         \
-    if (st_ != (code))                                                                \
-      fail_msg("%s -> %s (expected %s): %s", #call, spmd_status_string(st_),          \
-               spmd_status_string(code), seed_train_last_error());                    \
-    if (strstr(seed_train_last_error(), (needle)) == NULL)                            \
-      fail_msg("%s: message \"%s\" lacks \"%s\"", #call, seed_train_last_error(),     \
-               (needle));                                                             \
-  } while (0)
-
-#define assert_seed_ok(call)                                                          \
-  do {                                                                                \
-    spmd_status st_ = (call);                                                         \
-    if (st_ != SPMD_OK)                                                               \
-      fail_msg("%s -> %s: %s", #call, spmd_status_string(st_), seed_train_last_error()); \
-  } while (0)
 
 typedef struct fixture {
   spmd_runtime *rt;

@@ -6,6 +6,7 @@
  * over 'model' completes, as in Megatron-LM. */
 #include "seed_layer.h"
 
+#include "seed_error.h"
 #include "seed_kernels.h"
 
 #include <math.h>
@@ -67,14 +68,18 @@ static spmd_status kaiming_normal(const spmd_mesh *mesh, uint32_t index, int64_t
 
 spmd_status seed_layer_init(const spmd_mesh *mesh, int64_t hidden, int64_t heads,
                             seed_layer *layer) {
-  if (layer == NULL) return SPMD_ERR_INVALID_ARGUMENT;
+  if (layer == NULL) return seed_fail(SPMD_ERR_INVALID_ARGUMENT, __func__, "layer: NULL");
   memset(layer, 0, sizeof *layer);
   size_t model_axis = 0;
   int64_t model = 0;
-  TRY(spmd_mesh_axis_index(mesh, "model", &model_axis));
-  TRY(spmd_mesh_axis_size(mesh, model_axis, &model));
+  spmd_status st = spmd_mesh_axis_index(mesh, "model", &model_axis);
+  if (st == SPMD_OK) st = spmd_mesh_axis_size(mesh, model_axis, &model);
+  if (st != SPMD_OK) return seed_lib_fail(st, __func__, "mesh: needs a 'model' axis");
   if (hidden <= 0 || heads <= 0 || hidden % heads != 0 || heads % model != 0)
-    return SPMD_ERR_INVALID_ARGUMENT;
+    return seed_fail(SPMD_ERR_INVALID_ARGUMENT, __func__,
+                     "hidden %lld, heads %lld: heads must divide hidden and the 'model' axis "
+                     "(%lld devices) must divide heads",
+                     (long long)hidden, (long long)heads, (long long)model);
   layer->hidden = hidden;
   layer->heads = heads;
   const int64_t fan_in[N_WEIGHTS] = {hidden, hidden, hidden, hidden, hidden, 4 * hidden};
@@ -82,11 +87,10 @@ spmd_status seed_layer_init(const spmd_mesh *mesh, int64_t hidden, int64_t heads
   const char *specs[N_WEIGHTS] = {"None, model", "None, model", "None, model",
                                   "model, None", "None, model", "model, None"};
   for (int i = 0; i < N_WEIGHTS; ++i) {
-    spmd_status st =
-        kaiming_normal(mesh, (uint32_t)i, fan_in[i], fan_out[i], specs[i], weight_slot(layer, i));
+    st = kaiming_normal(mesh, (uint32_t)i, fan_in[i], fan_out[i], specs[i], weight_slot(layer, i));
     if (st != SPMD_OK) {
       seed_layer_destroy(layer);
-      return st;
+      return seed_lib_fail(st, __func__, "drawing the weights");
     }
   }
   return SPMD_OK;
@@ -207,13 +211,15 @@ static spmd_status layer_program(spmd_ctx *ctx, void *user_data) {
 
 spmd_status seed_layer_apply(const spmd_mesh *mesh, const seed_layer *layer, spmd_array *x,
                              spmd_array **y) {
-  if (layer == NULL || layer->wq == NULL) return SPMD_ERR_INVALID_ARGUMENT;
+  if (layer == NULL || layer->wq == NULL)
+    return seed_fail(SPMD_ERR_INVALID_ARGUMENT, __func__, "layer: NULL or not initialised");
   spmd_array *inputs[1 + N_WEIGHTS] = {x, layer->wq, layer->wk, layer->wv,
                                        layer->wo, layer->w1, layer->w2};
   const char *in_specs[1 + N_WEIGHTS] = {"data, None",  "None, model", "None, model",
                                          "None, model", "model, None", "None, model",
                                          "model, None"};
   const char *out_spec = "data, None";
-  return spmd_shard_map_text(mesh, layer_program, (void *)layer, 1 + N_WEIGHTS, inputs,
-                             in_specs, 1, &out_spec, NULL, y);
+  const spmd_status st = spmd_shard_map_text(mesh, layer_program, (void *)layer, 1 + N_WEIGHTS,
+                                             inputs, in_specs, 1, &out_spec, NULL, y);
+  return st == SPMD_OK ? st : seed_lib_fail(st, __func__, "running the layer");
 }

@@ -27,6 +27,7 @@
  * the bits XLA's pow gives for every t the reference run reaches.) */
 #include "seed_train.h"
 
+#include "seed_error.h"
 #include "seed_kernels.h"
 
 #include <math.h>
@@ -35,46 +36,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(_MSC_VER)
-#define SEED_THREAD_LOCAL __declspec(thread)
-#else
-#define SEED_THREAD_LOCAL __thread
-#endif
-
-/* ---- errors: a thread-local message, as spmd_last_error keeps one ---- */
-
-static SEED_THREAD_LOCAL char last_error[1024];
-
-const char *seed_train_last_error(void) { return last_error; }
-
-/* Records "function: message" and returns status. */
-static spmd_status fail(spmd_status status, const char *function, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-static spmd_status fail(spmd_status status, const char *function, const char *fmt, ...) {
-  int used = snprintf(last_error, sizeof last_error, "%s: ", function);
-  if (used < 0) used = 0;
-  if ((size_t)used < sizeof last_error) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(last_error + used, sizeof last_error - (size_t)used, fmt, ap);
-    va_end(ap);
-  }
-  return status;
-}
-
-/* A libspmd call failed: keeps its message (spmd_last_error), prefixed
- * with our function and what we were doing. */
-static spmd_status lib_fail(spmd_status status, const char *function, const char *doing) {
-  return fail(status, function, "%s: %s", doing, spmd_last_error());
-}
-
 #define TRY_LIB(call, doing)                                    \
   do {                                                          \
     spmd_status st_ = (call);                                   \
-    if (st_ != SPMD_OK) return lib_fail(st_, __func__, doing);  \
+    if (st_ != SPMD_OK) return seed_lib_fail(st_, __func__, doing);  \
   } while (0)
 
 /* Inside a callback: the context records the message. */
@@ -101,16 +66,16 @@ static spmd_status uniform_into(const spmd_sharding *rep, const spmd_key *key, s
   const double lim = 1.0 / sqrt((double)in_features); /* 1 / math.sqrt(in) */
   spmd_array *a = NULL;
   spmd_status st = spmd_random_uniform(rep, key, SPMD_F32, ndim, shape, -lim, lim, &a);
-  if (st != SPMD_OK) return lib_fail(st, "seed_mlp_init", "spmd_random_uniform");
+  if (st != SPMD_OK) return seed_lib_fail(st, "seed_mlp_init", "spmd_random_uniform");
   st = spmd_array_to_host(a, dst, count * sizeof(float));
   spmd_array_destroy(a);
-  if (st != SPMD_OK) return lib_fail(st, "seed_mlp_init", "spmd_array_to_host");
+  if (st != SPMD_OK) return seed_lib_fail(st, "seed_mlp_init", "spmd_array_to_host");
   return SPMD_OK;
 }
 
 spmd_status seed_mlp_init(const spmd_mesh *mesh, const spmd_key *key, float *params) {
-  if (key == NULL) return fail(SPMD_ERR_INVALID_ARGUMENT, __func__, "key is NULL");
-  if (params == NULL) return fail(SPMD_ERR_INVALID_ARGUMENT, __func__, "params is NULL");
+  if (key == NULL) return seed_fail(SPMD_ERR_INVALID_ARGUMENT, __func__, "key is NULL");
+  if (params == NULL) return seed_fail(SPMD_ERR_INVALID_ARGUMENT, __func__, "params is NULL");
   spmd_sharding *rep = NULL;
   TRY_LIB(spmd_sharding_replicated(mesh, &rep), "mesh");
   /* eqx.nn.MLP: keys = split(key, depth + 1); layer i is Linear(key=keys[i]),
@@ -118,9 +83,9 @@ spmd_status seed_mlp_init(const spmd_mesh *mesh, const spmd_key *key, float *par
   spmd_key layer_keys[2], wb[2];
   float tmp[SEED_MLP_PARAMS];
   spmd_status st = spmd_random_split(key, 2, layer_keys);
-  if (st != SPMD_OK) st = lib_fail(st, __func__, "spmd_random_split");
+  if (st != SPMD_OK) st = seed_lib_fail(st, __func__, "spmd_random_split");
   if (st == SPMD_OK && (st = spmd_random_split(&layer_keys[0], 2, wb)) != SPMD_OK)
-    st = lib_fail(st, __func__, "spmd_random_split");
+    st = seed_lib_fail(st, __func__, "spmd_random_split");
   if (st == SPMD_OK) {
     const int64_t w_shape[2] = {SEED_MLP_HIDDEN, SEED_MLP_IN}, b_shape[1] = {SEED_MLP_HIDDEN};
     st = uniform_into(rep, &wb[0], 2, w_shape, SEED_MLP_IN, tmp + OFF_W0,
@@ -129,7 +94,7 @@ spmd_status seed_mlp_init(const spmd_mesh *mesh, const spmd_key *key, float *par
       st = uniform_into(rep, &wb[1], 1, b_shape, SEED_MLP_IN, tmp + OFF_B0, SEED_MLP_HIDDEN);
   }
   if (st == SPMD_OK && (st = spmd_random_split(&layer_keys[1], 2, wb)) != SPMD_OK)
-    st = lib_fail(st, __func__, "spmd_random_split");
+    st = seed_lib_fail(st, __func__, "spmd_random_split");
   if (st == SPMD_OK) {
     const int64_t w_shape[2] = {SEED_MLP_OUT, SEED_MLP_HIDDEN}, b_shape[1] = {SEED_MLP_OUT};
     st = uniform_into(rep, &wb[0], 2, w_shape, SEED_MLP_HIDDEN, tmp + OFF_W1,
@@ -159,7 +124,7 @@ struct seed_trainer {
 static spmd_status parse_axes(const spmd_mesh *mesh, const char *text, seed_trainer *t) {
   const char *fn = "seed_trainer_create";
   if (strlen(text) >= 200)
-    return fail(SPMD_ERR_INVALID_ARGUMENT, fn, "batch_axes '%.40s...': too long", text);
+    return seed_fail(SPMD_ERR_INVALID_ARGUMENT, fn, "batch_axes '%.40s...': too long", text);
   /* The spec "(<axes>)" names one dimension split over the tuple; nested
    * parentheses are stripped first so "(x, y)" reads as the same tuple. */
   const char *s = text, *e = text + strlen(text);
@@ -172,17 +137,17 @@ static spmd_status parse_axes(const spmd_mesh *mesh, const char *text, seed_trai
   snprintf(spec_text, sizeof spec_text, "(%.*s)", (int)(e - s), s);
   spmd_spec *spec = NULL;
   spmd_status st = spmd_spec_parse(spec_text, &spec);
-  if (st != SPMD_OK) return lib_fail(st, fn, doing);
+  if (st != SPMD_OK) return seed_lib_fail(st, fn, doing);
   size_t ndim = 0, naxes = 0;
   st = spmd_spec_ndim(spec, &ndim);
   if (st == SPMD_OK && ndim == 1) st = spmd_spec_dim_size(spec, 0, &naxes);
   if (st != SPMD_OK) {
     spmd_spec_destroy(spec);
-    return lib_fail(st, fn, doing);
+    return seed_lib_fail(st, fn, doing);
   }
   if (ndim != 1 || naxes == 0) {
     spmd_spec_destroy(spec);
-    return fail(SPMD_ERR_INVALID_ARGUMENT, fn,
+    return seed_fail(SPMD_ERR_INVALID_ARGUMENT, fn,
                 "batch_axes '%s': expected one mesh axis or a tuple of axes", text);
   }
   t->axes[0] = '\0';
@@ -196,7 +161,7 @@ static spmd_status parse_axes(const spmd_mesh *mesh, const char *text, seed_trai
     if (st == SPMD_OK) st = spmd_mesh_axis_size(mesh, index, &size);
     if (st != SPMD_OK) {
       spmd_spec_destroy(spec);
-      return lib_fail(st, fn, doing);
+      return seed_lib_fail(st, fn, doing);
     }
     if (i) strcat(t->axes, ",");
     strcat(t->axes, name);
@@ -207,7 +172,7 @@ static spmd_status parse_axes(const spmd_mesh *mesh, const char *text, seed_trai
   /* Repeated axes and the like: the sharding of x says what is wrong. */
   spmd_sharding *x_sharding = NULL;
   st = spmd_sharding_named_text(mesh, t->x_spec, &x_sharding);
-  if (st != SPMD_OK) return lib_fail(st, fn, doing);
+  if (st != SPMD_OK) return seed_lib_fail(st, fn, doing);
   spmd_sharding_destroy(x_sharding);
   return SPMD_OK;
 }
@@ -225,32 +190,32 @@ spmd_status seed_trainer_create(const spmd_mesh *mesh, const char *batch_axes,
                                 const float *params, double learning_rate,
                                 seed_trainer **out) {
   const char *fn = __func__;
-  if (out == NULL) return fail(SPMD_ERR_INVALID_ARGUMENT, fn, "out is NULL");
-  if (batch_axes == NULL) return fail(SPMD_ERR_INVALID_ARGUMENT, fn, "batch_axes is NULL");
-  if (params == NULL) return fail(SPMD_ERR_INVALID_ARGUMENT, fn, "params is NULL");
+  if (out == NULL) return seed_fail(SPMD_ERR_INVALID_ARGUMENT, fn, "out is NULL");
+  if (batch_axes == NULL) return seed_fail(SPMD_ERR_INVALID_ARGUMENT, fn, "batch_axes is NULL");
+  if (params == NULL) return seed_fail(SPMD_ERR_INVALID_ARGUMENT, fn, "params is NULL");
   if (!(learning_rate > 0) || !isfinite(learning_rate))
-    return fail(SPMD_ERR_INVALID_ARGUMENT, fn,
+    return seed_fail(SPMD_ERR_INVALID_ARGUMENT, fn,
                 "learning_rate %g: expected a finite positive number", learning_rate);
   spmd_sharding *rep = NULL;
   TRY_LIB(spmd_sharding_replicated(mesh, &rep), "mesh");
   seed_trainer *t = calloc(1, sizeof *t);
   if (t == NULL) {
     spmd_sharding_destroy(rep);
-    return fail(SPMD_ERR_OUT_OF_MEMORY, fn, "out of memory");
+    return seed_fail(SPMD_ERR_OUT_OF_MEMORY, fn, "out of memory");
   }
   t->learning_rate = (float)learning_rate;
   const int64_t shape[1] = {SEED_MLP_PARAMS};
   spmd_status st = spmd_sharding_mesh(rep, &t->mesh);
-  if (st != SPMD_OK) st = lib_fail(st, fn, "mesh");
+  if (st != SPMD_OK) st = seed_lib_fail(st, fn, "mesh");
   if (st == SPMD_OK) st = parse_axes(t->mesh, batch_axes, t);
   if (st == SPMD_OK &&
       (st = spmd_array_from_host(rep, SPMD_F32, 1, shape, params,
                                  SEED_MLP_PARAMS * sizeof(float), &t->params)) != SPMD_OK)
-    st = lib_fail(st, fn, "params");
+    st = seed_lib_fail(st, fn, "params");
   if (st == SPMD_OK && (st = spmd_array_zeros(rep, SPMD_F32, 1, shape, &t->mu)) != SPMD_OK)
-    st = lib_fail(st, fn, "Adam mu");
+    st = seed_lib_fail(st, fn, "Adam mu");
   if (st == SPMD_OK && (st = spmd_array_zeros(rep, SPMD_F32, 1, shape, &t->nu)) != SPMD_OK)
-    st = lib_fail(st, fn, "Adam nu");
+    st = seed_lib_fail(st, fn, "Adam nu");
   spmd_sharding_destroy(rep);
   if (st != SPMD_OK) {
     seed_trainer_destroy(t);
@@ -261,8 +226,8 @@ spmd_status seed_trainer_create(const spmd_mesh *mesh, const char *batch_axes,
 }
 
 spmd_status seed_trainer_params(const seed_trainer *trainer, float *params) {
-  if (trainer == NULL) return fail(SPMD_ERR_INVALID_ARGUMENT, __func__, "trainer is NULL");
-  if (params == NULL) return fail(SPMD_ERR_INVALID_ARGUMENT, __func__, "params is NULL");
+  if (trainer == NULL) return seed_fail(SPMD_ERR_INVALID_ARGUMENT, __func__, "trainer is NULL");
+  if (params == NULL) return seed_fail(SPMD_ERR_INVALID_ARGUMENT, __func__, "params is NULL");
   TRY_LIB(spmd_array_to_host(trainer->params, params, SEED_MLP_PARAMS * sizeof(float)),
           "spmd_array_to_host");
   return SPMD_OK;
@@ -272,10 +237,10 @@ spmd_status seed_trainer_params(const seed_trainer *trainer, float *params) {
  * batch axes. */
 static spmd_status check_batch(const seed_trainer *t, spmd_array *x, spmd_array *y,
                                const float *loss, const char *fn, int64_t *batch) {
-  if (t == NULL) return fail(SPMD_ERR_INVALID_ARGUMENT, fn, "trainer is NULL");
-  if (x == NULL) return fail(SPMD_ERR_INVALID_ARGUMENT, fn, "x is NULL");
-  if (y == NULL) return fail(SPMD_ERR_INVALID_ARGUMENT, fn, "y is NULL");
-  if (loss == NULL) return fail(SPMD_ERR_INVALID_ARGUMENT, fn, "loss is NULL");
+  if (t == NULL) return seed_fail(SPMD_ERR_INVALID_ARGUMENT, fn, "trainer is NULL");
+  if (x == NULL) return seed_fail(SPMD_ERR_INVALID_ARGUMENT, fn, "x is NULL");
+  if (y == NULL) return seed_fail(SPMD_ERR_INVALID_ARGUMENT, fn, "y is NULL");
+  if (loss == NULL) return seed_fail(SPMD_ERR_INVALID_ARGUMENT, fn, "loss is NULL");
   spmd_array *const arrays[2] = {x, y};
   const char *const names[2] = {"x", "y"};
   int64_t shapes[2][SPMD_MAX_NDIM];
@@ -285,10 +250,10 @@ static spmd_status check_batch(const seed_trainer *t, spmd_array *x, spmd_array 
     spmd_status st = spmd_array_dtype(arrays[k], &dtype);
     if (st == SPMD_OK) st = spmd_array_ndim(arrays[k], &ndim);
     if (st == SPMD_OK) st = spmd_array_shape(arrays[k], shapes[k]);
-    if (st != SPMD_OK) return lib_fail(st, fn, names[k]);
+    if (st != SPMD_OK) return seed_lib_fail(st, fn, names[k]);
     if (dtype != SPMD_F32) {
       const char *name = spmd_dtype_name(dtype);
-      return fail(SPMD_ERR_INVALID_ARGUMENT, fn, "%s: expected float32, got %s", names[k],
+      return seed_fail(SPMD_ERR_INVALID_ARGUMENT, fn, "%s: expected float32, got %s", names[k],
                   name ? name : "an invalid dtype");
     }
     if (ndim != 2 || shapes[k][1] != SEED_MLP_IN) {
@@ -297,15 +262,15 @@ static spmd_status check_batch(const seed_trainer *t, spmd_array *x, spmd_array 
         snprintf(text + strlen(text), sizeof text - strlen(text), "%s%lld", d ? ", " : "",
                  (long long)shapes[k][d]);
       snprintf(text + strlen(text), sizeof text - strlen(text), ndim == 1 ? ",)" : ")");
-      return fail(SPMD_ERR_INVALID_ARGUMENT, fn, "%s: expected shape (batch, %d), got %s",
+      return seed_fail(SPMD_ERR_INVALID_ARGUMENT, fn, "%s: expected shape (batch, %d), got %s",
                   names[k], SEED_MLP_IN, text);
     }
   }
   if (shapes[0][0] != shapes[1][0])
-    return fail(SPMD_ERR_INVALID_ARGUMENT, fn, "x has %lld rows but y has %lld",
+    return seed_fail(SPMD_ERR_INVALID_ARGUMENT, fn, "x has %lld rows but y has %lld",
                 (long long)shapes[0][0], (long long)shapes[1][0]);
   if (shapes[0][0] == 0 || shapes[0][0] % t->devices != 0)
-    return fail(SPMD_ERR_INVALID_ARGUMENT, fn,
+    return seed_fail(SPMD_ERR_INVALID_ARGUMENT, fn,
                 "batch of %lld rows: must be a positive multiple of the %lld devices along "
                 "'%s'",
                 (long long)shapes[0][0], (long long)t->devices, t->axes);
@@ -473,11 +438,11 @@ static spmd_status run(seed_trainer *t, spmd_array *x, spmd_array *y, float *los
   const size_t n_in = update ? 5 : 3, n_out = update ? 4 : 1;
   st = spmd_shard_map_text(t->mesh, train_device, &a, n_in, inputs, in_specs, n_out, out_specs,
                            &o, outs);
-  if (st != SPMD_OK) return lib_fail(st, fn, "shard_map");
+  if (st != SPMD_OK) return seed_lib_fail(st, fn, "shard_map");
   float value = 0.0f;
   st = spmd_array_to_host(outs[n_out - 1], &value, sizeof value);
   if (st != SPMD_OK) {
-    st = lib_fail(st, fn, "reading the loss");
+    st = seed_lib_fail(st, fn, "reading the loss");
     for (size_t k = 0; k < n_out; ++k) spmd_array_destroy(outs[k]);
     return st;
   }

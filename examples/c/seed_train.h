@@ -9,7 +9,9 @@
  *
  * Parameters are one flat float32 vector of SEED_MLP_PARAMS values in the
  * order layer0 weight (32, 4), layer0 bias (32), layer1 weight (4, 32),
- * layer1 bias (4); weights are (out, in), row-major, as Equinox stores them. */
+ * layer1 bias (4); weights are (out, in), row-major, as Equinox stores them.
+ * A failing call says why in seed_last_error() (seed_error.h) and leaves the
+ * trainer as it was. */
 #ifndef SPMD_SEED_TRAIN_H
 #define SPMD_SEED_TRAIN_H
 
@@ -54,12 +56,5 @@ spmd_status seed_trainer_loss(seed_trainer *trainer, spmd_array *x, spmd_array *
 
 /* Copies the current parameters (SEED_MLP_PARAMS floats) to params. */
 spmd_status seed_trainer_params(const seed_trainer *trainer, float *params);
-
-/* Why the last failing seed_mlp_init / seed_trainer_* call on this thread
- * failed ("seed_trainer_step: batch of 12 rows: must be a positive multiple
- * of the 8 devices along 'x'"), libspmd's own message included when a
- * libspmd call failed; "" before any failure. Valid until the next such
- * call on the thread. Every failure leaves the trainer as it was. */
-const char *seed_train_last_error(void);
 
 #endif /* SPMD_SEED_TRAIN_H */

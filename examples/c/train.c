@@ -27,6 +27,7 @@
  * float32 roundings. */
 #include <spmd/spmd.h>
 
+#include "seed_error.h"
 #include "seed_train.h"
 
 #include <math.h>
@@ -58,7 +59,7 @@ static const double PARAM_ABS_TOL = 1e-6;
     spmd_status st_ = (call);                                                         \
     if (st_ != SPMD_OK) {                                                             \
       fprintf(stderr, "spmd-train: %s failed: %s: %s\n", #call, spmd_status_string(st_), \
-              seed_train_last_error());                                               \
+              seed_last_error());                                               \
       exit(1);                                                                        \
     }                                                                                 \
   } while (0)
