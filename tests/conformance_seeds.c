@@ -135,7 +135,10 @@ static void run_case(const spmd_mesh *mesh, seed_case *c) {
     check(c, 1, "total");
   } else if (strcmp(c->name, "layer_three_ways_8dev") == 0) {
     assert_ok(seed_layer_sharded(mesh, in[0], in[1], in[2], &c->out[0]));
+    /* JAX's three ways (plain jit, jit with sharded inputs, shard_map) give
+     * one answer; libspmd's shard_map must give it too. */
     check(c, 0, "layer_shard_map");
+    check(c, 0, "layer_jit_sharded");
     check(c, 0, "layer");
   } else if (strcmp(c->name, "fsdp_matmul_2x2") == 0) {
     assert_ok(seed_fsdp_matmul(mesh, in[0], in[1], &c->out[0]));
