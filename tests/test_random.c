@@ -334,16 +334,46 @@ static void empty_and_scalar_shapes_are_drawn(void **state) {
   spmd_runtime_destroy(rt);
 }
 
-static void bad_arguments_fail_with_a_message(void **state) {
-  (void)state;
-  spmd_runtime *rt = test_runtime(8);
-  const int64_t eight = 8, shape[2] = {4, 10}, negative[2] = {4, -1};
-  spmd_mesh *mesh = test_mesh(rt, 1, &eight);
-  spmd_sharding *s = test_sharding(mesh, "x");
-  spmd_sharding *two = test_sharding(mesh, "None, x");
+/* What the bad-argument tests share: an 8-device mesh 'x', shardings
+ * P('x') and P(None, 'x'), key 0 and a good and a negative shape. */
+typedef struct bad_args {
+  spmd_runtime *rt;
+  spmd_mesh *mesh;
+  spmd_sharding *s, *two;
   spmd_key key;
-  assert_ok(spmd_random_key(0, &key));
-  spmd_array *sentinel = (spmd_array *)&key, *a = sentinel;
+  int64_t shape[2], negative[2];
+} bad_args;
+
+static int bad_args_setup(void **state) {
+  bad_args *f = calloc(1, sizeof *f);
+  const int64_t eight = 8;
+  f->rt = test_runtime(8);
+  f->mesh = test_mesh(f->rt, 1, &eight);
+  f->s = test_sharding(f->mesh, "x");
+  f->two = test_sharding(f->mesh, "None, x");
+  assert_ok(spmd_random_key(0, &f->key));
+  f->shape[0] = 4, f->shape[1] = 10;
+  f->negative[0] = 4, f->negative[1] = -1;
+  *state = f;
+  return 0;
+}
+
+static int bad_args_teardown(void **state) {
+  bad_args *f = *state;
+  spmd_sharding_destroy(f->two);
+  spmd_sharding_destroy(f->s);
+  spmd_mesh_destroy(f->mesh);
+  spmd_runtime_destroy(f->rt);
+  free(f);
+  return 0;
+}
+
+static void bad_arguments_fail_with_a_message(void **state) {
+  bad_args *f = *state;
+  spmd_sharding *s = f->s, *two = f->two;
+  const spmd_key key = f->key;
+  const int64_t *shape = f->shape, *negative = f->negative;
+  spmd_array *sentinel = (spmd_array *)&f->key, *a = sentinel;
 
   assert_fails(spmd_random_bits(s, &key, SPMD_F32, 2, shape, &a), SPMD_ERR_INVALID_ARGUMENT,
                "dtype: float32 does not hold random bits");
@@ -382,10 +412,6 @@ static void bad_arguments_fail_with_a_message(void **state) {
   assert_int_equal(k.words[0], 7);
   assert_int_equal(k.words[1], 7);
 
-  spmd_sharding_destroy(two);
-  spmd_sharding_destroy(s);
-  spmd_mesh_destroy(mesh);
-  spmd_runtime_destroy(rt);
 }
 
 /* jax.random.truncated_normal(key, lower, upper, (2, 8), jnp.float32), called
@@ -472,15 +498,11 @@ static void truncated_normals_stay_inside_the_bounds(void **state) {
 }
 
 static void truncated_normal_bad_arguments_fail_with_a_message(void **state) {
-  (void)state;
-  spmd_runtime *rt = test_runtime(8);
-  const int64_t eight = 8, shape[2] = {4, 10}, negative[2] = {4, -1};
-  spmd_mesh *mesh = test_mesh(rt, 1, &eight);
-  spmd_sharding *s = test_sharding(mesh, "x");
-  spmd_sharding *two = test_sharding(mesh, "None, x");
-  spmd_key key;
-  assert_ok(spmd_random_key(0, &key));
-  spmd_array *sentinel = (spmd_array *)&key, *a = sentinel;
+  bad_args *f = *state;
+  spmd_sharding *s = f->s, *two = f->two;
+  const spmd_key key = f->key;
+  const int64_t *shape = f->shape, *negative = f->negative;
+  spmd_array *sentinel = (spmd_array *)&f->key, *a = sentinel;
 
   assert_fails(spmd_random_truncated_normal(NULL, &key, SPMD_F32, 2, shape, -2.0, 2.0, &a),
                SPMD_ERR_INVALID_ARGUMENT, "sharding: NULL spmd_sharding handle");
@@ -524,10 +546,6 @@ static void truncated_normal_bad_arguments_fail_with_a_message(void **state) {
   assert_ok(spmd_random_truncated_normal(s, &key, SPMD_F64, 2, shape, 1.0, 1.0 + 1e-12, &a));
   spmd_array_destroy(a);
 
-  spmd_sharding_destroy(two);
-  spmd_sharding_destroy(s);
-  spmd_mesh_destroy(mesh);
-  spmd_runtime_destroy(rt);
 }
 
 int main(void) {
@@ -541,10 +559,12 @@ int main(void) {
       cmocka_unit_test(each_shard_holds_its_block_of_the_global_draw),
       cmocka_unit_test(seed_inputs_are_jax_normals),
       cmocka_unit_test(empty_and_scalar_shapes_are_drawn),
-      cmocka_unit_test(bad_arguments_fail_with_a_message),
+      cmocka_unit_test_setup_teardown(bad_arguments_fail_with_a_message, bad_args_setup,
+                                      bad_args_teardown),
       cmocka_unit_test(truncated_normals_match_jax_table_under_every_sharding),
       cmocka_unit_test(truncated_normals_stay_inside_the_bounds),
-      cmocka_unit_test(truncated_normal_bad_arguments_fail_with_a_message),
+      cmocka_unit_test_setup_teardown(truncated_normal_bad_arguments_fail_with_a_message,
+                                      bad_args_setup, bad_args_teardown),
   };
   return cmocka_run_group_tests(tests, load_records, free_records);
 }
