@@ -334,7 +334,12 @@ static spmd_status program_fn(spmd_ctx *ctx, void *ud) {
   for (int s = 0; s < p->nsteps; ++s) {
     maybe_delay(p, s, pos);
     const int64_t w = run_step(ctx, p, s, pos, coords);
-    if (w < 0) return spmd_ctx_error(ctx, SPMD_ERR_CALLBACK, "a collective failed");
+    if (w < 0) {
+      char why[512];
+      snprintf(why, sizeof why, "seed %llu, step %d: %s", (unsigned long long)p->seed, s,
+               spmd_last_error());
+      return spmd_ctx_error(ctx, SPMD_ERR_CALLBACK, why);
+    }
     wrong += w;
   }
   const int64_t one[1] = {1};
