@@ -337,6 +337,54 @@ static void errors_name_the_argument(void **state) {
   spmd_runtime_destroy(rt);
 }
 
+/* ---- collectives on the callback's own memory ---- */
+
+/* Each device psums and all_gathers a block on its own stack (which dies
+ * when the callback returns, so the collective must not let peers read it
+ * in place), and a view into the middle of an allocated block. */
+static spmd_status own_memory(spmd_ctx *ctx, void *ud) {
+  (void)ud;
+  int64_t me = 0;
+  spmd_status st = spmd_ctx_axis_index(ctx, "x", &me);
+  float local[3] = {(float)me, 10.0f * (float)me, 100.0f};
+  spmd_block x = SPMD_BLOCK_INIT, sum = SPMD_BLOCK_INIT, all = SPMD_BLOCK_INIT;
+  spmd_block big = SPMD_BLOCK_INIT, mid = SPMD_BLOCK_INIT, mid_sum = SPMD_BLOCK_INIT;
+  x.data = local;
+  x.dtype = SPMD_F32;
+  x.ndim = 1;
+  x.shape[0] = 3;
+  if (!st) st = spmd_ctx_psum(ctx, &x, "x", &sum);
+  local[0] = -1.0f; /* psum's result is memory of its own: this does not change it */
+  if (!st) st = spmd_ctx_all_gather(ctx, &x, "x", 0, 1, &all);
+  const int64_t five[1] = {5};
+  if (!st) st = spmd_ctx_alloc(ctx, SPMD_F32, 1, five, &big);
+  if (st) return st;
+  for (int i = 0; i < 5; ++i) ((float *)big.data)[i] = (float)(i + me);
+  mid = big;
+  mid.data = (float *)big.data + 1;
+  mid.shape[0] = 3;
+  if (!st) st = spmd_ctx_psum(ctx, &mid, "x", &mid_sum);
+  if (st) return st;
+  const float *s = sum.data, *a = all.data, *m = mid_sum.data;
+  /* 4 devices: sum of me is 6 */
+  int bad = !(s[0] == 6.0f && s[1] == 60.0f && s[2] == 400.0f);
+  for (int64_t d = 0; d < 4; ++d)
+    bad |= !(a[3 * d] == -1.0f && a[3 * d + 1] == 10.0f * (float)d && a[3 * d + 2] == 100.0f);
+  for (int i = 0; i < 3; ++i) bad |= m[i] != (float)(4 * (i + 1) + 6);
+  if (bad) return spmd_ctx_error(ctx, SPMD_ERR_CALLBACK, "wrong collective result");
+  return SPMD_OK;
+}
+
+static void collectives_take_the_callbacks_own_memory(void **state) {
+  (void)state;
+  spmd_runtime *rt = test_runtime(4);
+  const int64_t ms[1] = {4};
+  spmd_mesh *mesh = test_mesh(rt, 1, ms);
+  assert_ok(spmd_shard_map_text(mesh, own_memory, NULL, 0, NULL, NULL, 0, NULL, NULL, NULL));
+  spmd_mesh_destroy(mesh);
+  spmd_runtime_destroy(rt);
+}
+
 /* ---- nesting is refused, not a deadlock ---- */
 
 typedef struct {
@@ -379,6 +427,7 @@ int main(void) {
       cmocka_unit_test(check_rep_names_devices_and_first_index),
       cmocka_unit_test(errors_name_the_argument),
       cmocka_unit_test(nested_shard_map_is_refused),
+      cmocka_unit_test(collectives_take_the_callbacks_own_memory),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -165,7 +165,11 @@ SPMD_API spmd_status spmd_ctx_error(spmd_ctx *ctx, spmd_status status,
  * device with SPMD_ERR_TIMEOUT (after the timeout, or at once when the peer
  * has already returned) or with the peer's own error; mismatched calls fail
  * every participant with SPMD_ERR_INVALID_ARGUMENT. Sums use the dtype's
- * own arithmetic (integers wrap); f16/bf16 accumulate in f32. ---- */
+ * own arithmetic (integers wrap); f16/bf16 accumulate in f32. The input x
+ * is usually a block of the context (an input, an spmd_ctx_alloc block, a
+ * collective's result, or a view into one); a block over the callback's own
+ * host memory is accepted too and copied into the context's memory first,
+ * since peers may still read an input after its owner has left the call. ---- */
 
 /* jax.lax.psum. bool sums to int32, as in JAX. */
 SPMD_API spmd_status spmd_ctx_psum(spmd_ctx *ctx, const spmd_block *x,

@@ -7,6 +7,22 @@
 #include "core/error.hpp"
 #include "exec/device_threads.hpp"
 
+// ---- the memory a callback's context knows outlives the run ----
+
+void spmd_ctx::note_run_memory(const void *data, size_t bytes) {
+  if (bytes == 0) return;
+  const auto start = reinterpret_cast<uintptr_t>(data);
+  run_memory[start] = start + bytes;
+}
+
+bool spmd_ctx::is_run_memory(const void *data, size_t bytes) const {
+  const auto start = reinterpret_cast<uintptr_t>(data);
+  auto it = run_memory.upper_bound(start);
+  if (it == run_memory.begin()) return false;
+  --it;
+  return start + bytes <= it->second;
+}
+
 namespace spmd {
 
 namespace {
@@ -94,6 +110,7 @@ LocalBlock ShardMapRun::alloc(spmd_ctx &ctx, spmd_dtype dtype, const Shape &shap
     backend().fill(ctx.device, buf->data(), bytes, &zero, 1);
   }
   ctx.owned.push_back(buf);
+  ctx.note_run_memory(buf->data(), bytes);
   return LocalBlock{buf->data(), dtype, shape};
 }
 
@@ -101,11 +118,26 @@ LocalBlock ShardMapRun::collective(spmd_ctx &ctx, const OpSpec &op, const LocalB
   auto take = [&](size_t bytes) {
     auto buf = std::make_shared<Buffer>(mesh_->runtime()->backend_ptr(), ctx.device, bytes);
     ctx.owned.push_back(buf);
+    ctx.note_run_memory(buf->data(), bytes);
     return buf->data();
   };
   OpMemory mem{take, [&](size_t bytes, int) { return take(bytes); }};
+  // Peers read a member's input in place, possibly after the member has
+  // left the collective (when it failed or timed out first). An input in
+  // the callback's own memory, which it may release as soon as the call
+  // returns, is therefore copied into memory of the run first.
+  LocalBlock src = in;
+  const size_t bytes = static_cast<size_t>(shape_elements(in.shape)) * dtype_size(in.dtype);
+  if (bytes && !ctx.is_run_memory(in.data, bytes)) {
+    src.data = take(bytes);
+    const Shape flat{static_cast<int64_t>(bytes)};
+    backend().copy_box({{kHostDevice, in.data, flat, Shape{0}},
+                        {ctx.device, src.data, flat, Shape{0}},
+                        flat,
+                        1});
+  }
   try {
-    return run_collective_op(session_, ctx.position, backend(), op, in, mem);
+    return run_collective_op(session_, ctx.position, backend(), op, src, mem);
   } catch (const Error &e) {
     if (ctx.collective_status == SPMD_OK) {
       ctx.collective_status = e.status();
@@ -184,8 +216,10 @@ std::vector<ArrayPtr> ShardMapRun::run(const std::vector<ArrayPtr> &inputs,
     c.run = this;
     c.position = p;
     c.device = m.devices()[p];
-    for (const auto &a : laid)
+    for (const auto &a : laid) {
       c.inputs.push_back(LocalBlock{a->buffer(p).data(), a->dtype(), a->shard(p).box.extent()});
+      c.note_run_memory(a->buffer(p).data(), a->buffer(p).bytes());
+    }
     c.outputs.resize(out_specs.size());
   }
 

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -40,6 +41,11 @@ struct spmd_ctx {
   std::thread::id thread;
   std::vector<spmd::LocalBlock> inputs;
   std::vector<spmd::BufferPtr> owned;  // from spmd_ctx_alloc and collectives
+  // [start, end) of every piece of memory above and of the inputs: memory
+  // that lives until the run ends, so peers may read it directly.
+  std::map<uintptr_t, uintptr_t> run_memory;
+  void note_run_memory(const void *data, size_t bytes);
+  bool is_run_memory(const void *data, size_t bytes) const;
   struct Output {
     spmd::BufferPtr buffer;
     spmd_dtype dtype = SPMD_DTYPE_INVALID;
