@@ -27,7 +27,7 @@ typedef struct {
   char message[8][512];
 } plan;
 
-enum { LATE, LEAVE_EARLY, FAIL_EARLY, OTHER_SHAPE, OTHER_DTYPE, OTHER_OP };
+enum { LATE, LEAVE_EARLY, FAIL_EARLY, OTHER_SHAPE, OTHER_DTYPE, OTHER_OP, OWN_CALL_WRONG };
 
 static spmd_status scenario(spmd_ctx *ctx, void *ud) {
   plan *p = ud;
@@ -43,10 +43,21 @@ static spmd_status scenario(spmd_ctx *ctx, void *ud) {
   const spmd_dtype t = odd && p->mode == OTHER_DTYPE ? SPMD_I32 : SPMD_F32;
   spmd_block x = SPMD_BLOCK_INIT, y = SPMD_BLOCK_INIT;
   if ((st = spmd_ctx_alloc(ctx, t, 1, shape, &x))) return st;
-  if (odd && p->mode == OTHER_OP)
+  if (odd && p->mode == OTHER_OP) {
     st = spmd_ctx_all_gather(ctx, &x, "x", 0, 1, &y);
-  else
+  } else if (p->mode == OWN_CALL_WRONG) {
+    /* The odd device asks for an axis its block does not have, then
+     * carries on with the call its peers made. */
+    st = spmd_ctx_all_gather(ctx, &x, "x", odd ? 5 : 0, 1, &y);
+    if (odd) {
+      p->seen[dev] = st;
+      st = spmd_ctx_all_gather(ctx, &x, "x", 0, 1, &y);
+      snprintf(p->message[dev], sizeof p->message[dev], "%s", spmd_last_error());
+      return st;
+    }
+  } else {
     st = spmd_ctx_psum(ctx, &x, "x", &y);
+  }
   p->seen[dev] = st;
   snprintf(p->message[dev], sizeof p->message[dev], "%s", spmd_last_error());
   if (p->ignore) return SPMD_OK;
@@ -180,6 +191,27 @@ static void different_collectives_fail_every_participant(void **state) {
   still_healthy(f->mesh);
 }
 
+/* A device whose own call is wrong breaks its group at once: the peers fail
+ * naming it (without waiting for the 60 s timeout), and its next call,
+ * which matches theirs, is not paired with their first. */
+static void own_wrong_call_fails_peers_at_once(void **state) {
+  fixture *f = *state;
+  plan p;
+  memset(&p, 0, sizeof p);
+  p.mode = OWN_CALL_WRONG;
+  p.odd_device = 1;
+  const double t0 = now_s();
+  assert_fails(run(f->mesh, &p, 0), SPMD_ERR_INVALID_ARGUMENT, "all_gather over 'x'");
+  assert_true(now_s() - t0 < 10.0);
+  assert_int_equal(p.seen[1], SPMD_ERR_INVALID_ARGUMENT);
+  for (int d = 0; d < 4; ++d) {
+    if (d == 1) continue;
+    assert_int_equal(p.seen[d], SPMD_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(p.message[d], "device 1 failed before reaching it"));
+  }
+  still_healthy(f->mesh);
+}
+
 static void ignored_collective_error_still_fails_the_shard_map(void **state) {
   fixture *f = *state;
   plan p;
@@ -242,6 +274,7 @@ int main(void) {
       cmocka_unit_test(mismatched_shapes_fail_every_participant),
       cmocka_unit_test(mismatched_dtypes_fail_every_participant),
       cmocka_unit_test(different_collectives_fail_every_participant),
+      cmocka_unit_test(own_wrong_call_fails_peers_at_once),
       cmocka_unit_test(ignored_collective_error_still_fails_the_shard_map),
       cmocka_unit_test(failure_in_one_group_leaves_other_groups_alone),
       cmocka_unit_test(repeated_failures_leave_nothing_behind),

@@ -126,19 +126,14 @@ Shape op_output_shape(const OpSpec &op, const Shape &in, size_t n, size_t rank,
   invalid(what, ": unknown collective");
 }
 
-LocalBlock run_collective_op(Session &session, size_t position, Backend &backend, const OpSpec &op0,
-                             const LocalBlock &in0, const OpMemory &mem) {
-  const Mesh &mesh = session.mesh();
-  const std::string what = cat(op0.name, " over ", axes_label(mesh, op0.axes));
-  const Session::Member member = session.member(position, op0.axes);
-  Group &group = *member.group;
-  const size_t n = group.size(), me = member.rank;
-  const int device = mesh.devices()[position];
-  OpSpec op = op0;
-  const Shape &shape = in0.shape;
-  const int64_t nd = static_cast<int64_t>(shape.size());
+namespace {
 
-  // Parameters, normalised and checked against this device's block.
+// Normalises op's axes against this device's block and checks its
+// parameters; returns the group rank this device receives from in a
+// permute (-1 if none).
+int64_t check_params(OpSpec &op, const Shape &shape, spmd_dtype dtype, size_t n, size_t me,
+                     const std::string &what) {
+  const int64_t nd = static_cast<int64_t>(shape.size());
   int64_t source = -1;
   switch (op.kind) {
     case CollKind::AllReduce:
@@ -147,7 +142,7 @@ LocalBlock run_collective_op(Session &session, size_t position, Backend &backend
       op.axis = norm_axis(op.axis, op.tiled ? nd : nd + 1, what, "axis", shape);
       break;
     case CollKind::ReduceScatter:
-      if (in0.dtype == SPMD_BOOL)
+      if (dtype == SPMD_BOOL)
         invalid(what, ": bool has no sum to scatter (jax.lax.psum_scatter refuses bool too); "
                 "convert to int32 first");
       op.axis = norm_axis(op.axis, nd, what, "scatter_dimension", shape);
@@ -176,6 +171,34 @@ LocalBlock run_collective_op(Session &session, size_t position, Backend &backend
       }
       break;
     }
+  }
+  return source;
+}
+
+}  // namespace
+
+LocalBlock run_collective_op(Session &session, size_t position, Backend &backend, const OpSpec &op0,
+                             const LocalBlock &in0, const OpMemory &mem) {
+  const Mesh &mesh = session.mesh();
+  const std::string what = cat(op0.name, " over ", axes_label(mesh, op0.axes));
+  const Session::Member member = session.member(position, op0.axes);
+  Group &group = *member.group;
+  const size_t n = group.size(), me = member.rank;
+  const int device = mesh.devices()[position];
+  OpSpec op = op0;
+  const Shape &shape = in0.shape;
+
+  // Parameters, normalised and checked against this device's block. A
+  // device whose own call is wrong breaks its group at once: its peers fail
+  // now instead of at the timeout, and none of them is paired with this
+  // device's next collective should the callback carry on.
+  int64_t source = -1;
+  try {
+    source = check_params(op, shape, in0.dtype, n, me, what);
+  } catch (const Error &e) {
+    group.break_with(e.status(), cat(what, ": device ", device, " failed before reaching it: ",
+                                     e.what()));
+    throw;
   }
 
   // JAX's promotions: bool sums in int32; pmean of integers is a float.
