@@ -148,7 +148,7 @@ static spmd_status parse_axes(const spmd_mesh *mesh, const char *text, seed_trai
   if (ndim != 1 || naxes == 0) {
     spmd_spec_destroy(spec);
     return seed_fail(SPMD_ERR_INVALID_ARGUMENT, fn,
-                "batch_axes '%s': expected one mesh axis or a tuple of axes", text);
+                     "batch_axes '%s': expected one mesh axis or a tuple of axes", text);
   }
   t->axes[0] = '\0';
   t->devices = 1;
@@ -195,7 +195,7 @@ spmd_status seed_trainer_create(const spmd_mesh *mesh, const char *batch_axes,
   if (params == NULL) return seed_fail(SPMD_ERR_INVALID_ARGUMENT, fn, "params is NULL");
   if (!(learning_rate > 0) || !isfinite(learning_rate))
     return seed_fail(SPMD_ERR_INVALID_ARGUMENT, fn,
-                "learning_rate %g: expected a finite positive number", learning_rate);
+                     "learning_rate %g: expected a finite positive number", learning_rate);
   spmd_sharding *rep = NULL;
   TRY_LIB(spmd_sharding_replicated(mesh, &rep), "mesh");
   seed_trainer *t = calloc(1, sizeof *t);
@@ -254,7 +254,7 @@ static spmd_status check_batch(const seed_trainer *t, spmd_array *x, spmd_array 
     if (dtype != SPMD_F32) {
       const char *name = spmd_dtype_name(dtype);
       return seed_fail(SPMD_ERR_INVALID_ARGUMENT, fn, "%s: expected float32, got %s", names[k],
-                  name ? name : "an invalid dtype");
+                       name ? name : "an invalid dtype");
     }
     if (ndim != 2 || shapes[k][1] != SEED_MLP_IN) {
       char text[160] = "(";
@@ -263,17 +263,17 @@ static spmd_status check_batch(const seed_trainer *t, spmd_array *x, spmd_array 
                  (long long)shapes[k][d]);
       snprintf(text + strlen(text), sizeof text - strlen(text), ndim == 1 ? ",)" : ")");
       return seed_fail(SPMD_ERR_INVALID_ARGUMENT, fn, "%s: expected shape (batch, %d), got %s",
-                  names[k], SEED_MLP_IN, text);
+                       names[k], SEED_MLP_IN, text);
     }
   }
   if (shapes[0][0] != shapes[1][0])
     return seed_fail(SPMD_ERR_INVALID_ARGUMENT, fn, "x has %lld rows but y has %lld",
-                (long long)shapes[0][0], (long long)shapes[1][0]);
+                     (long long)shapes[0][0], (long long)shapes[1][0]);
   if (shapes[0][0] == 0 || shapes[0][0] % t->devices != 0)
     return seed_fail(SPMD_ERR_INVALID_ARGUMENT, fn,
-                "batch of %lld rows: must be a positive multiple of the %lld devices along "
-                "'%s'",
-                (long long)shapes[0][0], (long long)t->devices, t->axes);
+                     "batch of %lld rows: must be a positive multiple of the %lld devices along "
+                     "'%s'",
+                     (long long)shapes[0][0], (long long)t->devices, t->axes);
   *batch = shapes[0][0];
   return SPMD_OK;
 }
