@@ -11,9 +11,9 @@
     spmd_status st_ = (call);                                                         \
     if (st_ != (code))                                                                \
       fail_msg("%s -> %s (expected %s): %s", #call, spmd_status_string(st_),          \
-               spmd_status_string(code), seed_last_error());                    \
-    if (strstr(seed_last_error(), (needle)) == NULL)                            \
-      fail_msg("%s: message \"%s\" lacks \"%s\"", #call, seed_last_error(),     \
+               spmd_status_string(code), seed_last_error());                          \
+    if (strstr(seed_last_error(), (needle)) == NULL)                                  \
+      fail_msg("%s: message \"%s\" lacks \"%s\"", #call, seed_last_error(),           \
                (needle));                                                             \
   } while (0)
 
@@ -21,7 +21,7 @@
   do {                                                                                \
     spmd_status st_ = (call);                                                         \
     if (st_ != SPMD_OK)                                                               \
-      fail_msg("%s -> %s: %s", #call, spmd_status_string(st_), seed_last_error()); \
+      fail_msg("%s -> %s: %s", #call, spmd_status_string(st_), seed_last_error());    \
   } while (0)
 
 #endif /* SPMD_TESTS_SEED_ASSERT_H */
