@@ -94,8 +94,9 @@ typedef struct seed_case {
   const char *name;
   spmd_array *in[3];
   size_t n_in;
-  spmd_array *out[2];
+  spmd_array *out[3];
   size_t n_out;
+  spmd_runtime *rt;
   struct {
     size_t out;
     const char *ref;
@@ -107,6 +108,49 @@ static void check(seed_case *c, size_t out, const char *ref) {
   c->checks[c->n_checks].out = out;
   c->checks[c->n_checks].ref = ref;
   c->n_checks++;
+}
+
+/* What the jit cells print: whether the elementwise result kept x's
+ * sharding, and the sums' shardings, pictures and values. */
+static int text_is(char *got, const json_value *text, const char *key, char *detail,
+                   size_t size) {
+  const char *want = json_string(conformance_member(text, key, "jit_cells_2x4"));
+  const int ok = got != NULL && strcmp(got, want) == 0;
+  if (!ok) conformance_detail(detail, size, "  %s: %s\n  JAX: %s\n", key, got, want);
+  spmd_string_free(got);
+  return ok;
+}
+
+static char *sharding_text(const spmd_array *a) {
+  spmd_sharding *s = NULL;
+  char *text = NULL;
+  assert_ok(spmd_array_sharding(a, &s));
+  assert_ok(spmd_sharding_to_string(s, &text));
+  spmd_sharding_destroy(s);
+  return text;
+}
+
+static int jit_cells_text_agrees(const seed_case *c, const json_value *text, char *detail,
+                                 size_t size) {
+  spmd_sharding *in = NULL, *out = NULL;
+  int same = 0;
+  assert_ok(spmd_array_sharding(c->in[0], &in));
+  assert_ok(spmd_array_sharding(c->out[0], &out));
+  assert_ok(spmd_sharding_equal(in, out, &same));
+  spmd_sharding_destroy(in);
+  spmd_sharding_destroy(out);
+  const char *match = same ? "True" : "False";
+  const char *want = json_string(conformance_member(text, "shardings_match", c->name));
+  int ok = strcmp(match, want) == 0;
+  if (!ok) conformance_detail(detail, size, "  shardings match: %s, JAX: %s\n", match, want);
+  char *repr = NULL;
+  ok &= text_is(sharding_text(c->out[1]), text, "contract_sharding", detail, size);
+  ok &= text_is(sharding_text(c->out[2]), text, "contract_2_sharding", detail, size);
+  assert_ok(spmd_array_str(c->out[1], &repr));
+  ok &= text_is(repr, text, "contract_repr", detail, size);
+  ok &= picture_agrees(c->out[1], text, "contract_picture", detail, size);
+  ok &= picture_agrees(c->out[2], text, "contract_2_picture", detail, size);
+  return ok;
 }
 
 static void silent(int device, const char *text, void *ud) {
@@ -128,11 +172,36 @@ static void run_case(const spmd_mesh *mesh, seed_case *c) {
     assert_ok(seed_psum_of_shard_sums(mesh, in[0], &c->out[0]));
     check(c, 0, "total");
   } else if (strcmp(c->name, "local_shapes_8dev") == 0) {
+    spmd_shard_map_options o = SPMD_SHARD_MAP_OPTIONS_INIT;
+    o.print_fn = silent;
     assert_ok(seed_shard_sums(mesh, in[0], &c->out[0]));
     assert_ok(seed_psum_of_shard_sums(mesh, in[0], &c->out[1]));
-    c->n_out = 2;
+    assert_ok(seed_double(mesh, in[0], &o, &c->out[2]));
+    c->n_out = 3;
     check(c, 0, "shard_sums");
     check(c, 1, "total");
+    check(c, 2, "doubled");
+  } else if (strcmp(c->name, "jit_cells_2x4") == 0) {
+    /* The input as the notebook's arr_sharded: P('x', 'y'). */
+    spmd_sharding *xy = NULL;
+    spmd_array *arr = NULL;
+    assert_ok(spmd_sharding_named_text(mesh, "x, y", &xy));
+    assert_ok(spmd_array_reshard(in[0], xy, &arr));
+    spmd_array_destroy(in[0]);
+    in[0] = arr;
+    spmd_sharding_destroy(xy);
+    const int64_t eight[1] = {8};
+    const char *x_name[1] = {"x"};
+    spmd_mesh *mesh8 = NULL;
+    assert_ok(spmd_mesh_create(c->rt, 1, eight, x_name, NULL, &mesh8));
+    assert_ok(seed_f_elementwise(in[0], &c->out[0]));
+    assert_ok(seed_f_contract(mesh, in[0], &c->out[1]));
+    assert_ok(seed_f_contract_2(mesh, mesh8, in[0], &c->out[2]));
+    spmd_mesh_destroy(mesh8);
+    c->n_out = 3;
+    check(c, 0, "elementwise");
+    check(c, 1, "contract");
+    check(c, 2, "contract_2");
   } else if (strcmp(c->name, "layer_three_ways_8dev") == 0) {
     assert_ok(seed_layer_sharded(mesh, in[0], in[1], in[2], &c->out[0]));
     /* JAX's three ways (plain jit, jit with sharded inputs, shard_map) give
@@ -181,6 +250,7 @@ void conformance_seeds(conformance_tally *t) {
   for (size_t i = 0; i < json_count(cases); ++i) {
     const json_value *cj = json_at(cases, i);
     seed_case c = {0};
+    c.rt = rt;
     c.name = json_string(conformance_member(cj, "name", "seeds case"));
     spmd_mesh *mesh = conformance_mesh(rt, conformance_member(cj, "mesh", c.name), c.name);
     const json_value *inputs = conformance_member(cj, "inputs", c.name);
@@ -199,6 +269,7 @@ void conformance_seeds(conformance_tally *t) {
     /* The whole-array summaries of the big case also check the regenerated input. */
     if (json_get(outputs, "X") != NULL && json_get(json_get(outputs, "X"), "samples") != NULL)
       ok &= output_agrees(c.in[0], json_get(outputs, "X"), tol, detail, sizeof detail, "X");
+    if (strcmp(c.name, "jit_cells_2x4") == 0) ok &= jit_cells_text_agrees(&c, text, detail, sizeof detail);
     ok &= picture_agrees(c.out[0], text, "picture", detail, sizeof detail);
     ok &= picture_agrees(c.out[0], text, "X_T_picture", detail, sizeof detail);
     conformance_record(t, c.name, ok, detail[0] ? detail : NULL);

@@ -86,6 +86,34 @@ def generate(out_dir: pathlib.Path) -> None:
                     "total": refio.array_hex(t)},
         "text": {"shard_sums": repr(s), "total": repr(t)}, "tolerance": 0.0}
 
+    # Automatic parallelism via jit on arange(32.0).reshape(4, 8) laid out
+    # P('x', 'y') over a 2x4 mesh: an elementwise function keeps the
+    # sharding, x.sum(axis=0) ends replicated over 'x', and a sharding
+    # constraint puts it over an 8-device mesh.
+    mesh24 = _mesh((2, 4), ("x", "y"))
+    arr_sharded = jax.device_put(jnp.arange(32.0).reshape(4, 8),
+                                 NamedSharding(mesh24, P("x", "y")))
+    elementwise = jax.jit(lambda x: 2 * jnp.sin(x) + 1)(arr_sharded)
+    contract = jax.jit(lambda x: x.sum(axis=0))(arr_sharded)
+
+    def f_contract_2(x):
+        out = x.sum(axis=0)
+        return jax.lax.with_sharding_constraint(out, NamedSharding(mesh8, P("x")))
+
+    contract_2 = jax.jit(f_contract_2)(arr_sharded)
+    cases["jit_cells_2x4"] = {
+        "mesh": _mesh_json((2, 4), ("x", "y")), "inputs": {"x": refio.array_hex(arr_sharded)},
+        "outputs": {"elementwise": refio.array_hex(elementwise),
+                    "contract": refio.array_hex(contract),
+                    "contract_2": refio.array_hex(contract_2)},
+        "text": {"shardings_match": str(elementwise.sharding == arr_sharded.sharding),
+                 "contract_sharding": refio.seed_form(str(contract.sharding)),
+                 "contract_picture": refio.picture(contract),
+                 "contract_repr": str(contract),
+                 "contract_2_sharding": refio.seed_form(str(contract_2.sharding)),
+                 "contract_2_picture": refio.picture(contract_2)},
+        "tolerance": 1e-6}
+
     # layer(x, weights, bias) = sigmoid(x @ weights + bias), three ways.
     rng = np.random.default_rng(0)
     xl = rng.normal(size=(32,))

@@ -47,11 +47,12 @@ static spmd_status run1(const spmd_mesh *mesh, spmd_shard_fn fn, size_t n_in,
 
 /* ---- 2 * sin(x) + 1 ---- */
 
-static spmd_status elementwise_sin(spmd_ctx *ctx, void *ud) {
-  (void)ud;
+/* The elementwise program; prints the local shape of a 1-D block when
+ * user_data is non-NULL (the notebook's jax.debug.print). */
+static spmd_status elementwise_sin(spmd_ctx *ctx, void *print_shape) {
   spmd_block x = SPMD_BLOCK_INIT, y = SPMD_BLOCK_INIT;
   TRY(spmd_ctx_input(ctx, 0, &x));
-  TRY(spmd_ctx_printf(ctx, "(%lld,)", (long long)x.shape[0]));
+  if (print_shape) TRY(spmd_ctx_printf(ctx, "(%lld,)", (long long)x.shape[0]));
   TRY(spmd_ctx_alloc(ctx, SPMD_F32, x.ndim, x.shape, &y));
   float *out = y.data;
   const int64_t n = block_elements(&x);
@@ -65,8 +66,27 @@ static spmd_status elementwise_sin(spmd_ctx *ctx, void *ud) {
 
 spmd_status seed_elementwise_sin(const spmd_mesh *mesh, spmd_array *x,
                                  const spmd_shard_map_options *options, spmd_array **y) {
-  const char *in_spec = "x";
-  return run1(mesh, elementwise_sin, 1, &x, &in_spec, "x", options, y);
+  const char *spec = "x";
+  static const int print_shape = 1;
+  return spmd_shard_map_text(mesh, elementwise_sin, (void *)&print_shape, 1, &x, &spec, 1, &spec,
+                             options, y);
+}
+
+spmd_status seed_f_elementwise(spmd_array *x, spmd_array **y) {
+  spmd_sharding *sharding = NULL;
+  TRY(spmd_array_sharding(x, &sharding));
+  spmd_mesh *mesh = NULL;
+  spmd_spec *spec = NULL;
+  spmd_status st = spmd_sharding_mesh(sharding, &mesh);
+  if (st == SPMD_OK) st = spmd_sharding_spec(sharding, &spec);
+  if (st == SPMD_OK) {
+    const spmd_spec *specs[1] = {spec};
+    st = spmd_shard_map(mesh, elementwise_sin, NULL, 1, &x, specs, 1, specs, NULL, y);
+  }
+  spmd_spec_destroy(spec);
+  spmd_mesh_destroy(mesh);
+  spmd_sharding_destroy(sharding);
+  return st;
 }
 
 /* ---- sums ---- */
@@ -117,6 +137,72 @@ static spmd_status shard_sum(spmd_ctx *ctx, void *ud) {
 spmd_status seed_shard_sums(const spmd_mesh *mesh, spmd_array *x, spmd_array **sums) {
   const char *in_spec = "x";
   return run1(mesh, shard_sum, 1, &x, &in_spec, "x", NULL, sums);
+}
+
+/* ---- x * 2, printing the local shape ---- */
+
+/* The notebook prints with Python's print, which runs once, while JAX
+ * traces f: the first device prints here. */
+static spmd_status double_block(spmd_ctx *ctx, void *ud) {
+  (void)ud;
+  spmd_block x = SPMD_BLOCK_INIT, y = SPMD_BLOCK_INIT;
+  int device = 0;
+  int64_t index = 0;
+  TRY(spmd_ctx_input(ctx, 0, &x));
+  TRY(spmd_ctx_device_id(ctx, &device));
+  TRY(spmd_ctx_axis_index(ctx, "x", &index));
+  if (x.dtype != SPMD_I32 || x.ndim != 1)
+    return spmd_ctx_error(ctx, SPMD_ERR_INVALID_ARGUMENT, "double: expected an int32 vector");
+  if (index == 0)
+    TRY(spmd_ctx_printf(ctx, "device local shape: x.shape=(%lld,)", (long long)x.shape[0]));
+  TRY(spmd_ctx_alloc(ctx, SPMD_I32, 1, x.shape, &y));
+  for (int64_t i = 0; i < x.shape[0]; ++i)
+    ((int32_t *)y.data)[i] = 2 * ((const int32_t *)x.data)[i];
+  return spmd_ctx_set_output(ctx, 0, &y);
+}
+
+spmd_status seed_double(const spmd_mesh *mesh, spmd_array *x,
+                        const spmd_shard_map_options *options, spmd_array **y) {
+  const char *in_spec = "x";
+  return run1(mesh, double_block, 1, &x, &in_spec, "x", options, y);
+}
+
+/* ---- x.sum(axis=0) under jit, as GSPMD partitions it ---- */
+
+/* Column sums of this device's rows, summed over the 'x' rows of devices. */
+static spmd_status contract_rows(spmd_ctx *ctx, void *ud) {
+  (void)ud;
+  spmd_block x = SPMD_BLOCK_INIT, sums = SPMD_BLOCK_INIT, total = SPMD_BLOCK_INIT;
+  TRY(spmd_ctx_input(ctx, 0, &x));
+  if (x.dtype != SPMD_F32 || x.ndim != 2)
+    return spmd_ctx_error(ctx, SPMD_ERR_INVALID_ARGUMENT, "f_contract: expected a float32 matrix");
+  const int64_t cols[1] = {x.shape[1]};
+  TRY(spmd_ctx_alloc(ctx, SPMD_F32, 1, cols, &sums));
+  const float *in = x.data;
+  float *out = sums.data;
+  for (int64_t r = 0; r < x.shape[0]; ++r)
+    for (int64_t c = 0; c < x.shape[1]; ++c) out[c] += in[r * x.shape[1] + c];
+  TRY(spmd_ctx_psum(ctx, &sums, "x", &total));
+  return spmd_ctx_set_output(ctx, 0, &total);
+}
+
+spmd_status seed_f_contract(const spmd_mesh *mesh, spmd_array *x, spmd_array **out) {
+  const char *in_spec = "x, y";
+  spmd_shard_map_options o = SPMD_SHARD_MAP_OPTIONS_INIT;
+  o.check_rep = 1;
+  return run1(mesh, contract_rows, 1, &x, &in_spec, "y", &o, out);
+}
+
+spmd_status seed_f_contract_2(const spmd_mesh *mesh, const spmd_mesh *mesh8, spmd_array *x,
+                              spmd_array **out) {
+  spmd_array *partial = NULL;
+  TRY(seed_f_contract(mesh, x, &partial));
+  spmd_sharding *constraint = NULL;
+  spmd_status st = spmd_sharding_named_text(mesh8, "x", &constraint);
+  if (st == SPMD_OK) st = spmd_array_reshard(partial, constraint, out);
+  spmd_sharding_destroy(constraint);
+  spmd_array_destroy(partial);
+  return st;
 }
 
 /* ---- layer ---- */

@@ -13,10 +13,35 @@
 spmd_status seed_elementwise_sin(const spmd_mesh *mesh, spmd_array *x,
                                  const spmd_shard_map_options *options, spmd_array **y);
 
+/* The introduction notebook's jit cells, written as the per-device
+ * programs jit partitions them into ("computation follows data"):
+ *
+ * f_elementwise: jax.jit(lambda x: 2 * jnp.sin(x) + 1)(x) for a float32 or
+ * int32 x with a named sharding: the result has x's sharding. */
+spmd_status seed_f_elementwise(spmd_array *x, spmd_array **y);
+
+/* f_contract: jax.jit(lambda x: x.sum(axis=0))(x) for a float32 (rows,
+ * cols) x laid out P('x', 'y') on an ('x', 'y') mesh: each device sums its
+ * rows, a psum over 'x' completes the sums, and the result is P('y'),
+ * replicated over 'x' (what GSPMD chooses). */
+spmd_status seed_f_contract(const spmd_mesh *mesh, spmd_array *x, spmd_array **out);
+
+/* f_contract_2: f_contract with jax.lax.with_sharding_constraint(out,
+ * NamedSharding(mesh8, P('x'))): the sums resharded over the 1-D mesh
+ * mesh8 (axis 'x'). */
+spmd_status seed_f_contract_2(const spmd_mesh *mesh, const spmd_mesh *mesh8, spmd_array *x,
+                              spmd_array **out);
+
 /* shard_map(lambda x: jax.lax.psum(x.sum(), 'x'), in_specs=P('x'),
  * out_specs=P()): a float32 or int32 scalar, checked to be replicated (the
  * check_rep JAX does by default). */
 spmd_status seed_psum_of_shard_sums(const spmd_mesh *mesh, spmd_array *x, spmd_array **total);
+
+/* shard_map(f, in_specs=P('x'), out_specs=P('x')) with f doubling an int32
+ * x and printing "device local shape: x.shape=(n,)" once, through
+ * `options` (the notebook's Python print runs once, at trace time). */
+spmd_status seed_double(const spmd_mesh *mesh, spmd_array *x,
+                        const spmd_shard_map_options *options, spmd_array **y);
 
 /* shard_map(lambda x: jnp.sum(x, keepdims=True), P('x'), P('x')): one
  * partial sum per device (int32 x). */
