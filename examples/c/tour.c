@@ -188,6 +188,57 @@ static void grid_over_two_by_four(spmd_runtime *rt) {
 }
 
 
+/* The jit cells of the introduction notebook. libspmd has no compiler to
+ * partition a global program; each cell is written as the per-device
+ * program jit partitions it into, and gives the notebook's answer. */
+static void jit_cells_as_partitioned_programs(spmd_runtime *rt) {
+  printf("\n=== Automatic parallelism via jit, as the partitioned programs ===\n");
+  int64_t ms[2] = {2, 4}, eight[1] = {8};
+  const char *xy[2] = {"x", "y"};
+  spmd_mesh *mesh, *mesh8;
+  CHECK(spmd_mesh_create(rt, 2, ms, xy, NULL, &mesh));
+  CHECK(spmd_mesh_create(rt, 1, eight, xy, NULL, &mesh8));
+  spmd_sharding *sharding;
+  CHECK(spmd_sharding_named_text(mesh, "P('x', 'y')", &sharding));
+  const int64_t shape[2] = {4, 8};
+  spmd_array *arr_sharded, *result;
+  CHECK(spmd_array_arange(sharding, SPMD_F32, 2, shape, 0, 1, &arr_sharded));
+
+  cell("@jax.jit\n... def f_elementwise(x):\n...     return 2 * jnp.sin(x) + 1\n"
+       "... result = f_elementwise(arr_sharded)\n"
+       "... print(\"shardings match:\", result.sharding == arr_sharded.sharding)");
+  CHECK(seed_f_elementwise(arr_sharded, &result));
+  spmd_sharding *result_sharding;
+  int same = 0;
+  CHECK(spmd_array_sharding(result, &result_sharding));
+  CHECK(spmd_sharding_equal(result_sharding, sharding, &same));
+  printf("shardings match: %s\n", same ? "True" : "False");
+  spmd_sharding_destroy(result_sharding);
+  spmd_array_destroy(result);
+
+  cell("@jax.jit\n... def f_contract(x):\n...     return x.sum(axis=0)\n"
+       "... result = f_contract(arr_sharded)\n"
+       "... jax.debug.visualize_array_sharding(result)\n... print(result)");
+  CHECK(seed_f_contract(mesh, arr_sharded, &result));
+  show_picture(result);
+  show_str(result);
+  spmd_array_destroy(result);
+
+  cell("@jax.jit\n... def f_contract_2(x):\n...     out = x.sum(axis=0)\n"
+       "...     mesh = jax.sharding.Mesh(mesh_utils.create_device_mesh(8), 'x')\n"
+       "...     return jax.lax.with_sharding_constraint(out, NamedSharding(mesh, P('x')))\n"
+       "... result = f_contract_2(arr_sharded)\n"
+       "... jax.debug.visualize_array_sharding(result)\n... print(result)");
+  CHECK(seed_f_contract_2(mesh, mesh8, arr_sharded, &result));
+  show_picture(result);
+  show_str(result);
+  spmd_array_destroy(result);
+  spmd_array_destroy(arr_sharded);
+  spmd_sharding_destroy(sharding);
+  spmd_mesh_destroy(mesh8);
+  spmd_mesh_destroy(mesh);
+}
+
 /* Prints each device's local shape as jax.debug.print does: the text alone. */
 static void print_line(int device, const char *text, void *ud) {
   (void)device;
@@ -233,6 +284,80 @@ static void shard_map_over_three_devices(spmd_runtime *rt) {
   spmd_sharding_destroy(rows);
   spmd_array_destroy(y);
   spmd_array_destroy(arr);
+  spmd_sharding_destroy(dev0);
+  spmd_mesh_destroy(mesh);
+}
+
+/* The introduction notebook's shard_map cells and its layer compared
+ * two ways, on all 8 devices. The notebook's layer inputs come from numpy's
+ * default_rng(0); here from jax.random.normal on split keys of PRNGKey(0)
+ * (the conformance suite runs the notebook's own inputs). */
+static void shard_map_over_eight_devices(spmd_runtime *rt) {
+  printf("\n=== shard_map over all 8 devices ===\n");
+  int64_t eight[1] = {8};
+  const char *x_name[1] = {"x"};
+  spmd_mesh *mesh;
+  CHECK(spmd_mesh_create(rt, 1, eight, x_name, NULL, &mesh));
+  spmd_sharding *dev0;
+  CHECK(spmd_sharding_single_device(rt, 0, &dev0));
+  const int64_t n32[1] = {32};
+  spmd_array *x, *y;
+  CHECK(spmd_array_arange(dev0, SPMD_I32, 1, n32, 0, 1, &x));
+
+  cell("x = jnp.arange(32)\n... print(f\"global shape: {x.shape=}\")\n... def f(x):\n"
+       "...     print(f\"device local shape: {x.shape=}\")\n...     return x * 2\n"
+       "... y = shard_map(f, mesh=mesh, in_specs=P('x'), out_specs=P('x'))(x)");
+  printf("global shape: x.shape=(32,)\n");
+  spmd_shard_map_options o = SPMD_SHARD_MAP_OPTIONS_INIT;
+  o.print_fn = print_line;
+  CHECK(seed_double(mesh, x, &o, &y));
+  spmd_array_destroy(y);
+
+  cell("def f(x):\n...     return jnp.sum(x, keepdims=True)\n"
+       "... shard_map(f, mesh=mesh, in_specs=P('x'), out_specs=P('x'))(x)");
+  CHECK(seed_shard_sums(mesh, x, &y));
+  show_repr(y);
+  spmd_array_destroy(y);
+
+  cell("def f(x):\n...     sum_in_shard = x.sum()\n...     return jax.lax.psum(sum_in_shard, 'x')\n"
+       "... shard_map(f, mesh=mesh, in_specs=P('x'), out_specs=P())(x)");
+  CHECK(seed_psum_of_shard_sums(mesh, x, &y));
+  show_repr(y);
+  spmd_array_destroy(y);
+  spmd_array_destroy(x);
+
+  /* layer(x, weights, bias) = sigmoid(x @ weights + bias). */
+  spmd_key root, keys[3];
+  CHECK(spmd_random_key(0, &root));
+  CHECK(spmd_random_split(&root, 3, keys));
+  const int64_t xs[1] = {32}, ws[2] = {32, 4}, bs[1] = {4};
+  spmd_array *lx, *lw, *lb;
+  CHECK(spmd_random_normal(dev0, &keys[0], SPMD_F32, 1, xs, &lx));
+  CHECK(spmd_random_normal(dev0, &keys[1], SPMD_F32, 2, ws, &lw));
+  CHECK(spmd_random_normal(dev0, &keys[2], SPMD_F32, 1, bs, &lb));
+  cell("layer(x, weights, bias)   # on one device");
+  float hx[32], hw[32 * 4], hb[4], out[4];
+  CHECK(spmd_array_to_host(lx, hx, sizeof hx));
+  CHECK(spmd_array_to_host(lw, hw, sizeof hw));
+  CHECK(spmd_array_to_host(lb, hb, sizeof hb));
+  for (int j = 0; j < 4; ++j) {
+    float acc = 0.0f;
+    for (int i = 0; i < 32; ++i) acc += hx[i] * hw[i * 4 + j];
+    out[j] = 1.0f / (1.0f + expf(-(acc + hb[j])));
+  }
+  CHECK(spmd_array_from_host(dev0, SPMD_F32, 1, bs, out, sizeof out, &y));
+  show_repr(y);
+  spmd_array_destroy(y);
+  cell("@jax.jit\n... @partial(shard_map, mesh=mesh, in_specs=(P('x'), P('x', None), P(None)),\n"
+       "...          out_specs=P(None))\n... def layer_sharded(x, weights, bias):\n"
+       "...     return jax.nn.sigmoid(jax.lax.psum(x @ weights, 'x') + bias)\n"
+       "... layer_sharded(x, weights, bias)");
+  CHECK(seed_layer_sharded(mesh, lx, lw, lb, &y));
+  show_repr(y);
+  spmd_array_destroy(y);
+  spmd_array_destroy(lb);
+  spmd_array_destroy(lw);
+  spmd_array_destroy(lx);
   spmd_sharding_destroy(dev0);
   spmd_mesh_destroy(mesh);
 }
@@ -518,8 +643,10 @@ int main(void) {
   devices_and_single_device_arrays(rt);
   rows_over_three_devices(rt);
   grid_over_two_by_four(rt);
+  jit_cells_as_partitioned_programs(rt);
   batch_over_data_axis(rt);
   shard_map_over_three_devices(rt);
+  shard_map_over_eight_devices(rt);
   fsdp_and_tensor_parallelism(rt);
   all_to_all_benchmark(rt);
   attention_mlp_layer(rt);
