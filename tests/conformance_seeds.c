@@ -269,7 +269,8 @@ void conformance_seeds(conformance_tally *t) {
     /* The whole-array summaries of the big case also check the regenerated input. */
     if (json_get(outputs, "X") != NULL && json_get(json_get(outputs, "X"), "samples") != NULL)
       ok &= output_agrees(c.in[0], json_get(outputs, "X"), tol, detail, sizeof detail, "X");
-    if (strcmp(c.name, "jit_cells_2x4") == 0) ok &= jit_cells_text_agrees(&c, text, detail, sizeof detail);
+    if (strcmp(c.name, "jit_cells_2x4") == 0)
+      ok &= jit_cells_text_agrees(&c, text, detail, sizeof detail);
     ok &= picture_agrees(c.out[0], text, "picture", detail, sizeof detail);
     ok &= picture_agrees(c.out[0], text, "X_T_picture", detail, sizeof detail);
     conformance_record(t, c.name, ok, detail[0] ? detail : NULL);

@@ -578,7 +578,8 @@ static void data_parallel_training(spmd_runtime *rt) {
     for (int j = 0; j < SEED_MLP_IN; ++j) ys[i][j] = sinf(xs[i][j]);
 
   cell("model = eqx.nn.MLP(channel_size, channel_size, hidden_size, depth, key=jr.PRNGKey(6789))\n"
-       "... for step, (x, y) in zip(range(1, num_steps + 1), train_dataloader((xs, ys), batch_size)):\n"
+       "... for step, (x, y) in zip(range(1, num_steps + 1),\n"
+       "...                          train_dataloader((xs, ys), batch_size)):\n"
        "...     x, y = eqx.filter_shard((x, y), sharding)\n"
        "...     model, opt_state = train_step(model, opt_state, x, y, sharding)");
   float params[SEED_MLP_PARAMS];

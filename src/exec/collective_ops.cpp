@@ -277,7 +277,8 @@ LocalBlock run_collective_op(Session &session, size_t position, Backend &backend
     Shape out_shape = op_output_shape(op, shape, n, me, what.c_str());
     if (op.kind == CollKind::AllGather && op.tiled) {
       int64_t total = 0;
-      for (size_t r = 0; r < n; ++r) total += group.slot(me, r).in_shape[static_cast<size_t>(op.axis)];
+      for (size_t r = 0; r < n; ++r)
+        total += group.slot(me, r).in_shape[static_cast<size_t>(op.axis)];
       out_shape[static_cast<size_t>(op.axis)] = total;
     }
     if (op.kind == CollKind::AllToAll && op.tiled) {
