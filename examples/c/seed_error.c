@@ -14,6 +14,10 @@ static SEED_THREAD_LOCAL char last_error[1024];
 
 const char *seed_last_error(void) { return last_error; }
 
+const char *seed_or_spmd_last_error(void) {
+  return last_error[0] ? last_error : spmd_last_error();
+}
+
 spmd_status seed_fail(spmd_status status, const char *function, const char *fmt, ...) {
   int used = snprintf(last_error, sizeof last_error, "%s: ", function);
   if (used < 0) used = 0;

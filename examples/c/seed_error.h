@@ -12,6 +12,10 @@
  * 'x'"); "" before any failure. Valid until the next failing call. */
 const char *seed_last_error(void);
 
+/* For programs that stop at their first failure: seed_last_error() when a
+ * seed call has failed on this thread, else spmd_last_error(). */
+const char *seed_or_spmd_last_error(void);
+
 /* Records "function: message" and returns status. */
 spmd_status seed_fail(spmd_status status, const char *function, const char *fmt, ...)
 #if defined(__GNUC__)

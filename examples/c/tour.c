@@ -4,6 +4,7 @@
 #include <spmd/spmd.h>
 
 #include "seed_cells.h"
+#include "seed_error.h"
 #include "seed_layer.h"
 #include "seed_train.h"
 
@@ -18,7 +19,7 @@
     spmd_status st_ = (call);                                                           \
     if (st_ != SPMD_OK) {                                                               \
       fprintf(stderr, "tour: %s failed: %s: %s\n", #call, spmd_status_string(st_),       \
-              spmd_last_error());                                                       \
+              seed_or_spmd_last_error());                                               \
       exit(1);                                                                          \
     }                                                                                   \
   } while (0)

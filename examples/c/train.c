@@ -49,17 +49,7 @@ static const double PARAM_ABS_TOL = 1e-6;
     spmd_status st_ = (call);                                                         \
     if (st_ != SPMD_OK) {                                                             \
       fprintf(stderr, "spmd-train: %s failed: %s: %s\n", #call, spmd_status_string(st_), \
-              spmd_last_error());                                                     \
-      exit(1);                                                                        \
-    }                                                                                 \
-  } while (0)
-
-#define CHECK_SEED(call)                                                              \
-  do {                                                                                \
-    spmd_status st_ = (call);                                                         \
-    if (st_ != SPMD_OK) {                                                             \
-      fprintf(stderr, "spmd-train: %s failed: %s: %s\n", #call, spmd_status_string(st_), \
-              seed_last_error());                                               \
+              seed_or_spmd_last_error());                                             \
       exit(1);                                                                        \
     }                                                                                 \
   } while (0)
@@ -138,7 +128,7 @@ static double train_loss(seed_trainer *t, const spmd_sharding *sharding, const d
     spmd_array *x = NULL, *y = NULL;
     put_batch(sharding, d, rows, &x, &y);
     float loss;
-    CHECK_SEED(seed_trainer_loss(t, x, y, &loss));
+    CHECK(seed_trainer_loss(t, x, y, &loss));
     spmd_array_destroy(x);
     spmd_array_destroy(y);
     sum += loss;
@@ -152,11 +142,11 @@ static void train(const spmd_mesh *mesh, const dataset *d, const float *init, in
   spmd_sharding *sharding = NULL;
   CHECK(spmd_sharding_named_text(mesh, "x", &sharding));
   seed_trainer *t = NULL;
-  CHECK_SEED(seed_trainer_create(mesh, "x", init, LEARNING_RATE, &t));
+  CHECK(seed_trainer_create(mesh, "x", init, LEARNING_RATE, &t));
   for (int step = 0; step < STEPS; ++step) {
     spmd_array *x = NULL, *y = NULL;
     put_batch(sharding, d, d->order[step], &x, &y);
-    CHECK_SEED(seed_trainer_step(t, x, y, &out->losses[step]));
+    CHECK(seed_trainer_step(t, x, y, &out->losses[step]));
     spmd_array_destroy(x);
     spmd_array_destroy(y);
     if (verbose && (step + 1) % PRINT_EVERY == 0)
@@ -164,7 +154,7 @@ static void train(const spmd_mesh *mesh, const dataset *d, const float *init, in
     if (step + 1 == NOTEBOOK_STEPS) out->eval_notebook = train_loss(t, sharding, d);
   }
   out->eval_final = train_loss(t, sharding, d);
-  CHECK_SEED(seed_trainer_params(t, out->params));
+  CHECK(seed_trainer_params(t, out->params));
   seed_trainer_destroy(t);
   spmd_sharding_destroy(sharding);
 }
@@ -202,7 +192,7 @@ int main(void) {
   float init[SEED_MLP_PARAMS];
   spmd_key model_key;
   CHECK(spmd_random_key(6789, &model_key));
-  CHECK_SEED(seed_mlp_init(mesh8, &model_key, init));
+  CHECK(seed_mlp_init(mesh8, &model_key, init));
 
   printf("eqx.nn.MLP(4, 4, 32, depth=1), adam(%g), %d steps of batch %d over %d devices\n",
          LEARNING_RATE, STEPS, BATCH, 8);
