@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "core/shape.hpp"
+#include "base/shape.hpp"
 #include "spmd/dtype.h"
 #include "spmd/runtime.h"
 
@@ -96,31 +96,5 @@ class Backend {
       const std::vector<GroupCall> &groups,
       const std::function<void(size_t, const std::function<void(size_t)> &)> &parallel_for);
 };
-
-// Device memory owned by one shard, returned to the backend when released.
-class Buffer {
- public:
-  Buffer(std::shared_ptr<Backend> backend, int device, size_t bytes);
-  ~Buffer();
-  Buffer(const Buffer &) = delete;
-  Buffer &operator=(const Buffer &) = delete;
-
-  int device() const { return device_; }
-  void *data() const { return data_; }
-  size_t bytes() const { return bytes_; }
-
- private:
-  std::shared_ptr<Backend> backend_;
-  int device_;
-  size_t bytes_;
-  void *data_;
-};
-
-using BufferPtr = std::shared_ptr<Buffer>;
-
-// Makes the backend for a platform. cpu_devices is used by the CPU platform.
-std::shared_ptr<Backend> make_cpu_backend(int cpu_devices);
-bool cuda_backend_available();
-std::shared_ptr<Backend> make_cuda_backend();
 
 }  // namespace spmd

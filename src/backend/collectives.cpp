@@ -1,7 +1,7 @@
 #include "backend/collectives.hpp"
 
 #include "backend/backend.hpp"
-#include "core/error.hpp"
+#include "base/error.hpp"
 
 namespace spmd {
 

@@ -10,7 +10,7 @@
 #include <functional>
 #include <vector>
 
-#include "core/shape.hpp"
+#include "base/shape.hpp"
 #include "spmd/dtype.h"
 
 namespace spmd {

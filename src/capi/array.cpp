@@ -1,6 +1,6 @@
 #include "capi/guard.hpp"
 #include "capi/handles.hpp"
-#include "core/dtype.hpp"
+#include "base/dtype.hpp"
 #include "spmd/array.h"
 
 using namespace spmd;

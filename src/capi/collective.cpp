@@ -1,7 +1,8 @@
 #include "capi/guard.hpp"
 #include "capi/handles.hpp"
-#include "core/dtype.hpp"
-#include "core/raw_enum.hpp"
+#include "base/dtype.hpp"
+#include "base/raw_enum.hpp"
+#include "core/axis_groups.hpp"
 #include "exec/persistent.hpp"
 #include "spmd/collective.h"
 

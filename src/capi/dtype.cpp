@@ -1,4 +1,4 @@
-#include "core/dtype.hpp"
+#include "base/dtype.hpp"
 
 extern "C" {
 size_t spmd_dtype_size(spmd_dtype dtype) { return spmd::dtype_size(dtype); }

@@ -8,7 +8,7 @@
 #include <new>
 #include <string>
 
-#include "core/error.hpp"
+#include "base/error.hpp"
 #include "spmd/status.h"
 
 namespace spmd::capi {

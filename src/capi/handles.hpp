@@ -5,11 +5,11 @@
 
 #include <memory>
 
-#include "core/array.hpp"
-#include "core/error.hpp"
+#include "runtime/array.hpp"
+#include "base/error.hpp"
 #include "core/mesh.hpp"
 #include "core/partition_spec.hpp"
-#include "core/runtime.hpp"
+#include "runtime/runtime.hpp"
 #include "core/sharding.hpp"
 #include "spmd/sharding.h"
 
@@ -31,7 +31,7 @@ struct spmd_array {
 
 namespace spmd::capi {
 
-enum class HandleKind { Runtime, Mesh, Spec, Sharding, Array, Collective };
+enum class HandleKind { Runtime, Mesh, Spec, Sharding, Array, Collective, Context };
 
 template <typename H> struct KindOf;
 template <> struct KindOf<spmd_runtime> {

@@ -1,7 +1,7 @@
 #include "capi/guard.hpp"
 #include "capi/handles.hpp"
-#include "core/dtype.hpp"
-#include "core/random.hpp"
+#include "base/dtype.hpp"
+#include "exec/random_array.hpp"
 #include "spmd/random.h"
 
 using namespace spmd;
@@ -28,7 +28,7 @@ spmd_status draw(const char *function, const spmd_sharding *sharding, const spmd
     out_arg(out);
     check_dtype("dtype", request.dtype);
     Shape global = checked_shape("shape", ndim, shape);
-    *out = new_handle<spmd_array>(rng::random_array(s.impl, request, std::move(global)));
+    *out = new_handle<spmd_array>(random_array(s.impl, request, std::move(global)));
   });
 }
 

@@ -31,7 +31,7 @@ spmd_status spmd_runtime_device_count(const spmd_runtime *runtime, int *out) {
 spmd_status spmd_runtime_platform(const spmd_runtime *runtime, spmd_platform *out) {
   return guard(__func__, [&] {
     const auto &rt = use(runtime, "runtime");
-    *out_arg(out) = rt.impl->backend().platform();
+    *out_arg(out) = rt.impl->platform();
   });
 }
 
@@ -43,15 +43,14 @@ spmd_status spmd_runtime_device_info(const spmd_runtime *runtime, int device_id,
     if (out->struct_size < sizeof(size_t) + sizeof(int))
       invalid("out->struct_size: ", out->struct_size,
               " is too small; initialise with SPMD_DEVICE_INFO_INIT");
-    rt.impl->check_device("device_id", device_id);
-    const Backend &b = rt.impl->backend();
+    const DeviceInfo d = rt.impl->device_info(device_id);
     spmd_device_info info = SPMD_DEVICE_INFO_INIT;
-    info.id = device_id;
-    info.platform = b.platform();
-    info.platform_name = b.platform_name();
-    info.kind = b.device_kind(device_id);
-    info.process_index = 0;
-    info.local_index = device_id;
+    info.id = d.id;
+    info.platform = d.platform;
+    info.platform_name = d.platform_name;
+    info.kind = d.kind;
+    info.process_index = d.process_index;
+    info.local_index = d.local_index;
     const size_t n = std::min(out->struct_size, sizeof(info));
     const size_t caller_size = out->struct_size;
     std::memcpy(static_cast<void *>(out), &info, n);
@@ -65,7 +64,7 @@ spmd_status spmd_runtime_device_to_string(const spmd_runtime *runtime, int devic
     const auto &rt = use(runtime, "runtime");
     out_arg(out);
     rt.impl->check_device("device_id", device_id);
-    *out = to_c_string(rt.impl->backend().device_repr(device_id));
+    *out = to_c_string(rt.impl->device_repr(device_id));
   });
 }
 

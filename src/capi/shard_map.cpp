@@ -1,24 +1,45 @@
 #include <cstdarg>
 #include <cstdio>
+#include <thread>
 
 #include "capi/guard.hpp"
 #include "capi/handles.hpp"
-#include "core/dtype.hpp"
+#include "base/dtype.hpp"
+#include "core/axis_groups.hpp"
 #include "exec/shard_map.hpp"
 #include "spmd/shard_map.h"
+
+// The per-device context a callback receives: borrowed, registered as a
+// live handle only while its shard_map runs, and usable only on the thread
+// of the callback that received it.
+struct spmd_ctx {
+  spmd::ShardContext *impl = nullptr;
+  const spmd_mesh *mesh = nullptr;  // the handle the shard_map was called with
+  std::thread::id thread;
+};
+
+namespace spmd::capi {
+template <> struct KindOf<spmd_ctx> {
+  static constexpr HandleKind kind = HandleKind::Context;
+  static constexpr const char *name = "spmd_ctx";
+};
+}  // namespace spmd::capi
 
 using namespace spmd;
 using namespace spmd::capi;
 
 namespace {
 
-spmd_ctx &ctx_arg(const spmd_ctx *ctx) {
+// The context's own view; checked without dereferencing a stale pointer.
+ShardContext &ctx_impl(const spmd_ctx *ctx) {
   if (ctx == nullptr) invalid("ctx: NULL context");
-  if (ctx->magic != spmd_ctx::kMagic) invalid("ctx: not a shard_map context");
+  if (!is_live(ctx, HandleKind::Context))
+    invalid("ctx: not a live shard_map context (a context is valid only inside the callback "
+            "that received it)");
   if (ctx->thread != std::this_thread::get_id())
     invalid("ctx: used outside its callback (a context is valid only inside the callback that "
             "received it, on that callback's thread)");
-  return const_cast<spmd_ctx &>(*ctx);
+  return *ctx->impl;
 }
 
 LocalBlock block_arg(const spmd_block *b, const char *arg) {
@@ -53,7 +74,7 @@ void write_block(const LocalBlock &b, spmd_block *out) {
 
 // Runs a collective from a ctx entry point.
 void collective(spmd_ctx *ctx, const spmd_block *x, const char *axes, spmd_block *out, OpSpec op) {
-  spmd_ctx &c = ctx_arg(ctx);
+  ShardContext &c = ctx_impl(ctx);
   const LocalBlock in = block_arg(x, "x");
   block_out(out);
   op.axes = parse_axes(c.run->mesh(), axes, "axes");
@@ -77,20 +98,38 @@ void shard_map_impl(const spmd_mesh *mesh, spmd_shard_fn fn, void *user_data,
   so.timeout = collective_timeout(o.timeout_ms, "options->timeout_ms");
   so.print_fn = o.print_fn;
   so.print_user_data = o.print_user_data;
-  ShardMapRun run(mesh, m.impl, so);
-  auto results = run.run(ins, in_specs, out_specs, [&](spmd_ctx &c) {
+  ShardMapRun run(m.impl, so);
+  // One C context per device, live as a handle only while the run lasts.
+  std::vector<spmd_ctx> ctxs(m.impl->size());
+  struct Registered {
+    std::vector<spmd_ctx> &ctxs;
+    size_t count = 0;
+    ~Registered() {
+      for (size_t i = 0; i < count; ++i) unregister_handle(&ctxs[i], HandleKind::Context);
+    }
+  } registered{ctxs};
+  for (auto &c : ctxs) {
+    c.mesh = mesh;
+    register_handle(&c, HandleKind::Context);
+    ++registered.count;
+  }
+  auto results = run.run(ins, in_specs, out_specs, [&](ShardContext &sc) {
+    spmd_ctx &c = ctxs[sc.position];
+    c.impl = &sc;
+    c.thread = std::this_thread::get_id();
     spmd_clear_error();
     const spmd_status st = fn(&c, user_data);
+    c.thread = std::thread::id();
     if (st == SPMD_OK) return;
-    c.status = st;
-    if (!c.user_message.empty())
-      c.message = c.user_message;
-    else if (c.collective_status == st && !c.collective_message.empty())
-      c.message = c.collective_message;
+    sc.status = st;
+    if (!sc.user_message.empty())
+      sc.message = sc.user_message;
+    else if (sc.collective_status == st && !sc.collective_message.empty())
+      sc.message = sc.collective_message;
     else if (*spmd_last_error())
-      c.message = spmd_last_error();
+      sc.message = spmd_last_error();
     else
-      c.message = cat("the callback returned ", spmd_status_string(st));
+      sc.message = cat("the callback returned ", spmd_status_string(st));
   });
   std::vector<spmd_array *> handles;
   try {
@@ -166,16 +205,17 @@ spmd_status spmd_shard_map_text(const spmd_mesh *mesh, spmd_shard_fn fn, void *u
 }
 
 spmd_status spmd_ctx_device_id(const spmd_ctx *ctx, int *out) {
-  return guard(__func__, [&] { *out_arg(out) = ctx_arg(ctx).device; });
+  return guard(__func__, [&] { *out_arg(out) = ctx_impl(ctx).device; });
 }
 
 spmd_status spmd_ctx_mesh(const spmd_ctx *ctx, const spmd_mesh **out) {
-  return guard(__func__, [&] { *out_arg(out) = ctx_arg(ctx).run->mesh_handle(); });
+  return guard(__func__, [&] { ctx_impl(ctx);
+    *out_arg(out) = ctx->mesh; });
 }
 
 spmd_status spmd_ctx_axis_index(const spmd_ctx *ctx, const char *axes, int64_t *out) {
   return guard(__func__, [&] {
-    const spmd_ctx &c = ctx_arg(ctx);
+    const ShardContext &c = ctx_impl(ctx);
     out_arg(out);
     const Mesh &m = c.run->mesh();
     const auto ax = parse_axes(m, axes, "axes");
@@ -189,7 +229,7 @@ spmd_status spmd_ctx_axis_index(const spmd_ctx *ctx, const char *axes, int64_t *
 
 spmd_status spmd_ctx_axis_size(const spmd_ctx *ctx, const char *axes, int64_t *out) {
   return guard(__func__, [&] {
-    const spmd_ctx &c = ctx_arg(ctx);
+    const ShardContext &c = ctx_impl(ctx);
     out_arg(out);
     const Mesh &m = c.run->mesh();
     int64_t size = 1;
@@ -199,12 +239,12 @@ spmd_status spmd_ctx_axis_size(const spmd_ctx *ctx, const char *axes, int64_t *o
 }
 
 spmd_status spmd_ctx_input_count(const spmd_ctx *ctx, size_t *out) {
-  return guard(__func__, [&] { *out_arg(out) = ctx_arg(ctx).inputs.size(); });
+  return guard(__func__, [&] { *out_arg(out) = ctx_impl(ctx).inputs.size(); });
 }
 
 spmd_status spmd_ctx_input(const spmd_ctx *ctx, size_t index, spmd_block *out) {
   return guard(__func__, [&] {
-    const spmd_ctx &c = ctx_arg(ctx);
+    const ShardContext &c = ctx_impl(ctx);
     block_out(out);
     if (index >= c.inputs.size())
       fail(SPMD_ERR_OUT_OF_RANGE, "index: input ", index, " does not exist (the shard_map has ",
@@ -216,7 +256,7 @@ spmd_status spmd_ctx_input(const spmd_ctx *ctx, size_t index, spmd_block *out) {
 spmd_status spmd_ctx_alloc(spmd_ctx *ctx, spmd_dtype dtype, size_t ndim, const int64_t *shape,
                            spmd_block *out) {
   return guard(__func__, [&] {
-    spmd_ctx &c = ctx_arg(ctx);
+    ShardContext &c = ctx_impl(ctx);
     block_out(out);
     check_dtype("dtype", dtype);
     const Shape s = checked_shape("shape", ndim, shape);
@@ -226,14 +266,14 @@ spmd_status spmd_ctx_alloc(spmd_ctx *ctx, spmd_dtype dtype, size_t ndim, const i
 
 spmd_status spmd_ctx_set_output(spmd_ctx *ctx, size_t index, const spmd_block *block) {
   return guard(__func__, [&] {
-    spmd_ctx &c = ctx_arg(ctx);
+    ShardContext &c = ctx_impl(ctx);
     c.run->set_output(c, index, block_arg(block, "block"));
   });
 }
 
 spmd_status spmd_ctx_print(spmd_ctx *ctx, const char *text) {
   return guard(__func__, [&] {
-    spmd_ctx &c = ctx_arg(ctx);
+    ShardContext &c = ctx_impl(ctx);
     if (text == nullptr) invalid("text: NULL");
     c.run->print(c.device, text);
   });
@@ -255,7 +295,7 @@ spmd_status spmd_ctx_printf(spmd_ctx *ctx, const char *format, ...) {
     va_end(ap2);
   }
   return guard(__func__, [&] {
-    spmd_ctx &c = ctx_arg(ctx);
+    ShardContext &c = ctx_impl(ctx);
     if (format == nullptr) invalid("format: NULL");
     c.run->print(c.device, text.c_str());
   });
@@ -264,7 +304,7 @@ spmd_status spmd_ctx_printf(spmd_ctx *ctx, const char *format, ...) {
 spmd_status spmd_ctx_error(spmd_ctx *ctx, spmd_status status, const char *message) {
   if (status == SPMD_OK) return SPMD_OK;
   const spmd_status st = guard(__func__, [&] {
-    spmd_ctx &c = ctx_arg(ctx);
+    ShardContext &c = ctx_impl(ctx);
     c.user_message = message ? message : "";
   });
   (void)st;

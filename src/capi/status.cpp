@@ -4,7 +4,7 @@
 #include <string>
 
 #include "capi/guard.hpp"
-#include "core/raw_enum.hpp"
+#include "base/raw_enum.hpp"
 #include "spmd/status.h"
 
 namespace spmd::capi {

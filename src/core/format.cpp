@@ -10,9 +10,8 @@
 #include <limits>
 #include <vector>
 
-#include "core/array.hpp"
-#include "core/dtype.hpp"
-#include "core/error.hpp"
+#include "base/dtype.hpp"
+#include "base/error.hpp"
 
 namespace spmd {
 
@@ -470,17 +469,15 @@ std::string array2string(spmd_dtype dtype, const Shape &shape, const void *data,
   return printer.recurse(0, 0, indent, opt.linewidth - static_cast<int64_t>(suffix.size()));
 }
 
-std::string array_repr(const Array &array) {
-  std::vector<unsigned char> host(array.nbytes());
-  array.to_host(host.data(), host.size());
+std::string array_repr(spmd_dtype type, const Shape &shape, const void *data) {
   const std::string prefix = "Array(";
-  const std::string dtype = cat("dtype=", dtype_name(array.dtype()));
+  const std::string dtype = cat("dtype=", dtype_name(type));
   const PrintOptions opt;
   std::string s;
-  if (array.size() == 0)
-    s = "[], shape=" + shape_to_string(array.shape());
+  if (shape_elements(shape) == 0)
+    s = "[], shape=" + shape_to_string(shape);
   else
-    s = array2string(array.dtype(), array.shape(), host.data(), ", ", prefix, ",", opt);
+    s = array2string(type, shape, data, ", ", prefix, ",", opt);
   // As JAX: the dtype goes on the last line when it fits, else it is set
   // apart by the prefix's width of spaces.
   const size_t newline = s.rfind('\n');
@@ -492,11 +489,9 @@ std::string array_repr(const Array &array) {
   return prefix + s + "," + sep + dtype + ")";
 }
 
-std::string array_str(const Array &array) {
-  std::vector<unsigned char> host(array.nbytes());
-  array.to_host(host.data(), host.size());
-  if (array.shape().empty()) return scalar_str(array.dtype(), host.data());
-  return array2string(array.dtype(), array.shape(), host.data(), " ", "", "");
+std::string array_str(spmd_dtype dtype, const Shape &shape, const void *data) {
+  if (shape.empty()) return scalar_str(dtype, data);
+  return array2string(dtype, shape, data, " ", "", "");
 }
 
 }  // namespace spmd

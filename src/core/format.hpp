@@ -6,12 +6,10 @@
 #include <cstddef>
 #include <string>
 
-#include "core/shape.hpp"
+#include "base/shape.hpp"
 #include "spmd/dtype.h"
 
 namespace spmd {
-
-class Array;
 
 // numpy's default print options.
 struct PrintOptions {
@@ -32,8 +30,9 @@ std::string array2string(spmd_dtype dtype, const Shape &shape, const void *data,
 // str() of one element as a numpy scalar ("276.0", "1e-05", "True").
 std::string scalar_str(spmd_dtype dtype, const void *element);
 
-// JAX's repr(a) and str(a) (what print(a) shows).
-std::string array_repr(const Array &array);
-std::string array_str(const Array &array);
+// JAX's repr(a) and str(a) (what print(a) shows) of an array whose values
+// are the row-major host buffer `data`.
+std::string array_repr(spmd_dtype dtype, const Shape &shape, const void *data);
+std::string array_str(spmd_dtype dtype, const Shape &shape, const void *data);
 
 }  // namespace spmd

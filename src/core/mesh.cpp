@@ -2,7 +2,7 @@
 
 #include <cctype>
 
-#include "core/error.hpp"
+#include "base/error.hpp"
 
 namespace spmd {
 
@@ -14,9 +14,9 @@ bool valid_axis_name(const std::string &name) {
   return true;
 }
 
-Mesh::Mesh(std::shared_ptr<Runtime> runtime, Shape shape, std::vector<std::string> names,
+Mesh::Mesh(DeviceSetPtr devices, Shape shape, std::vector<std::string> names,
            std::vector<int> device_ids)
-    : runtime_(std::move(runtime)), shape_(std::move(shape)), names_(std::move(names)) {
+    : device_set_(std::move(devices)), shape_(std::move(shape)), names_(std::move(names)) {
   int64_t total = 1;
   for (size_t i = 0; i < shape_.size(); ++i) {
     if (shape_[i] <= 0)
@@ -34,9 +34,9 @@ Mesh::Mesh(std::shared_ptr<Runtime> runtime, Shape shape, std::vector<std::strin
         invalid("axis_names: '", names_[i], "' is used for axes ", j, " and ", i);
   }
   if (device_ids.empty()) {
-    if (total > runtime_->device_count())
+    if (total > device_set_->device_count())
       invalid("mesh shape ", shape_to_string(shape_), " needs ", total,
-              " devices but the runtime has ", runtime_->device_count());
+              " devices but the runtime has ", device_set_->device_count());
     for (int64_t d = 0; d < total; ++d) device_ids.push_back(static_cast<int>(d));
   } else if (static_cast<int64_t>(device_ids.size()) != total) {
     invalid("device_ids: ", device_ids.size(), " devices given for mesh shape ",
@@ -45,17 +45,17 @@ Mesh::Mesh(std::shared_ptr<Runtime> runtime, Shape shape, std::vector<std::strin
   devices_ = std::move(device_ids);
   for (size_t i = 0; i < devices_.size(); ++i) {
     const int d = devices_[i];
-    if (d < 0 || d >= runtime_->device_count())
+    if (d < 0 || d >= device_set_->device_count())
       invalid("device_ids[", i, "]: device ", d, " does not exist (the runtime has ",
-              runtime_->device_count(), " devices)");
+              device_set_->device_count(), " devices)");
     auto [it, fresh] = position_.emplace(d, static_cast<int>(i));
     if (!fresh)
       invalid("device_ids: device ", d, " appears twice (positions ", it->second, " and ", i, ")");
   }
 }
 
-std::shared_ptr<Mesh> Mesh::single(std::shared_ptr<Runtime> runtime, int device) {
-  return std::make_shared<Mesh>(std::move(runtime), Shape{}, std::vector<std::string>{},
+std::shared_ptr<Mesh> Mesh::single(DeviceSetPtr devices, int device) {
+  return std::make_shared<Mesh>(std::move(devices), Shape{}, std::vector<std::string>{},
                                 std::vector<int>{device});
 }
 
@@ -97,7 +97,7 @@ int Mesh::position_of(int device) const {
 }
 
 bool Mesh::operator==(const Mesh &o) const {
-  return runtime_ == o.runtime_ && shape_ == o.shape_ && names_ == o.names_ &&
+  return device_set_ == o.device_set_ && shape_ == o.shape_ && names_ == o.names_ &&
          devices_ == o.devices_;
 }
 

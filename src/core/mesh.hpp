@@ -7,21 +7,22 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/runtime.hpp"
-#include "core/shape.hpp"
+#include "base/shape.hpp"
+#include "core/device_set.hpp"
 
 namespace spmd {
 
 class Mesh {
  public:
   // Validates and builds a mesh; device_ids empty means 0..prod(shape)-1.
-  Mesh(std::shared_ptr<Runtime> runtime, Shape shape, std::vector<std::string> axis_names,
+  Mesh(DeviceSetPtr devices, Shape shape, std::vector<std::string> axis_names,
        std::vector<int> device_ids);
 
   // A mesh of no axes holding one device: the mesh of a single-device sharding.
-  static std::shared_ptr<Mesh> single(std::shared_ptr<Runtime> runtime, int device);
+  static std::shared_ptr<Mesh> single(DeviceSetPtr devices, int device);
 
-  const std::shared_ptr<Runtime> &runtime() const { return runtime_; }
+  // The devices (in practice, the runtime) the mesh names.
+  const DeviceSetPtr &device_set() const { return device_set_; }
   size_t ndim() const { return shape_.size(); }
   const Shape &shape() const { return shape_; }
   const std::vector<std::string> &axis_names() const { return names_; }
@@ -41,7 +42,7 @@ class Mesh {
   std::string to_string() const;  // "Mesh('x': 2, 'y': 4)"
 
  private:
-  std::shared_ptr<Runtime> runtime_;
+  DeviceSetPtr device_set_;
   Shape shape_;
   std::vector<std::string> names_;
   std::vector<int> devices_;

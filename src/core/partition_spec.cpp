@@ -3,7 +3,7 @@
 #include <cctype>
 #include <unordered_map>
 
-#include "core/error.hpp"
+#include "base/error.hpp"
 #include "core/mesh.hpp"
 
 namespace spmd {

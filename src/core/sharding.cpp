@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "core/error.hpp"
+#include "base/error.hpp"
 
 namespace spmd {
 
@@ -26,11 +26,11 @@ std::shared_ptr<const Sharding> Sharding::named(std::shared_ptr<const Mesh> mesh
   return std::shared_ptr<const Sharding>(new Sharding(Kind::Named, std::move(mesh), std::move(spec)));
 }
 
-std::shared_ptr<const Sharding> Sharding::single_device(std::shared_ptr<Runtime> runtime,
+std::shared_ptr<const Sharding> Sharding::single_device(DeviceSetPtr devices,
                                                         int device) {
-  runtime->check_device("device_id", device);
+  devices->check_device("device_id", device);
   return std::shared_ptr<const Sharding>(
-      new Sharding(Kind::SingleDevice, Mesh::single(std::move(runtime), device), PartitionSpec()));
+      new Sharding(Kind::SingleDevice, Mesh::single(std::move(devices), device), PartitionSpec()));
 }
 
 int64_t Sharding::splits(size_t dim) const {
@@ -100,7 +100,7 @@ bool Sharding::equivalent(const Sharding &o) const {
 
 std::string Sharding::to_string() const {
   if (kind_ == Kind::SingleDevice)
-    return cat("SingleDeviceSharding(device=", runtime()->backend().device_repr(mesh_->devices()[0]),
+    return cat("SingleDeviceSharding(device=", device_set()->device_repr(mesh_->devices()[0]),
                ", memory_kind=device)");
   return cat("NamedSharding(mesh=", mesh_->to_string(), ", spec=", spec_.to_string(),
              ", memory_kind=device)");

@@ -8,7 +8,7 @@
 
 #include "core/mesh.hpp"
 #include "core/partition_spec.hpp"
-#include "core/shape.hpp"
+#include "base/shape.hpp"
 
 namespace spmd {
 
@@ -27,13 +27,13 @@ class Sharding {
   // Checks every spec axis exists in the mesh.
   static std::shared_ptr<const Sharding> named(std::shared_ptr<const Mesh> mesh,
                                                PartitionSpec spec);
-  static std::shared_ptr<const Sharding> single_device(std::shared_ptr<Runtime> runtime,
+  static std::shared_ptr<const Sharding> single_device(DeviceSetPtr devices,
                                                        int device);
 
   Kind kind() const { return kind_; }
   const std::shared_ptr<const Mesh> &mesh() const { return mesh_; }
   const PartitionSpec &spec() const { return spec_; }
-  const std::shared_ptr<Runtime> &runtime() const { return mesh_->runtime(); }
+  const DeviceSetPtr &device_set() const { return mesh_->device_set(); }
   size_t device_count() const { return mesh_->size(); }
 
   // Number of shards dimension `dim` is split into (1 when not split).

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/error.hpp"
+#include "base/error.hpp"
 
 namespace spmd {
 
@@ -309,7 +309,7 @@ std::string visualize_sharding(const Sharding &sharding, const Shape &shape,
     cols = std::max(cols, k.second + 1);
   }
 
-  const std::string label = sharding.runtime()->backend().picture_label();
+  const std::string label = sharding.device_set()->picture_label();
   std::vector<std::vector<Cell>> cells(static_cast<size_t>(rows),
                                        std::vector<Cell>(static_cast<size_t>(cols)));
   for (const auto &[k, b] : blocks) {

@@ -3,8 +3,9 @@
 #include <algorithm>
 #include <cstring>
 
-#include "core/dtype.hpp"
-#include "core/error.hpp"
+#include "base/dtype.hpp"
+#include "base/error.hpp"
+#include "core/axis_groups.hpp"
 
 namespace spmd {
 

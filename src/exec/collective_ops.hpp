@@ -11,7 +11,7 @@
 
 #include "backend/backend.hpp"
 #include "backend/collectives.hpp"
-#include "exec/rendezvous.hpp"
+#include "runtime/rendezvous.hpp"
 #include "spmd/dtype.h"
 
 namespace spmd {

@@ -4,9 +4,10 @@
 #include <cstring>
 #include <map>
 
-#include "core/dtype.hpp"
-#include "core/error.hpp"
-#include "exec/device_threads.hpp"
+#include "base/dtype.hpp"
+#include "base/error.hpp"
+#include "core/axis_groups.hpp"
+#include "runtime/device_threads.hpp"
 #include "exec/shard_map.hpp"
 
 namespace spmd {
@@ -155,7 +156,7 @@ void *PersistentCollective::scratch(size_t position, int slot, size_t bytes) {
   BufferPtr &b = scratch_[position][static_cast<size_t>(slot)];
   if (!b || b->bytes() < bytes) {
     const Mesh &m = *in_sharding_->mesh();
-    b = std::make_shared<Buffer>(m.runtime()->backend_ptr(), m.devices()[position], bytes);
+    b = std::make_shared<Buffer>(Runtime::of(*m.device_set()).backend_ptr(), m.devices()[position], bytes);
   }
   return b->data();
 }
@@ -167,7 +168,7 @@ ArrayPtr PersistentCollective::prepare(const ArrayPtr &input) const {
   if (input->shape() != global_)
     invalid("input: shape ", shape_to_string(input->shape()),
             " but the collective was planned for ", shape_to_string(global_));
-  if (input->sharding()->runtime() != in_sharding_->runtime())
+  if (input->sharding()->device_set() != in_sharding_->device_set())
     invalid("input: lives on another runtime than the collective's mesh");
   if (input->sharding()->equivalent(*in_sharding_) &&
       *input->sharding()->mesh() == *in_sharding_->mesh())
@@ -186,7 +187,7 @@ void PersistentCollective::run(const Array &input, const Array &output) {
 
 bool PersistentCollective::run_on_pool(const Array &input, const Array &output) {
   const Mesh &m = *in_sharding_->mesh();
-  Runtime &rt = *m.runtime();
+  Runtime &rt = Runtime::of(*m.device_set());
   const size_t n = m.size();
   // Small collectives run on the calling thread alone: waking a worker
   // costs more than the copies.
@@ -234,14 +235,14 @@ bool PersistentCollective::run_on_pool(const Array &input, const Array &output) 
 
 void PersistentCollective::run_on_device_threads(const Array &input, const Array &output) {
   const Mesh &m = *in_sharding_->mesh();
-  Backend &backend = m.runtime()->backend();
+  Backend &backend = Runtime::of(*m.device_set()).backend();
   if (session_->broken())
     session_ = std::make_unique<Session>(in_sharding_->mesh(), timeout_);
   else
     session_->reset_departures();
   std::vector<spmd_status> status(m.size(), SPMD_OK);
   std::vector<std::string> message(m.size());
-  m.runtime()->device_threads().run(m.devices(), [&](size_t p) {
+  Runtime::of(*m.device_set()).device_threads().run(m.devices(), [&](size_t p) {
     try {
       const LocalBlock in{input.buffer(p).data(), dtype_, in_local_[p]};
       OpMemory mem;

@@ -10,9 +10,9 @@
 #include <mutex>
 #include <vector>
 
-#include "core/array.hpp"
+#include "runtime/array.hpp"
 #include "exec/collective_ops.hpp"
-#include "exec/rendezvous.hpp"
+#include "runtime/rendezvous.hpp"
 
 namespace spmd {
 

@@ -3,27 +3,27 @@
 #include <cstdio>
 #include <cstring>
 
-#include "core/dtype.hpp"
-#include "core/error.hpp"
-#include "exec/device_threads.hpp"
+#include "base/dtype.hpp"
+#include "base/error.hpp"
+#include "runtime/device_threads.hpp"
+
+namespace spmd {
 
 // ---- the memory a callback's context knows outlives the run ----
 
-void spmd_ctx::note_run_memory(const void *data, size_t bytes) {
+void ShardContext::note_run_memory(const void *data, size_t bytes) {
   if (bytes == 0) return;
   const auto start = reinterpret_cast<uintptr_t>(data);
   run_memory[start] = start + bytes;
 }
 
-bool spmd_ctx::is_run_memory(const void *data, size_t bytes) const {
+bool ShardContext::is_run_memory(const void *data, size_t bytes) const {
   const auto start = reinterpret_cast<uintptr_t>(data);
   auto it = run_memory.upper_bound(start);
   if (it == run_memory.begin()) return false;
   --it;
   return start + bytes <= it->second;
 }
-
-namespace spmd {
 
 namespace {
 
@@ -87,8 +87,8 @@ Shape assemble_global(const Sharding &sharding, const std::vector<Shape> &locals
   return global;
 }
 
-ShardMapRun::ShardMapRun(const spmd_mesh *mesh_handle, MeshPtr mesh, const ShardMapOptions &options)
-    : mesh_handle_(mesh_handle), mesh_(std::move(mesh)), options_(options),
+ShardMapRun::ShardMapRun(MeshPtr mesh, const ShardMapOptions &options)
+    : mesh_(std::move(mesh)), options_(options),
       session_(mesh_, options.timeout) {}
 
 void ShardMapRun::print(int device, const char *text) {
@@ -102,9 +102,9 @@ void ShardMapRun::print(int device, const char *text) {
   std::fflush(stdout);
 }
 
-LocalBlock ShardMapRun::alloc(spmd_ctx &ctx, spmd_dtype dtype, const Shape &shape) {
+LocalBlock ShardMapRun::alloc(ShardContext &ctx, spmd_dtype dtype, const Shape &shape) {
   const size_t bytes = static_cast<size_t>(shape_elements(shape)) * dtype_size(dtype);
-  auto buf = std::make_shared<Buffer>(mesh_->runtime()->backend_ptr(), ctx.device, bytes);
+  auto buf = std::make_shared<Buffer>(runtime().backend_ptr(), ctx.device, bytes);
   if (bytes) {
     const unsigned char zero = 0;
     backend().fill(ctx.device, buf->data(), bytes, &zero, 1);
@@ -114,9 +114,9 @@ LocalBlock ShardMapRun::alloc(spmd_ctx &ctx, spmd_dtype dtype, const Shape &shap
   return LocalBlock{buf->data(), dtype, shape};
 }
 
-LocalBlock ShardMapRun::collective(spmd_ctx &ctx, const OpSpec &op, const LocalBlock &in) {
+LocalBlock ShardMapRun::collective(ShardContext &ctx, const OpSpec &op, const LocalBlock &in) {
   auto take = [&](size_t bytes) {
-    auto buf = std::make_shared<Buffer>(mesh_->runtime()->backend_ptr(), ctx.device, bytes);
+    auto buf = std::make_shared<Buffer>(runtime().backend_ptr(), ctx.device, bytes);
     ctx.owned.push_back(buf);
     ctx.note_run_memory(buf->data(), bytes);
     return buf->data();
@@ -147,7 +147,7 @@ LocalBlock ShardMapRun::collective(spmd_ctx &ctx, const OpSpec &op, const LocalB
   }
 }
 
-void ShardMapRun::set_output(spmd_ctx &ctx, size_t index, const LocalBlock &block) {
+void ShardMapRun::set_output(ShardContext &ctx, size_t index, const LocalBlock &block) {
   if (index >= ctx.outputs.size())
     fail(SPMD_ERR_OUT_OF_RANGE, "index: output ", index, " does not exist (the shard_map has ",
          ctx.outputs.size(), " outputs)");
@@ -161,7 +161,7 @@ void ShardMapRun::set_output(spmd_ctx &ctx, size_t index, const LocalBlock &bloc
       break;
     }
   if (!buf) {
-    buf = std::make_shared<Buffer>(mesh_->runtime()->backend_ptr(), ctx.device, bytes);
+    buf = std::make_shared<Buffer>(runtime().backend_ptr(), ctx.device, bytes);
     if (bytes) {
       const Shape flat{static_cast<int64_t>(bytes)};
       backend().copy_box({{kHostDevice, block.data, flat, Shape{0}},
@@ -180,7 +180,7 @@ void ShardMapRun::set_output(spmd_ctx &ctx, size_t index, const LocalBlock &bloc
 std::vector<ArrayPtr> ShardMapRun::run(const std::vector<ArrayPtr> &inputs,
                                        const std::vector<PartitionSpec> &in_specs,
                                        const std::vector<PartitionSpec> &out_specs,
-                                       const std::function<void(spmd_ctx &)> &call) {
+                                       const std::function<void(ShardContext &)> &call) {
   const Mesh &m = *mesh_;
   auto labelled = [](const std::string &label, auto &&make) {
     try {
@@ -192,7 +192,7 @@ std::vector<ArrayPtr> ShardMapRun::run(const std::vector<ArrayPtr> &inputs,
   std::vector<ArrayPtr> laid;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const ArrayPtr &a = inputs[i];
-    if (a->sharding()->runtime() != m.runtime())
+    if (a->sharding()->device_set() != m.device_set())
       invalid("inputs[", i, "]: lives on another runtime than the mesh");
     ShardingPtr target = labelled(cat("in_specs[", i, "]"), [&] {
       auto s = Sharding::named(mesh_, in_specs[i]);
@@ -210,9 +210,9 @@ std::vector<ArrayPtr> ShardMapRun::run(const std::vector<ArrayPtr> &inputs,
     out_shardings.push_back(
         labelled(cat("out_specs[", i, "]"), [&] { return Sharding::named(mesh_, out_specs[i]); }));
 
-  std::vector<spmd_ctx> ctxs(m.size());
+  std::vector<ShardContext> ctxs(m.size());
   for (size_t p = 0; p < m.size(); ++p) {
-    spmd_ctx &c = ctxs[p];
+    ShardContext &c = ctxs[p];
     c.run = this;
     c.position = p;
     c.device = m.devices()[p];
@@ -223,9 +223,8 @@ std::vector<ArrayPtr> ShardMapRun::run(const std::vector<ArrayPtr> &inputs,
     c.outputs.resize(out_specs.size());
   }
 
-  m.runtime()->device_threads().run(m.devices(), [&](size_t p) {
-    spmd_ctx &c = ctxs[p];
-    c.thread = std::this_thread::get_id();
+  runtime().device_threads().run(m.devices(), [&](size_t p) {
+    ShardContext &c = ctxs[p];
     try {
       call(c);
     } catch (const Error &e) {
@@ -249,13 +248,12 @@ std::vector<ArrayPtr> ShardMapRun::run(const std::vector<ArrayPtr> &inputs,
           c.message = cat("output ", i, " was never set (call spmd_ctx_set_output)");
           break;
         }
-    c.thread = std::thread::id();
     session_.depart(p, c.status, c.message);
   });
 
   // The root cause first: a device that failed on its own, before one that
   // failed because a peer did.
-  const spmd_ctx *bad = nullptr;
+  const ShardContext *bad = nullptr;
   for (const auto &c : ctxs)
     if (c.status != SPMD_OK && c.collective_status == SPMD_OK) {
       bad = &c;
@@ -271,7 +269,7 @@ std::vector<ArrayPtr> ShardMapRun::run(const std::vector<ArrayPtr> &inputs,
   return assemble(ctxs, out_shardings);
 }
 
-std::vector<ArrayPtr> ShardMapRun::assemble(std::vector<spmd_ctx> &ctxs,
+std::vector<ArrayPtr> ShardMapRun::assemble(std::vector<ShardContext> &ctxs,
                                             const std::vector<ShardingPtr> &out_shardings) {
   const Mesh &m = *mesh_;
   std::vector<ArrayPtr> out;

@@ -8,14 +8,13 @@
 #include <functional>
 #include <map>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "core/array.hpp"
+#include "runtime/array.hpp"
 #include "core/mesh.hpp"
 #include "core/sharding.hpp"
 #include "exec/collective_ops.hpp"
-#include "exec/rendezvous.hpp"
+#include "runtime/rendezvous.hpp"
 #include "spmd/shard_map.h"
 
 namespace spmd {
@@ -29,27 +28,23 @@ struct ShardMapOptions {
 
 class ShardMapRun;
 
-}  // namespace spmd
-
-// The per-device context a callback receives (borrowed, see shard_map.h).
-struct spmd_ctx {
-  static constexpr uint32_t kMagic = 0x73637478;  // "sctx"
-  uint32_t magic = kMagic;
-  spmd::ShardMapRun *run = nullptr;
+// One device's view of a shard_map run: what its callback reads, allocates
+// and sets. The C API wraps it in the spmd_ctx handle.
+struct ShardContext {
+  ShardMapRun *run = nullptr;
   size_t position = 0;  // in mesh order
   int device = 0;
-  std::thread::id thread;
-  std::vector<spmd::LocalBlock> inputs;
-  std::vector<spmd::BufferPtr> owned;  // from spmd_ctx_alloc and collectives
+  std::vector<LocalBlock> inputs;
+  std::vector<BufferPtr> owned;  // from spmd_ctx_alloc and collectives
   // [start, end) of every piece of memory above and of the inputs: memory
   // that lives until the run ends, so peers may read it directly.
   std::map<uintptr_t, uintptr_t> run_memory;
   void note_run_memory(const void *data, size_t bytes);
   bool is_run_memory(const void *data, size_t bytes) const;
   struct Output {
-    spmd::BufferPtr buffer;
+    BufferPtr buffer;
     spmd_dtype dtype = SPMD_DTYPE_INVALID;
-    spmd::Shape shape;
+    Shape shape;
     bool set = false;
   };
   std::vector<Output> outputs;
@@ -63,36 +58,33 @@ struct spmd_ctx {
   std::string message;
 };
 
-namespace spmd {
-
 class ShardMapRun {
  public:
-  ShardMapRun(const spmd_mesh *mesh_handle, MeshPtr mesh, const ShardMapOptions &options);
+  ShardMapRun(MeshPtr mesh, const ShardMapOptions &options);
 
   // Runs the shard_map. `call` runs the user's callback on one context and
   // fills ctx.status / ctx.message. Returns the assembled outputs.
   std::vector<ArrayPtr> run(const std::vector<ArrayPtr> &inputs,
                             const std::vector<PartitionSpec> &in_specs,
                             const std::vector<PartitionSpec> &out_specs,
-                            const std::function<void(spmd_ctx &)> &call);
+                            const std::function<void(ShardContext &)> &call);
 
-  const spmd_mesh *mesh_handle() const { return mesh_handle_; }
   const Mesh &mesh() const { return *mesh_; }
-  Backend &backend() const { return mesh_->runtime()->backend(); }
+  Runtime &runtime() const { return Runtime::of(*mesh_->device_set()); }
+  Backend &backend() const { return runtime().backend(); }
   Session &session() { return session_; }
   void print(int device, const char *text);
 
   // A collective from inside a callback, into context-owned memory.
-  LocalBlock collective(spmd_ctx &ctx, const OpSpec &op, const LocalBlock &in);
+  LocalBlock collective(ShardContext &ctx, const OpSpec &op, const LocalBlock &in);
   // A zero-filled context-owned block.
-  LocalBlock alloc(spmd_ctx &ctx, spmd_dtype dtype, const Shape &shape);
-  void set_output(spmd_ctx &ctx, size_t index, const LocalBlock &block);
+  LocalBlock alloc(ShardContext &ctx, spmd_dtype dtype, const Shape &shape);
+  void set_output(ShardContext &ctx, size_t index, const LocalBlock &block);
 
  private:
-  std::vector<ArrayPtr> assemble(std::vector<spmd_ctx> &ctxs,
+  std::vector<ArrayPtr> assemble(std::vector<ShardContext> &ctxs,
                                  const std::vector<ShardingPtr> &out_shardings);
 
-  const spmd_mesh *mesh_handle_;
   MeshPtr mesh_;
   ShardMapOptions options_;
   Session session_;

@@ -3,9 +3,9 @@
 #include <cstring>
 
 #include "backend/cpu/box_copy.hpp"
-#include "core/dtype.hpp"
-#include "core/error.hpp"
-#include "core/random.hpp"
+#include "base/dtype.hpp"
+#include "base/error.hpp"
+#include "kernels/random.hpp"
 
 namespace spmd::cpu {
 

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <new>
 
-#include "core/error.hpp"
+#include "base/error.hpp"
 
 namespace spmd::cpu {
 

@@ -4,8 +4,8 @@
 #include <cstring>
 #include <type_traits>
 
-#include "core/dtype.hpp"
-#include "core/error.hpp"
+#include "base/dtype.hpp"
+#include "base/error.hpp"
 
 namespace spmd::cpu {
 

@@ -16,8 +16,8 @@
 
 #include "backend/cpu/cpu_backend.hpp"
 #include "backend/cpu/reduce.hpp"
-#include "core/dtype.hpp"
-#include "core/error.hpp"
+#include "base/dtype.hpp"
+#include "base/error.hpp"
 #include "spmd/sharding.h"
 
 namespace spmd::cpu {

@@ -21,13 +21,6 @@
 
 namespace spmd {
 
-// Mesh axis indices of an axes argument: "x", "x,y", "(x, y)", "('x','y')".
-// Throws INVALID_ARGUMENT naming `arg` for an empty list, an unknown axis
-// (listing the mesh's axes) or a repeated one.
-std::vector<int> parse_axes(const Mesh &mesh, const char *text, const char *arg);
-// "'x'" or "('x', 'y')", for messages.
-std::string axes_label(const Mesh &mesh, const std::vector<int> &axes);
-
 // The collective timeout when none is given: $SPMD_COLLECTIVE_TIMEOUT_MS, or
 // 60 s. Throws INVALID_ARGUMENT naming `arg` for a negative value.
 std::chrono::milliseconds collective_timeout(int64_t timeout_ms, const char *arg);

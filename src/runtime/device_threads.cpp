@@ -1,6 +1,6 @@
-#include "exec/device_threads.hpp"
+#include "runtime/device_threads.hpp"
 
-#include "core/error.hpp"
+#include "base/error.hpp"
 
 namespace spmd {
 

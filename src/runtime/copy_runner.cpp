@@ -1,4 +1,4 @@
-#include "exec/copy_runner.hpp"
+#include "runtime/copy_runner.hpp"
 
 #include <algorithm>
 

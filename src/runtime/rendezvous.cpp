@@ -1,4 +1,4 @@
-#include "exec/rendezvous.hpp"
+#include "runtime/rendezvous.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -6,48 +6,10 @@
 #include <cstring>
 #include <thread>
 
-#include "core/error.hpp"
+#include "base/error.hpp"
+#include "core/axis_groups.hpp"
 
 namespace spmd {
-
-std::vector<int> parse_axes(const Mesh &mesh, const char *text, const char *arg) {
-  if (text == nullptr) invalid(arg, ": NULL axis name");
-  std::vector<int> axes;
-  std::string name;
-  auto flush = [&] {
-    if (name.empty()) return;
-    const int a = mesh.axis_index(name);
-    if (a < 0)
-      invalid(arg, " '", text, "': mesh has no axis '", name, "' (axes: ", mesh.axes_list(), ")");
-    if (std::find(axes.begin(), axes.end(), a) != axes.end())
-      invalid(arg, " '", text, "': axis '", name, "' appears twice");
-    axes.push_back(a);
-    name.clear();
-  };
-  for (const char *p = text; *p; ++p) {
-    const char ch = *p;
-    if (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_') {
-      name += ch;
-    } else if (ch == ',' || ch == '(' || ch == ')' || ch == '\'' || ch == '"' ||
-               std::isspace(static_cast<unsigned char>(ch))) {
-      flush();
-    } else {
-      invalid(arg, " '", text, "': unexpected character '", ch,
-              "'; write one axis (\"x\") or a tuple (\"(x, y)\")");
-    }
-  }
-  flush();
-  if (axes.empty()) invalid(arg, " '", text, "': names no mesh axis (axes: ", mesh.axes_list(), ")");
-  return axes;
-}
-
-std::string axes_label(const Mesh &mesh, const std::vector<int> &axes) {
-  if (axes.size() == 1) return cat("'", mesh.axis_names()[static_cast<size_t>(axes[0])], "'");
-  std::string s = "(";
-  for (size_t i = 0; i < axes.size(); ++i)
-    s += cat(i ? ", " : "", "'", mesh.axis_names()[static_cast<size_t>(axes[i])], "'");
-  return s + ")";
-}
 
 std::chrono::milliseconds collective_timeout(int64_t timeout_ms, const char *arg) {
   if (timeout_ms < 0) invalid(arg, ": ", timeout_ms, " ms is negative (0 means the default)");
@@ -205,32 +167,12 @@ Session::Member Session::member(size_t position, const std::vector<int> &axes) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = sets_.find(axes);
   if (it == sets_.end()) {
-    const Mesh &m = *mesh_;
+    const AxisGroups groups = AxisGroups::of(*mesh_, axes);
     GroupSet set;
-    std::vector<bool> in_axes(m.ndim(), false);
-    size_t n = 1;
-    for (int a : axes) {
-      in_axes[static_cast<size_t>(a)] = true;
-      n *= static_cast<size_t>(m.shape()[static_cast<size_t>(a)]);
-    }
-    const size_t count = m.size() / n;
-    std::vector<std::vector<int>> members(count, std::vector<int>(n, -1));
-    set.of_position.resize(m.size());
-    std::vector<size_t> gid_of(m.size());
-    for (size_t p = 0; p < m.size(); ++p) {
-      const Shape c = m.coords_of_position(p);
-      size_t gid = 0, rank = 0;
-      for (size_t a = 0; a < m.ndim(); ++a)
-        if (!in_axes[a]) gid = gid * static_cast<size_t>(m.shape()[a]) + static_cast<size_t>(c[a]);
-      for (int a : axes)
-        rank = rank * static_cast<size_t>(m.shape()[static_cast<size_t>(a)]) +
-               static_cast<size_t>(c[static_cast<size_t>(a)]);
-      members[gid][rank] = m.devices()[p];
-      gid_of[p] = gid;
-      set.of_position[p].rank = rank;
-    }
-    for (auto &devs : members) set.groups.push_back(std::make_unique<Group>(*this, devs));
-    for (size_t p = 0; p < m.size(); ++p) set.of_position[p].group = set.groups[gid_of[p]].get();
+    for (const auto &devs : groups.members) set.groups.push_back(std::make_unique<Group>(*this, devs));
+    set.of_position.resize(mesh_->size());
+    for (size_t p = 0; p < mesh_->size(); ++p)
+      set.of_position[p] = {set.groups[groups.group_of[p]].get(), groups.rank_of[p]};
     it = sets_.emplace(axes, std::move(set)).first;
   }
   return it->second.of_position.at(position);

@@ -1,4 +1,4 @@
-#include "backend/backend.hpp"
+#include "runtime/buffer.hpp"
 
 namespace spmd {
 

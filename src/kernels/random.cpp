@@ -1,4 +1,4 @@
-#include "core/random.hpp"
+#include "kernels/random.hpp"
 
 #include <charconv>
 #include <cmath>
@@ -7,9 +7,8 @@
 #include <numbers>
 #include <string>
 
-#include "core/dtype.hpp"
-#include "core/error.hpp"
-#include "core/runtime.hpp"
+#include "base/dtype.hpp"
+#include "base/error.hpp"
 
 // Every floating-point result below must round exactly as XLA's CPU code
 // rounds it. Where XLA fuses a multiply and an add (its LLVM pipeline
@@ -529,7 +528,7 @@ void check_bounds(const Request &r) {
 
 }  // namespace
 
-ArrayPtr random_array(ShardingPtr sharding, const Request &request, Shape shape) {
+void validate(const Request &request) {
   if (!dtype_supported(request.distribution, request.dtype)) {
     const char *name = dtype_name(request.dtype);
     invalid("dtype: ", name ? name : cat("unknown dtype ", static_cast<int>(request.dtype)),
@@ -539,15 +538,6 @@ ArrayPtr random_array(ShardingPtr sharding, const Request &request, Shape shape)
                 : " is not a floating-point type; use SPMD_F32, SPMD_F64, SPMD_F16 or SPMD_BF16");
   }
   if (request.distribution == Distribution::TruncatedNormal) check_bounds(request);
-  sharding->check_rank(shape);
-  auto a = std::make_shared<Array>(std::move(sharding), request.dtype, std::move(shape));
-  Runtime &rt = a->runtime();
-  rt.pool().parallel_for(a->shard_count(), [&](size_t i) {
-    const Buffer &b = a->buffer(i);
-    if (b.bytes())
-      rt.backend().fill_random(b.device(), b.data(), request, a->shape(), a->shard(i).box);
-  });
-  return a;
 }
 
 void generate_box(const Request &r, const Shape &global, const Box &box, void *out) {

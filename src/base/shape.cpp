@@ -1,8 +1,8 @@
-#include "core/shape.hpp"
+#include "base/shape.hpp"
 
 #include <algorithm>
 
-#include "core/error.hpp"
+#include "base/error.hpp"
 #include "spmd/sharding.h"
 
 namespace spmd {

@@ -7,6 +7,8 @@
 
 #include "backend/backend.hpp"
 #include "core/sharding.hpp"
+#include "runtime/buffer.hpp"
+#include "runtime/runtime.hpp"
 #include "spmd/dtype.h"
 
 namespace spmd {
@@ -36,7 +38,7 @@ class Array {
   const Shape &shape() const { return shape_; }
   int64_t size() const { return shape_elements(shape_); }
   size_t nbytes() const { return static_cast<size_t>(size()) * elem_size_; }
-  Runtime &runtime() const { return *sharding_->runtime(); }
+  Runtime &runtime() const { return Runtime::of(*sharding_); }
 
   size_t shard_count() const { return shards_.size(); }
   const ShardLayout &shard(size_t i) const { return shards_.at(i); }

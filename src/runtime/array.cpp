@@ -1,9 +1,9 @@
-#include "core/array.hpp"
+#include "runtime/array.hpp"
 
-#include "core/dtype.hpp"
-#include "core/error.hpp"
+#include "base/dtype.hpp"
+#include "base/error.hpp"
 #include "core/redistribute.hpp"
-#include "exec/copy_runner.hpp"
+#include "runtime/copy_runner.hpp"
 
 namespace spmd {
 
@@ -12,7 +12,7 @@ Array::Array(ShardingPtr sharding, spmd_dtype dtype, Shape shape)
       shape_(std::move(shape)) {
   shards_ = sharding_->layout(shape_);
   buffers_.reserve(shards_.size());
-  const auto &backend = sharding_->runtime()->backend_ptr();
+  const auto &backend = Runtime::of(*sharding_).backend_ptr();
   for (const auto &s : shards_)
     buffers_.push_back(std::make_shared<Buffer>(
         backend, s.device, static_cast<size_t>(s.box.elements()) * elem_size_));
@@ -148,7 +148,7 @@ void Array::shard_write(size_t i, const void *data, size_t nbytes) {
 }
 
 ArrayPtr Array::reshard(const ShardingPtr &target) const {
-  if (target->runtime() != sharding_->runtime())
+  if (target->device_set() != sharding_->device_set())
     invalid("sharding: belongs to another runtime than the array; reshard moves data between "
             "devices of one runtime");
   target->check_rank(shape_);

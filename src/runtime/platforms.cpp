@@ -1,11 +1,11 @@
-#include "core/runtime.hpp"
+#include "runtime/platforms.hpp"
 
 #include <cstdlib>
 #include <cstring>
 
-#include "core/error.hpp"
-#include "core/raw_enum.hpp"
-#include "exec/device_threads.hpp"
+#include "backend/cpu/cpu_backend.hpp"
+#include "base/error.hpp"
+#include "base/raw_enum.hpp"
 
 namespace spmd {
 
@@ -40,35 +40,20 @@ spmd_platform platform_from(const spmd_runtime_options &o) {
 }
 }  // namespace
 
-Runtime::Runtime(std::shared_ptr<Backend> backend, int worker_threads)
-    : backend_(std::move(backend)), pool_(std::make_unique<WorkerPool>(worker_threads)) {}
-
-std::shared_ptr<Runtime> Runtime::create(const spmd_runtime_options &o) {
+std::shared_ptr<Backend> make_backend(const spmd_runtime_options &o) {
   if (o.cpu_device_count < 0 || o.cpu_device_count > kMaxCpuDevices)
     invalid("options->cpu_device_count: ", o.cpu_device_count,
             " is not a device count from 1 to ", kMaxCpuDevices, " (or 0 for the default)");
-  if (o.worker_threads < 0)
-    invalid("options->worker_threads: ", o.worker_threads, " is negative");
   switch (platform_from(o)) {
     case SPMD_PLATFORM_CPU:
-      return std::make_shared<Runtime>(make_cpu_backend(cpu_devices_from(o)), o.worker_threads);
+      return std::make_shared<cpu::CpuBackend>(cpu_devices_from(o));
     case SPMD_PLATFORM_CUDA:
-      return std::make_shared<Runtime>(make_cuda_backend(), o.worker_threads);
+      fail(SPMD_ERR_UNSUPPORTED,
+           "platform: the CUDA platform is not built into this libspmd "
+           "(configure with -DSPMD_WITH_CUDA=ON where the CUDA Toolkit is installed)");
     default:
       invalid("options->platform: ", raw_enum(o.platform), " is not a known platform");
   }
-}
-
-void Runtime::check_device(const char *what, int device) const {
-  if (device < 0 || device >= device_count())
-    fail(SPMD_ERR_OUT_OF_RANGE, what, ": device ", device, " does not exist (the runtime has ",
-         device_count(), " devices, 0 to ", device_count() - 1, ")");
-}
-
-DeviceThreads &Runtime::device_threads() const {
-  std::call_once(device_threads_once_,
-                 [&] { device_threads_ = std::make_shared<DeviceThreads>(device_count()); });
-  return *device_threads_;
 }
 
 }  // namespace spmd

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "backend/backend.hpp"
-#include "exec/worker_pool.hpp"
+#include "base/worker_pool.hpp"
 
 namespace spmd {
 

@@ -1,11 +1,11 @@
-#include "core/dtype.hpp"
+#include "base/dtype.hpp"
 
 #include <cmath>
 #include <cstring>
 #include <limits>
 
-#include "core/error.hpp"
-#include "core/raw_enum.hpp"
+#include "base/error.hpp"
+#include "base/raw_enum.hpp"
 
 namespace spmd {
 

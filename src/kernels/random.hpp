@@ -21,8 +21,7 @@
 #include <cstdint>
 #include <utility>
 
-#include "core/array.hpp"
-#include "core/shape.hpp"
+#include "base/shape.hpp"
 #include "spmd/dtype.h"
 
 namespace spmd::rng {
@@ -67,12 +66,10 @@ bool dtype_supported(Distribution distribution, spmd_dtype dtype);
 // over the box, into `out` (box.elements() values of the request's dtype).
 void generate_box(const Request &request, const Shape &global, const Box &box, void *out);
 
-// A new array of global shape `shape` laid out by `sharding`, each device
-// generating only its own block through its backend (Backend::fill_random).
 // Throws INVALID_ARGUMENT for a dtype the distribution does not take, and for
 // TruncatedNormal bounds that are not lower < upper (NaN included), as given
 // or once converted to dtype.
-ArrayPtr random_array(ShardingPtr sharding, const Request &request, Shape shape);
+void validate(const Request &request);
 
 // Scalar conversions, exposed for tests of the polynomial.
 float erfinv_f32(float x);

@@ -1,4 +1,4 @@
-#include "exec/worker_pool.hpp"
+#include "base/worker_pool.hpp"
 
 #include <algorithm>
 
