@@ -336,7 +336,7 @@ static void errors_name_the_argument(void **state) {
                SPMD_ERR_INVALID_ARGUMENT, "bool has no sum to scatter");
   o.axis = 5;
   assert_fails(spmd_collective_create(s, SPMD_COLLECTIVE_ALL_GATHER, "x", SPMD_F32, 2, shape, &o, &c),
-               SPMD_ERR_INVALID_ARGUMENT, "all_gather over 'x': axis 5 is out of range");
+               SPMD_ERR_INVALID_ARGUMENT, "all_gather over 'x': options->axis 5 is out of range");
   o.axis = 0;
   const int64_t bad[2] = {0, 9};
   o.npairs = 1;

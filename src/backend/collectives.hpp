@@ -10,13 +10,12 @@
 #include <functional>
 #include <vector>
 
+#include "base/collective_kinds.hpp"
 #include "base/shape.hpp"
 #include "spmd/dtype.h"
 
 namespace spmd {
 
-enum class CollKind { AllReduce, AllGather, ReduceScatter, AllToAll, Permute };
-enum class ReduceOp { Sum, Max, Min };
 
 // What each member of a group publishes at the start of a collective.
 struct CollSlot {
@@ -49,7 +48,7 @@ class GroupSync : public GroupView {
 // (in, in_shape, and for all-reduce out) before the backend is called; the
 // backend returns only once no peer will read this member's buffers again.
 struct CollectiveCall {
-  CollKind kind = CollKind::AllReduce;
+  Transport kind = Transport::AllReduce;
   ReduceOp op = ReduceOp::Sum;
   spmd_dtype dtype = SPMD_F32;
   int device = 0;

@@ -20,6 +20,22 @@ template <> struct KindOf<spmd_collective> {
 using namespace spmd;
 using namespace spmd::capi;
 
+namespace {
+CollectiveKind collective_kind(const spmd_collective_kind &kind) {
+  switch (raw_enum(kind)) {
+    case SPMD_COLLECTIVE_PSUM: return CollectiveKind::Psum;
+    case SPMD_COLLECTIVE_PMEAN: return CollectiveKind::Pmean;
+    case SPMD_COLLECTIVE_PMAX: return CollectiveKind::Pmax;
+    case SPMD_COLLECTIVE_PMIN: return CollectiveKind::Pmin;
+    case SPMD_COLLECTIVE_ALL_GATHER: return CollectiveKind::AllGather;
+    case SPMD_COLLECTIVE_PSUM_SCATTER: return CollectiveKind::PsumScatter;
+    case SPMD_COLLECTIVE_ALL_TO_ALL: return CollectiveKind::AllToAll;
+    case SPMD_COLLECTIVE_PPERMUTE: return CollectiveKind::Ppermute;
+  }
+  invalid("kind: ", raw_enum(kind), " is not a spmd_collective_kind");
+}
+}  // namespace
+
 extern "C" {
 
 void spmd_collective_options_init(spmd_collective_options *options) {
@@ -37,46 +53,17 @@ spmd_status spmd_collective_create(const spmd_sharding *input_sharding, spmd_col
     Shape global = checked_shape("shape", ndim, shape);
     const auto o = read_options(options, spmd_collective_options SPMD_COLLECTIVE_OPTIONS_INIT,
                                 "options");
-    OpSpec op;
-    op.axis = o.axis;
-    op.concat_axis = o.concat_axis;
-    op.tiled = o.tiled != 0;
-    switch (raw_enum(kind)) {
-      case SPMD_COLLECTIVE_PSUM: op.name = "psum"; break;
-      case SPMD_COLLECTIVE_PMEAN: op.name = "pmean"; op.mean = true; break;
-      case SPMD_COLLECTIVE_PMAX: op.name = "pmax"; op.op = ReduceOp::Max; break;
-      case SPMD_COLLECTIVE_PMIN: op.name = "pmin"; op.op = ReduceOp::Min; break;
-      case SPMD_COLLECTIVE_ALL_GATHER: op.name = "all_gather"; op.kind = CollKind::AllGather; break;
-      case SPMD_COLLECTIVE_PSUM_SCATTER:
-        op.name = "psum_scatter";
-        op.kind = CollKind::ReduceScatter;
-        break;
-      case SPMD_COLLECTIVE_ALL_TO_ALL: op.name = "all_to_all"; op.kind = CollKind::AllToAll; break;
-      case SPMD_COLLECTIVE_PPERMUTE:
-        op.name = "ppermute";
-        op.kind = CollKind::Permute;
-        if (o.npairs && o.pairs == nullptr)
-          invalid("options->pairs: NULL for ", o.npairs, " pairs");
-        for (size_t i = 0; i < o.npairs; ++i) op.pairs.emplace_back(o.pairs[2 * i], o.pairs[2 * i + 1]);
-        break;
-      default:
-        invalid("kind: ", raw_enum(kind), " is not a spmd_collective_kind");
+    CollectiveParams params;
+    params.axis = o.axis;
+    params.concat_axis = o.concat_axis;
+    params.tiled = o.tiled != 0;
+    const CollectiveKind k = collective_kind(kind);
+    if (k == CollectiveKind::Ppermute) {
+      if (o.npairs && o.pairs == nullptr) invalid("options->pairs: NULL for ", o.npairs, " pairs");
+      for (size_t i = 0; i < o.npairs; ++i)
+        params.pairs.emplace_back(o.pairs[2 * i], o.pairs[2 * i + 1]);
     }
-    if (op.kind == CollKind::Permute) {
-      // Checked here as well as per device, so a bad plan fails at creation.
-      int64_t n = 1;
-      const Mesh &m = *s.impl->mesh();
-      for (int a : parse_axes(m, axes, "axes")) n *= m.shape()[static_cast<size_t>(a)];
-      std::vector<char> src(static_cast<size_t>(n), 0), dst(static_cast<size_t>(n), 0);
-      for (const auto &[a, b] : op.pairs) {
-        if (a < 0 || b < 0 || a >= n || b >= n)
-          invalid("options->pairs: pair (", a, ", ", b, ") names an index outside 0..", n - 1);
-        if (src[static_cast<size_t>(a)]++) invalid("options->pairs: index ", a, " is a source twice");
-        if (dst[static_cast<size_t>(b)]++)
-          invalid("options->pairs: index ", b, " is a destination twice");
-      }
-    }
-    op.axes = parse_axes(*s.impl->mesh(), axes, "axes");
+    Collective op(k, parse_axes(*s.impl->mesh(), axes, "axes"), std::move(params));
     const auto timeout = collective_timeout(o.timeout_ms, "options->timeout_ms");
     *out = new_handle<spmd_collective>(
         std::make_shared<PersistentCollective>(s.impl, op, dtype, std::move(global), timeout));

@@ -73,11 +73,12 @@ void write_block(const LocalBlock &b, spmd_block *out) {
 }
 
 // Runs a collective from a ctx entry point.
-void collective(spmd_ctx *ctx, const spmd_block *x, const char *axes, spmd_block *out, OpSpec op) {
+void collective(spmd_ctx *ctx, const spmd_block *x, const char *axes, spmd_block *out,
+                CollectiveKind kind, CollectiveParams params = {}) {
   ShardContext &c = ctx_impl(ctx);
   const LocalBlock in = block_arg(x, "x");
   block_out(out);
-  op.axes = parse_axes(c.run->mesh(), axes, "axes");
+  const Collective op(kind, parse_axes(c.run->mesh(), axes, "axes"), std::move(params));
   write_block(c.run->collective(c, op, in), out);
 }
 
@@ -312,61 +313,38 @@ spmd_status spmd_ctx_error(spmd_ctx *ctx, spmd_status status, const char *messag
 }
 
 spmd_status spmd_ctx_psum(spmd_ctx *ctx, const spmd_block *x, const char *axes, spmd_block *out) {
-  return guard(__func__, [&] {
-    OpSpec op;
-    op.name = "psum";
-    collective(ctx, x, axes, out, op);
-  });
+  return guard(__func__, [&] { collective(ctx, x, axes, out, CollectiveKind::Psum); });
 }
 
 spmd_status spmd_ctx_pmean(spmd_ctx *ctx, const spmd_block *x, const char *axes, spmd_block *out) {
-  return guard(__func__, [&] {
-    OpSpec op;
-    op.name = "pmean";
-    op.mean = true;
-    collective(ctx, x, axes, out, op);
-  });
+  return guard(__func__, [&] { collective(ctx, x, axes, out, CollectiveKind::Pmean); });
 }
 
 spmd_status spmd_ctx_pmax(spmd_ctx *ctx, const spmd_block *x, const char *axes, spmd_block *out) {
-  return guard(__func__, [&] {
-    OpSpec op;
-    op.name = "pmax";
-    op.op = ReduceOp::Max;
-    collective(ctx, x, axes, out, op);
-  });
+  return guard(__func__, [&] { collective(ctx, x, axes, out, CollectiveKind::Pmax); });
 }
 
 spmd_status spmd_ctx_pmin(spmd_ctx *ctx, const spmd_block *x, const char *axes, spmd_block *out) {
-  return guard(__func__, [&] {
-    OpSpec op;
-    op.name = "pmin";
-    op.op = ReduceOp::Min;
-    collective(ctx, x, axes, out, op);
-  });
+  return guard(__func__, [&] { collective(ctx, x, axes, out, CollectiveKind::Pmin); });
 }
 
 spmd_status spmd_ctx_all_gather(spmd_ctx *ctx, const spmd_block *x, const char *axes,
                                 int64_t axis, int tiled, spmd_block *out) {
   return guard(__func__, [&] {
-    OpSpec op;
-    op.name = "all_gather";
-    op.kind = CollKind::AllGather;
-    op.axis = axis;
-    op.tiled = tiled != 0;
-    collective(ctx, x, axes, out, op);
+    CollectiveParams p;
+    p.axis = axis;
+    p.tiled = tiled != 0;
+    collective(ctx, x, axes, out, CollectiveKind::AllGather, std::move(p));
   });
 }
 
 spmd_status spmd_ctx_psum_scatter(spmd_ctx *ctx, const spmd_block *x, const char *axes,
                                   int64_t scatter_dimension, int tiled, spmd_block *out) {
   return guard(__func__, [&] {
-    OpSpec op;
-    op.name = "psum_scatter";
-    op.kind = CollKind::ReduceScatter;
-    op.axis = scatter_dimension;
-    op.tiled = tiled != 0;
-    collective(ctx, x, axes, out, op);
+    CollectiveParams p;
+    p.axis = scatter_dimension;
+    p.tiled = tiled != 0;
+    collective(ctx, x, axes, out, CollectiveKind::PsumScatter, std::move(p));
   });
 }
 
@@ -374,25 +352,21 @@ spmd_status spmd_ctx_all_to_all(spmd_ctx *ctx, const spmd_block *x, const char *
                                 int64_t split_axis, int64_t concat_axis, int tiled,
                                 spmd_block *out) {
   return guard(__func__, [&] {
-    OpSpec op;
-    op.name = "all_to_all";
-    op.kind = CollKind::AllToAll;
-    op.axis = split_axis;
-    op.concat_axis = concat_axis;
-    op.tiled = tiled != 0;
-    collective(ctx, x, axes, out, op);
+    CollectiveParams p;
+    p.axis = split_axis;
+    p.concat_axis = concat_axis;
+    p.tiled = tiled != 0;
+    collective(ctx, x, axes, out, CollectiveKind::AllToAll, std::move(p));
   });
 }
 
 spmd_status spmd_ctx_ppermute(spmd_ctx *ctx, const spmd_block *x, const char *axes, size_t npairs,
                               const int64_t *pairs, spmd_block *out) {
   return guard(__func__, [&] {
-    OpSpec op;
-    op.name = "ppermute";
-    op.kind = CollKind::Permute;
+    CollectiveParams p;
     if (npairs && pairs == nullptr) invalid("pairs: NULL for ", npairs, " pairs");
-    for (size_t i = 0; i < npairs; ++i) op.pairs.emplace_back(pairs[2 * i], pairs[2 * i + 1]);
-    collective(ctx, x, axes, out, op);
+    for (size_t i = 0; i < npairs; ++i) p.pairs.emplace_back(pairs[2 * i], pairs[2 * i + 1]);
+    collective(ctx, x, axes, out, CollectiveKind::Ppermute, std::move(p));
   });
 }
 

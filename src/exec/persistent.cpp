@@ -18,7 +18,7 @@ namespace {
 constexpr size_t kInlineBytes = 256 * 1024;
 }  // namespace
 
-PersistentCollective::PersistentCollective(ShardingPtr input_sharding, OpSpec op,
+PersistentCollective::PersistentCollective(ShardingPtr input_sharding, Collective op,
                                            spmd_dtype dtype, Shape global,
                                            std::chrono::milliseconds timeout)
     : in_sharding_(std::move(input_sharding)), op_(std::move(op)), dtype_(dtype),
@@ -26,108 +26,42 @@ PersistentCollective::PersistentCollective(ShardingPtr input_sharding, OpSpec op
   const MeshPtr &mesh = in_sharding_->mesh();
   const Mesh &m = *mesh;
   in_sharding_->check_rank(global_);
-  const int64_t nd = static_cast<int64_t>(global_.size());
-  const std::string what = cat(op_.name, " over ", axes_label(m, op_.axes));
+  const std::string what = op_.label(m);
+  op_.check_spec_describable(what);
+  const AxisGroups groups = AxisGroups::of(m, op_.axes());
+  op_ = op_.normalized(dtype_, global_, groups.group_size(), what,
+                       cat("shape ", shape_to_string(global_)), "options->");
+  out_sharding_ = Sharding::named(mesh, op_.output_spec(in_sharding_->spec(), global_.size(), m, what));
+  out_dtype_ = op_.output_dtype(dtype_);
+  sum_dtype_ = op_.transport_dtype(dtype_);
 
-  // The output spec: the input's with the collective's axes dropped (the
-  // result is the same along them), then placed where the op puts them.
-  std::vector<PartitionSpec::Dim> dims = in_sharding_->spec().dims();
-  dims.resize(global_.size());
-  std::vector<std::string> names;
-  for (int a : op_.axes) names.push_back(m.axis_names()[static_cast<size_t>(a)]);
-  // ppermute moves blocks between devices but keeps them where the spec
-  // says: its result varies along the axes just as the input does.
-  if (op_.kind != CollKind::Permute)
-    for (auto &d : dims)
-      d.erase(std::remove_if(d.begin(), d.end(),
-                           [&](const std::string &s) {
-                             return std::find(names.begin(), names.end(), s) != names.end();
-                           }),
-            d.end());
-  auto norm = [&](int64_t axis, int64_t limit, const char *param) {
-    const int64_t a = axis < 0 ? axis + limit : axis;
-    if (a < 0 || a >= limit)
-      invalid(what, ": ", param, " ", axis, " is out of range for shape ",
-              shape_to_string(global_));
-    return a;
-  };
-  switch (op_.kind) {
-    case CollKind::AllReduce:
-    case CollKind::Permute:
-      break;
-    case CollKind::AllGather:
-      if (!op_.tiled) {
-        op_.axis = norm(op_.axis, nd + 1, "axis");
-        dims.insert(dims.begin() + op_.axis, PartitionSpec::Dim{});
-      } else {
-        op_.axis = norm(op_.axis, nd, "axis");
-      }
-      break;
-    case CollKind::ReduceScatter:
-    case CollKind::AllToAll:
-      if (op_.kind == CollKind::ReduceScatter && dtype_ == SPMD_BOOL)
-        invalid(what, ": bool has no sum to scatter (jax.lax.psum_scatter refuses bool too); "
-                "convert to int32 first");
-      if (!op_.tiled)
-        fail(SPMD_ERR_UNSUPPORTED, what,
-             ": without tiled the result differs along the axes but has no dimension a spec "
-             "could split; use tiled, or call it inside spmd_shard_map");
-      op_.axis = norm(op_.axis, nd, op_.kind == CollKind::AllToAll ? "split_axis" : "axis");
-      if (op_.kind == CollKind::AllToAll) op_.concat_axis = norm(op_.concat_axis, nd, "concat_axis");
-      for (const auto &n : names) dims[static_cast<size_t>(op_.axis)].push_back(n);
-      break;
-  }
-  out_sharding_ = Sharding::named(mesh, PartitionSpec(dims));
-  out_dtype_ = op_output_dtype(op_, dtype_);
-  sum_dtype_ = op_transport_dtype(op_, dtype_);
-
-  // Block shapes of every device, and the global shape they tile.
+  // Block shapes of every device, and the global shape they tile. Members
+  // of a group may differ only in the collective's free dimension.
   const auto in_layout = in_sharding_->layout(global_);
   for (const auto &s : in_layout) in_local_.push_back(s.box.extent());
-  session_ = std::make_unique<Session>(mesh, timeout_);
-  std::vector<Shape> out_local;
-  for (size_t p = 0; p < m.size(); ++p) {
-    const Session::Member mem = session_->member(p, op_.axes);
-    const Group &g = *mem.group;
-    const size_t n = g.size();
-    for (size_t r = 0; r < n; ++r) {
-      const Shape &peer = in_local_[static_cast<size_t>(m.position_of(g.devices()[r]))];
-      if (peer.size() != in_local_[p].size()) continue;
-      for (size_t d = 0; d < peer.size(); ++d) {
-        const bool free_dim =
-            (op_.kind == CollKind::AllGather && op_.tiled && static_cast<int64_t>(d) == op_.axis) ||
-            (op_.kind == CollKind::AllToAll && static_cast<int64_t>(d) == op_.concat_axis);
-        if (!free_dim && peer[d] != in_local_[p][d])
+  const int64_t free_dim = op_.free_dimension();
+  std::vector<Shape> out_local(m.size());
+  for (const auto &members : groups.members) {
+    std::vector<Shape> inputs;
+    for (int d : members) inputs.push_back(in_local_[static_cast<size_t>(m.position_of(d))]);
+    for (size_t r = 1; r < inputs.size(); ++r)
+      for (size_t d = 0; d < inputs[r].size(); ++d)
+        if (static_cast<int64_t>(d) != free_dim && inputs[r][d] != inputs[0][d])
           invalid(what, ": the input's blocks differ in shape within a group (device ",
-                  g.devices()[0], " holds ", shape_to_string(in_local_[p]), ", device ",
-                  g.devices()[r], " holds ", shape_to_string(peer),
+                  members[0], " holds ", shape_to_string(inputs[0]), ", device ", members[r],
+                  " holds ", shape_to_string(inputs[r]),
                   "); uneven shards only work along the gathered or concatenated dimension");
-      }
-    }
-    Shape o = op_output_shape(op_, in_local_[p], n, mem.rank, what.c_str());
-    if (op_.kind == CollKind::AllGather && op_.tiled) {
-      int64_t total = 0;
-      for (size_t r = 0; r < n; ++r)
-        total += in_local_[static_cast<size_t>(m.position_of(g.devices()[r]))]
-                           [static_cast<size_t>(op_.axis)];
-      o[static_cast<size_t>(op_.axis)] = total;
-    }
-    if (op_.kind == CollKind::AllToAll && op_.axis != op_.concat_axis) {
-      int64_t total = 0;
-      for (size_t r = 0; r < n; ++r)
-        total += in_local_[static_cast<size_t>(m.position_of(g.devices()[r]))]
-                           [static_cast<size_t>(op_.concat_axis)];
-      o[static_cast<size_t>(op_.concat_axis)] = total;
-    }
-    out_local.push_back(std::move(o));
+    for (size_t r = 0; r < members.size(); ++r)
+      out_local[static_cast<size_t>(m.position_of(members[r]))] = op_.output_block(inputs, r);
   }
   out_global_ = assemble_global(*out_sharding_, out_local, what + ": result");
+  session_ = std::make_unique<Session>(mesh, timeout_);
   scratch_.resize(m.size());
 
   // The pool path's plan.
   std::map<const Group *, size_t> index;
   for (size_t p = 0; p < m.size(); ++p) {
-    const Session::Member mem = session_->member(p, op_.axes);
+    const Session::Member mem = session_->member(p, op_.axes());
     auto it = index.find(mem.group);
     if (it == index.end()) {
       it = index.emplace(mem.group, groups_.size()).first;
@@ -137,17 +71,15 @@ PersistentCollective::PersistentCollective(ShardingPtr input_sharding, OpSpec op
     }
     places_.push_back({it->second, mem.rank});
     CollectiveCall &c = groups_[it->second].calls[mem.rank];
-    c.kind = op_.kind;
-    c.op = op_.op;
+    c.kind = op_.transport();
+    c.op = op_.traits().reduce;
     c.dtype = sum_dtype_;
     c.device = m.devices()[p];
     c.out_shape = out_local[p];
-    c.axis = op_.axis;
-    c.concat_axis = op_.concat_axis;
-    c.tiled = op_.tiled;
-    c.source = -1;
-    for (const auto &[src, dst] : op_.pairs)
-      if (dst == static_cast<int64_t>(mem.rank)) c.source = src;
+    c.axis = op_.params().axis;
+    c.concat_axis = op_.params().concat_axis;
+    c.tiled = op_.params().tiled;
+    c.source = op_.source_of(mem.rank);
     groups_[it->second].slots[mem.rank].in_shape = in_local_[p];
   }
 }
@@ -220,7 +152,7 @@ bool PersistentCollective::run_on_pool(const Array &input, const Array &output) 
     g.calls[r].out = out;
   }
   if (!rt.backend().run_collective_groups(groups_, parallel_for)) return false;
-  if (op_.mean)
+  if (op_.traits().mean)
     parallel_for(n, [&](size_t p) {
       const GroupCall &g = groups_[places_[p].group];
       const CollectiveCall &c = g.calls[places_[p].rank];

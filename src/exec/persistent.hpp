@@ -18,7 +18,7 @@ namespace spmd {
 
 class PersistentCollective {
  public:
-  PersistentCollective(ShardingPtr input_sharding, OpSpec op, spmd_dtype dtype, Shape global,
+  PersistentCollective(ShardingPtr input_sharding, Collective op, spmd_dtype dtype, Shape global,
                        std::chrono::milliseconds timeout);
 
   const ShardingPtr &output_sharding() const { return out_sharding_; }
@@ -40,7 +40,7 @@ class PersistentCollective {
 
   ShardingPtr in_sharding_;
   ShardingPtr out_sharding_;
-  OpSpec op_;
+  Collective op_;
   spmd_dtype dtype_;
   spmd_dtype out_dtype_;
   Shape global_;

@@ -114,7 +114,7 @@ LocalBlock ShardMapRun::alloc(ShardContext &ctx, spmd_dtype dtype, const Shape &
   return LocalBlock{buf->data(), dtype, shape};
 }
 
-LocalBlock ShardMapRun::collective(ShardContext &ctx, const OpSpec &op, const LocalBlock &in) {
+LocalBlock ShardMapRun::collective(ShardContext &ctx, const Collective &op, const LocalBlock &in) {
   auto take = [&](size_t bytes) {
     auto buf = std::make_shared<Buffer>(runtime().backend_ptr(), ctx.device, bytes);
     ctx.owned.push_back(buf);

@@ -76,7 +76,7 @@ class ShardMapRun {
   void print(int device, const char *text);
 
   // A collective from inside a callback, into context-owned memory.
-  LocalBlock collective(ShardContext &ctx, const OpSpec &op, const LocalBlock &in);
+  LocalBlock collective(ShardContext &ctx, const Collective &op, const LocalBlock &in);
   // A zero-filled context-owned block.
   LocalBlock alloc(ShardContext &ctx, spmd_dtype dtype, const Shape &shape);
   void set_output(ShardContext &ctx, size_t index, const LocalBlock &block);

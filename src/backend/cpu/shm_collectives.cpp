@@ -125,7 +125,7 @@ bool small_all_reduce(const CollectiveCall &c) {
 }
 
 int phase_count(const CollectiveCall &c) {
-  return c.kind == CollKind::AllReduce && !small_all_reduce(c) ? 2 : 1;
+  return c.kind == Transport::AllReduce && !small_all_reduce(c) ? 2 : 1;
 }
 
 void all_reduce(const CollectiveCall &c, const GroupView &g, int phase) {
@@ -248,11 +248,11 @@ void permute(const CollectiveCall &c, const GroupView &g) {
 
 void run_phase(const CollectiveCall &c, const GroupView &g, int phase) {
   switch (c.kind) {
-    case CollKind::AllReduce: return all_reduce(c, g, phase);
-    case CollKind::AllGather: return all_gather(c, g);
-    case CollKind::ReduceScatter: return reduce_scatter(c, g);
-    case CollKind::AllToAll: return all_to_all(c, g);
-    case CollKind::Permute: return permute(c, g);
+    case Transport::AllReduce: return all_reduce(c, g, phase);
+    case Transport::AllGather: return all_gather(c, g);
+    case Transport::ReduceScatter: return reduce_scatter(c, g);
+    case Transport::AllToAll: return all_to_all(c, g);
+    case Transport::Permute: return permute(c, g);
   }
   fail(SPMD_ERR_INTERNAL, "unknown collective kind");
 }
