@@ -1,4 +1,5 @@
-/* Runtimes: the CPU platform's virtual devices and their descriptions. */
+/* Runtimes: choosing a platform, the CPU platform's virtual devices and
+ * their descriptions. The suite picks its platforms itself, so it runs once. */
 #include "spmd_test.h"
 
 #include <stdlib.h>
@@ -138,6 +139,38 @@ static void objects_outlive_their_runtime_handle(void **state) {
   spmd_sharding_destroy(s);
 }
 
+static void sim_platform_by_option_and_environment(void **state) {
+  (void)state;
+  spmd_runtime_options o = SPMD_RUNTIME_OPTIONS_INIT;
+  o.platform = SPMD_PLATFORM_SIM;
+  o.cpu_device_count = 3;
+  spmd_runtime *rt = NULL;
+  assert_ok(spmd_runtime_create(&o, &rt));
+  spmd_platform p;
+  assert_ok(spmd_runtime_platform(rt, &p));
+  assert_int_equal(p, SPMD_PLATFORM_SIM);
+  int n = 0;
+  assert_ok(spmd_runtime_device_count(rt, &n));
+  assert_int_equal(n, 3);
+  spmd_device_info info = SPMD_DEVICE_INFO_INIT;
+  assert_ok(spmd_runtime_device_info(rt, 1, &info));
+  assert_int_equal(info.platform, SPMD_PLATFORM_SIM);
+  assert_string_equal(info.platform_name, "sim");
+  assert_string_equal(info.kind, "sim");
+  /* Its devices print as the CPU devices JAX's references name. */
+  char *repr = NULL;
+  assert_ok(spmd_runtime_device_to_string(rt, 1, &repr));
+  assert_string_result(repr, "CpuDevice(id=1)");
+  spmd_runtime_destroy(rt);
+
+  setenv("SPMD_PLATFORM", "sim", 1);
+  assert_ok(spmd_runtime_create(NULL, &rt));
+  assert_ok(spmd_runtime_platform(rt, &p));
+  assert_int_equal(p, SPMD_PLATFORM_SIM);
+  spmd_runtime_destroy(rt);
+  unsetenv("SPMD_PLATFORM");
+}
+
 static void cuda_platform_without_cuda_build_is_unsupported(void **state) {
   (void)state;
   spmd_runtime_options o = SPMD_RUNTIME_OPTIONS_INIT;
@@ -162,6 +195,7 @@ int main(void) {
       cmocka_unit_test(destroyed_or_null_runtime_is_reported),
       cmocka_unit_test(wrong_kind_of_handle_is_reported),
       cmocka_unit_test(objects_outlive_their_runtime_handle),
+      cmocka_unit_test(sim_platform_by_option_and_environment),
       cmocka_unit_test(cuda_platform_without_cuda_build_is_unsupported),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -27,7 +27,8 @@ static void usage(FILE *f) {
 "  -f FACTOR  size multiplication factor (default 2)\n"
 "  -n ITERS   timed iterations per size (default 20)\n"
 "  -w ITERS   warm-up iterations per size (default 5)\n"
-"  -g N       CPU devices of the runtime (default 8)\n"
+"  -g N       devices of the runtime (default 8); SPMD_PLATFORM picks the\n"
+"             platform (cpu, or sim to check results on the sim platform)\n"
 "  -m SHAPE   mesh shape, e.g. 8 or 2x4 (default: one axis of all devices)\n"
 "             axes are named x, y, z, w in order\n"
 "  -a AXES    mesh axes the collective runs over: x or (x,y) (default all)\n"
@@ -528,7 +529,7 @@ int main(int argc, char **argv) {
   if (axes == NULL) axes = all_axes;
 
   spmd_runtime_options ro = SPMD_RUNTIME_OPTIONS_INIT;
-  ro.platform = SPMD_PLATFORM_CPU;
+  ro.platform = SPMD_PLATFORM_DEFAULT; /* SPMD_PLATFORM=sim checks the sim platform */
   ro.cpu_device_count = devices;
   ro.worker_threads = threads;
   spmd_runtime *rt = NULL;
@@ -550,8 +551,11 @@ int main(int argc, char **argv) {
              timeout_ms, use_shard_map};
   char *mesh_str = NULL;
   CHECK(spmd_mesh_to_string(mesh, &mesh_str));
-  printf("# spmd-bench: %s, collectives over %s (%lld devices per group), %s, %d iterations, "
-         "%d warm-ups\n", mesh_str, axes, (long long)n, spmd_dtype_name(dtype), iters, warmups);
+  spmd_device_info info = SPMD_DEVICE_INFO_INIT;
+  CHECK(spmd_runtime_device_info(rt, 0, &info));
+  printf("# spmd-bench: %s of %s devices, collectives over %s (%lld devices per group), %s, "
+         "%d iterations, %d warm-ups\n", mesh_str, info.platform_name, axes, (long long)n,
+         spmd_dtype_name(dtype), iters, warmups);
   if (use_shard_map)
     printf("# collectives run inside spmd_shard_map, one thread per device (%d); memcpy "
            "reference: %d threads, same bytes, same run\n#\n", (int)mesh_devices,

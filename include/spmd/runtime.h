@@ -15,7 +15,12 @@ typedef struct spmd_runtime spmd_runtime;
 typedef enum spmd_platform {
   SPMD_PLATFORM_DEFAULT = 0, /* SPMD_PLATFORM from the environment, else cpu */
   SPMD_PLATFORM_CPU = 1,     /* N virtual devices in this process          */
-  SPMD_PLATFORM_CUDA = 2     /* one device per visible GPU                  */
+  SPMD_PLATFORM_CUDA = 2,    /* one device per visible GPU                  */
+  /* Simulated devices whose memory the host cannot touch and whose work
+   * completes later, on one queue per device: the platform that tests code
+   * written for devices like GPUs on any machine (docs/design.md). As many
+   * devices as the CPU platform would have. */
+  SPMD_PLATFORM_SIM = 3
 } spmd_platform;
 
 /* Options of spmd_runtime_create. Zero in a field means "default".
@@ -24,8 +29,8 @@ typedef enum spmd_platform {
 typedef struct spmd_runtime_options {
   size_t struct_size;
   spmd_platform platform;
-  /* CPU platform: number of virtual devices. 0 = $SPMD_CPU_DEVICES if set,
-   * else 8 (the same as --xla_force_host_platform_device_count=8). */
+  /* CPU and sim platforms: number of virtual devices. 0 = $SPMD_CPU_DEVICES
+   * if set, else 8 (the same as --xla_force_host_platform_device_count=8). */
   int cpu_device_count;
   /* Worker threads for per-shard kernels and copies. 0 = number of cores. */
   int worker_threads;
@@ -63,7 +68,7 @@ typedef struct spmd_device_info {
   size_t struct_size;
   int id;                /* global id, as jax.Device.id                     */
   spmd_platform platform;
-  const char *platform_name; /* "cpu" or "cuda" (jax.Device.platform)       */
+  const char *platform_name; /* "cpu", "sim" or "cuda" (jax.Device.platform) */
   const char *kind;      /* device kind: "cpu", or the GPU's name            */
   int process_index;     /* the process that owns the device                */
   int local_index;       /* index among this process's devices              */

@@ -1,38 +1,44 @@
-// The interface every platform implements: device memory, copies between
-// host and device memory and between devices, and the few per-shard kernels
-// that make arrays on a device. Core code reaches shard memory only through
-// it, so a CUDA backend is a second implementation, not a rewrite.
+// The contract every platform implements, modelled on PJRT and CUDA
+// streams. The layers above never touch device memory themselves: they
+// allocate it, copy boxes into, out of and between it, run kernels on it
+// and run collectives over it, all through this interface.
+//
+// Memory. DevicePtr addresses (backend/memory.hpp) are the backend's own;
+// only the backend reads or writes through them. allocate never returns
+// null for bytes > 0 (it throws OUT_OF_MEMORY).
+//
+// Asynchrony. Every call that touches memory takes `after`, the events its
+// work must wait for, and returns an event for its own completion (null
+// when the work is already done, as on the CPU platform). Errors of queued
+// work are kept in its event; work whose `after` failed fails with the
+// same error without running. The caller orders everything: it passes the
+// producers of what a call reads, and the pending readers and writers of
+// what it writes; deallocate is ordered after the users the caller names.
+// A backend may run work on any thread it owns.
+//
+// Thread safety. All calls may be made from several threads at once;
+// calls whose memory overlaps must be ordered by the caller with events.
 #pragma once
 
 #include <cstddef>
-#include <cstdint>
-#include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "backend/collectives.hpp"
+#include "backend/event.hpp"
+#include "backend/kernel.hpp"
+#include "backend/memory.hpp"
 #include "base/shape.hpp"
-#include "spmd/dtype.h"
 #include "spmd/runtime.h"
 
 namespace spmd {
 
-struct CollectiveCall;
-struct GroupCall;
-class GroupSync;
-
-namespace rng {
-struct Request;
-}  // namespace rng
-
-// Marks host memory in a copy endpoint.
-inline constexpr int kHostDevice = -1;
-
-// One side of a box copy: a dense row-major buffer of shape `shape` on
-// `device` (or the host), and the corner of the box inside it.
+// One side of a box copy: a dense row-major buffer of shape `shape` at
+// `place`, and the corner of the box inside it.
 struct CopyEndpoint {
-  int device = kHostDevice;
-  void *base = nullptr;
+  Place place;
   Shape shape;
   Shape offset;
 };
@@ -49,8 +55,9 @@ class Backend {
  public:
   virtual ~Backend() = default;
 
+  // ---- devices ----
   virtual spmd_platform platform() const = 0;
-  virtual const char *platform_name() const = 0;  // "cpu", "cuda"
+  virtual const char *platform_name() const = 0;  // "cpu", "sim", "cuda"
   virtual int device_count() const = 0;
   virtual const char *device_kind(int device) const = 0;
   // JAX's repr of the device: "CpuDevice(id=0)", "CudaDevice(id=0)".
@@ -58,43 +65,41 @@ class Backend {
   // Upper-case platform label used in sharding pictures: "CPU", "GPU".
   virtual const char *picture_label() const = 0;
 
-  // Device memory. allocate never returns null for bytes > 0 (throws
-  // OUT_OF_MEMORY); freed memory may be cached and handed out again.
-  virtual void *allocate(int device, size_t bytes) = 0;
-  virtual void deallocate(int device, void *ptr, size_t bytes) = 0;
+  // ---- memory ----
+  // Device or Mapped memory of `device`. Freed memory may be cached.
+  virtual DevicePtr allocate(int device, size_t bytes, MemoryKind kind) = 0;
+  // Returns memory once everything in `after` has finished.
+  virtual void deallocate(int device, DevicePtr ptr, size_t bytes, MemoryKind kind,
+                          const EventList &after) = 0;
+  // The kind of memory shard_map callbacks receive and hand back: Device
+  // where host code may use device pointers as they are (the CPU platform,
+  // or CUDA with its stream), Mapped where it may not (the sim platform).
+  virtual MemoryKind callback_memory() const = 0;
 
-  // One box copy; either side may be host memory. Safe to call from several
-  // threads at once for disjoint destinations.
-  virtual void copy_box(const BoxCopy &copy) = 0;
+  // ---- work ----
+  // Copies a batch of boxes whose destinations do not overlap; either side
+  // may be host memory. The backend schedules them (splits, spreads over
+  // threads or queues) itself.
+  virtual EventPtr copy_boxes(std::span<const BoxCopy> copies, const EventList &after) = 0;
+  // Runs a batch of kernels (backend/kernel.hpp), each on its device. The
+  // kernels of one batch are independent: they may run in any order, at
+  // once.
+  virtual EventPtr launch(std::span<const Kernel> kernels, const EventList &after) = 0;
 
-  // Fills `count` elements of `elem_size` bytes at ptr with `pattern`.
-  virtual void fill(int device, void *ptr, size_t count, const void *pattern,
-                    size_t elem_size) = 0;
-
-  // Writes start + i * step (converted to dtype) into a shard buffer of
-  // local shape `box.extent()`, i being the row-major index in `global`.
-  virtual void fill_arange(int device, void *ptr, spmd_dtype dtype,
-                           const Shape &global, const Box &box, double start,
-                           double step) = 0;
-
-  // Writes random values into a shard buffer of local shape `box.extent()`:
-  // the elements at `box` of a global array of shape `global` drawn as
-  // `request` says (core/random.hpp). Each element depends only on the key
-  // and its global index, so every shard is generated on its own device.
-  virtual void fill_random(int device, void *ptr, const rng::Request &request,
-                           const Shape &global, const Box &box) = 0;
-
-  // Waits for all work queued on the device; rethrows its error.
-  virtual void synchronize(int device) = 0;
-
-  // One device's part of a collective over a group of devices (see
-  // backend/collectives.hpp). The default throws UNSUPPORTED.
-  virtual void run_collective(const CollectiveCall &call, GroupSync &group);
-  // Every member of every group at once, from the worker pool: returns
-  // false when the backend needs a thread per device instead (the default).
-  virtual bool run_collective_groups(
-      const std::vector<GroupCall> &groups,
-      const std::function<void(size_t, const std::function<void(size_t)> &)> &parallel_for);
+  // ---- collectives (backend/collectives.hpp) ----
+  // Before the member publishes its slot: the backend may move the input
+  // into the group's member_storage and mark the call (for example to skip
+  // a final barrier). The default does nothing.
+  virtual void prepare_collective(CollectiveCall &call, CollSlot &slot, GroupSync &group);
+  // One member's part, on that member's own thread; every member has
+  // published its slot. Returns once no peer will read this member's
+  // memory again (the event covers the member's own output). The default
+  // throws UNSUPPORTED.
+  virtual EventPtr run_collective(const CollectiveCall &call, GroupSync &group);
+  // Every member of every group from one call, without a thread per
+  // member. Returns false when the backend needs a thread per member
+  // instead (the default); otherwise sets `done`.
+  virtual bool run_collective_groups(const std::vector<GroupCall> &groups, EventPtr &done);
 };
 
 }  // namespace spmd

@@ -42,14 +42,16 @@ ShardContext &ctx_impl(const spmd_ctx *ctx) {
   return *ctx->impl;
 }
 
-LocalBlock block_arg(const spmd_block *b, const char *arg) {
+// A caller's block: callback memory of the context's device (the backend
+// defines what the pointer is: a host pointer on the CPU platform).
+LocalBlock block_arg(const ShardContext &c, const spmd_block *b, const char *arg) {
   if (b == nullptr) invalid(arg, ": NULL block");
   if (b->struct_size < sizeof(spmd_block))
     invalid(arg, "->struct_size: ", b->struct_size,
             " is smaller than spmd_block; initialise it with SPMD_BLOCK_INIT");
   check_dtype(cat(arg, "->dtype").c_str(), b->dtype);
   LocalBlock out;
-  out.data = b->data;
+  out.place = {c.run->backend().callback_memory(), c.device, from_callback_pointer(b->data)};
   out.dtype = b->dtype;
   out.shape = checked_shape(cat(arg, "->shape").c_str(), b->ndim, b->shape);
   const int64_t n = shape_elements(out.shape);
@@ -66,7 +68,7 @@ spmd_block *block_out(spmd_block *out, const char *arg = "out") {
 }
 
 void write_block(const LocalBlock &b, spmd_block *out) {
-  out->data = b.data;
+  out->data = callback_pointer(b.place.ptr);
   out->dtype = b.dtype;
   out->ndim = b.shape.size();
   for (size_t d = 0; d < SPMD_MAX_NDIM; ++d) out->shape[d] = d < b.shape.size() ? b.shape[d] : 0;
@@ -76,7 +78,7 @@ void write_block(const LocalBlock &b, spmd_block *out) {
 void collective(spmd_ctx *ctx, const spmd_block *x, const char *axes, spmd_block *out,
                 CollectiveKind kind, CollectiveParams params = {}) {
   ShardContext &c = ctx_impl(ctx);
-  const LocalBlock in = block_arg(x, "x");
+  const LocalBlock in = block_arg(c, x, "x");
   block_out(out);
   const Collective op(kind, parse_axes(c.run->mesh(), axes, "axes"), std::move(params));
   write_block(c.run->collective(c, op, in), out);
@@ -268,7 +270,7 @@ spmd_status spmd_ctx_alloc(spmd_ctx *ctx, spmd_dtype dtype, size_t ndim, const i
 spmd_status spmd_ctx_set_output(spmd_ctx *ctx, size_t index, const spmd_block *block) {
   return guard(__func__, [&] {
     ShardContext &c = ctx_impl(ctx);
-    c.run->set_output(c, index, block_arg(block, "block"));
+    c.run->set_output(c, index, block_arg(c, block, "block"));
   });
 }
 

@@ -1,50 +1,18 @@
 #include "exec/collective_ops.hpp"
 
-#include <cstring>
-
 #include "base/dtype.hpp"
 #include "base/error.hpp"
 #include "core/axis_groups.hpp"
 
 namespace spmd {
 
-void convert_elements(const void *src, spmd_dtype from, void *dst, spmd_dtype to, size_t count) {
-  const size_t fs = dtype_size(from), ts = dtype_size(to);
-  for (size_t i = 0; i < count; ++i)
-    store_from_double(to, load_as_double(from, static_cast<const char *>(src) + i * fs),
-                      static_cast<char *>(dst) + i * ts);
+size_t LocalBlock::bytes() const {
+  return static_cast<size_t>(shape_elements(shape)) * dtype_size(dtype);
 }
 
-void divide_elements(void *data, spmd_dtype dtype, size_t count, double n) {
-  switch (dtype) {
-    case SPMD_F32: {
-      auto *p = static_cast<float *>(data);
-      const float fn = static_cast<float>(n);
-      for (size_t i = 0; i < count; ++i) p[i] /= fn;
-      return;
-    }
-    case SPMD_F64: {
-      auto *p = static_cast<double *>(data);
-      for (size_t i = 0; i < count; ++i) p[i] /= n;
-      return;
-    }
-    case SPMD_F16:
-    case SPMD_BF16: {
-      auto *p = static_cast<uint16_t *>(data);
-      const bool bf = dtype == SPMD_BF16;
-      for (size_t i = 0; i < count; ++i) {
-        const float v = (bf ? bf16_bits_to_f32(p[i]) : f16_bits_to_f32(p[i])) / static_cast<float>(n);
-        p[i] = bf ? f32_to_bf16_bits(v) : f32_to_f16_bits(v);
-      }
-      return;
-    }
-    default:
-      fail(SPMD_ERR_INTERNAL, "pmean of non-float dtype ", dtype_name(dtype));
-  }
-}
-
-LocalBlock run_collective_op(Session &session, size_t position, Backend &backend,
-                             const Collective &op0, const LocalBlock &in0, const OpMemory &mem) {
+OpResult run_collective_op(Session &session, size_t position, Backend &backend,
+                           const Collective &op0, const LocalBlock &in0, const EventList &in_ready,
+                           const OpMemory &mem) {
   const Mesh &mesh = session.mesh();
   const std::string what = op0.label(mesh);
   const Session::Member member = session.member(position, op0.axes());
@@ -72,11 +40,19 @@ LocalBlock run_collective_op(Session &session, size_t position, Backend &backend
   const spmd_dtype sum_dtype = op.transport_dtype(in0.dtype);
   const spmd_dtype out_dtype = op.output_dtype(in0.dtype);
   const size_t count = static_cast<size_t>(shape_elements(shape));
+  const size_t es = dtype_size(sum_dtype);
   LocalBlock in = in0;
+  EventList ready = in_ready;
+  Buffer *promoted = nullptr;
   if (sum_dtype != in0.dtype) {
-    in.data = mem.scratch(count * dtype_size(sum_dtype), 0);
-    convert_elements(in0.data, in0.dtype, in.data, sum_dtype, count);
-    in.dtype = sum_dtype;
+    promoted = &mem.scratch(count * es, 0);
+    EventList after = in_ready;
+    after.add(promoted->before_write());
+    const Kernel k = Kernel::convert(promoted->place(), sum_dtype, in0.place, in0.dtype, count);
+    const EventPtr converted = backend.launch({&k, 1}, after);
+    promoted->set_written(converted);
+    in = {promoted->place(), sum_dtype, shape};
+    ready = EventList{converted};
   }
 
   const Transport transport = op.transport();
@@ -89,20 +65,21 @@ LocalBlock run_collective_op(Session &session, size_t position, Backend &backend
   call.concat_axis = op.params().concat_axis;
   call.tiled = op.params().tiled;
   call.source = op.source_of(me);
-  const size_t es = dtype_size(sum_dtype);
+  call.after = ready;
 
   // All-reduce results are read by peers, so their memory is published. A
   // pmean of integers sums into scratch first.
-  CollSlot slot{in.data, shape, nullptr};
-  if (transport == Transport::AllReduce && count * es <= kSmallAllReduceBytes) {
-    slot.in = group.stage(me, in.data, count * es);
-    call.inputs_staged = true;
-  }
+  MemberSync sync(group, me, what);
+  CollSlot slot{in.place, shape, Place{}};
+  Buffer *out = nullptr;
   if (transport == Transport::AllReduce) {
     call.out_shape = shape;
-    call.out = sum_dtype != out_dtype ? mem.scratch(count * es, 1) : mem.output(count * es);
+    out = sum_dtype != out_dtype ? &mem.scratch(count * es, 1) : &mem.output(count * es);
+    call.out = out->place();
+    call.after.add(out->before_write());
     slot.out = call.out;
   }
+  backend.prepare_collective(call, slot, sync);
   group.exchange(me, slot, op.signature(in0.dtype, shape), what);
 
   for (size_t r = 0; r < n; ++r)
@@ -117,21 +94,33 @@ LocalBlock run_collective_op(Session &session, size_t position, Backend &backend
     std::vector<Shape> inputs(n);
     for (size_t r = 0; r < n; ++r) inputs[r] = group.slot(me, r).in_shape;
     call.out_shape = op.output_block(inputs, me);
-    call.out = mem.output(static_cast<size_t>(shape_elements(call.out_shape)) * es);
+    out = &mem.output(static_cast<size_t>(shape_elements(call.out_shape)) * es);
+    call.out = out->place();
+    call.after.add(out->before_write());
   }
 
-  MemberSync sync(group, me, what);
-  backend.run_collective(call, sync);
-
-  void *result = call.out;
+  EventPtr done = backend.run_collective(call, sync);
+  out->set_written(done);
+  if (promoted) promoted->add_read(done);
+  LocalBlock result{call.out, sum_dtype, call.out_shape};
   if (op.traits().mean) {
+    Buffer *target = out;
     if (sum_dtype != out_dtype) {
-      result = mem.output(count * dtype_size(out_dtype));
-      convert_elements(call.out, sum_dtype, result, out_dtype, count);
+      target = &mem.output(count * dtype_size(out_dtype));
+      EventList after{done};
+      after.add(target->before_write());
+      const Kernel k = Kernel::convert(target->place(), out_dtype, call.out, sum_dtype, count);
+      done = backend.launch({&k, 1}, after);
+      out->add_read(done);
+      target->set_written(done);
     }
-    divide_elements(result, out_dtype, count, static_cast<double>(n));
+    const Kernel k = Kernel::divide(target->place(), target->place(), out_dtype, count,
+                                    static_cast<double>(n));
+    done = backend.launch({&k, 1}, target->before_write());
+    target->set_written(done);
+    result = {target->place(), out_dtype, call.out_shape};
   }
-  return LocalBlock{result, out_dtype, call.out_shape};
+  return {result, done};
 }
 
 }  // namespace spmd

@@ -12,16 +12,11 @@
 
 namespace spmd {
 
-namespace {
-// Input plus output bytes (all devices) up to which a persistent collective
-// runs on the calling thread.
-constexpr size_t kInlineBytes = 256 * 1024;
-}  // namespace
-
 PersistentCollective::PersistentCollective(ShardingPtr input_sharding, Collective op,
                                            spmd_dtype dtype, Shape global,
                                            std::chrono::milliseconds timeout)
-    : in_sharding_(std::move(input_sharding)), op_(std::move(op)), dtype_(dtype),
+    : in_sharding_(std::move(input_sharding)), runtime_(&Runtime::of(*in_sharding_)),
+      op_(std::move(op)), dtype_(dtype),
       global_(std::move(global)), timeout_(timeout) {
   const MeshPtr &mesh = in_sharding_->mesh();
   const Mesh &m = *mesh;
@@ -66,10 +61,11 @@ PersistentCollective::PersistentCollective(ShardingPtr input_sharding, Collectiv
     if (it == index.end()) {
       it = index.emplace(mem.group, groups_.size()).first;
       groups_.emplace_back();
+      groups_.back().identity = mem.group->identity();
       groups_.back().calls.resize(mem.group->size());
       groups_.back().slots.resize(mem.group->size());
     }
-    places_.push_back({it->second, mem.rank});
+    members_.push_back({it->second, mem.rank});
     CollectiveCall &c = groups_[it->second].calls[mem.rank];
     c.kind = op_.transport();
     c.op = op_.traits().reduce;
@@ -84,13 +80,13 @@ PersistentCollective::PersistentCollective(ShardingPtr input_sharding, Collectiv
   }
 }
 
-void *PersistentCollective::scratch(size_t position, int slot, size_t bytes) {
+Buffer &PersistentCollective::scratch(size_t position, int slot, size_t bytes) {
   BufferPtr &b = scratch_[position][static_cast<size_t>(slot)];
   if (!b || b->bytes() < bytes) {
     const Mesh &m = *in_sharding_->mesh();
-    b = std::make_shared<Buffer>(Runtime::of(*m.device_set()).backend_ptr(), m.devices()[position], bytes);
+    b = std::make_shared<Buffer>(runtime_->backend_ptr(), m.devices()[position], bytes);
   }
-  return b->data();
+  return *b;
 }
 
 ArrayPtr PersistentCollective::prepare(const ArrayPtr &input) const {
@@ -109,83 +105,107 @@ ArrayPtr PersistentCollective::prepare(const ArrayPtr &input) const {
 }
 
 void PersistentCollective::run(const Array &input, const Array &output) {
-  input.block_until_ready();
   // SPMD_COLLECTIVE_THREADS=device runs every member on its device's thread
   // with barriers, as inside shard_map (for comparing the two paths).
   const char *mode = std::getenv("SPMD_COLLECTIVE_THREADS");
   const bool device_threads = mode != nullptr && std::strcmp(mode, "device") == 0;
-  if (device_threads || !run_on_pool(input, output)) run_on_device_threads(input, output);
+  if (device_threads || !run_grouped(input, output)) run_on_device_threads(input, output);
 }
 
-bool PersistentCollective::run_on_pool(const Array &input, const Array &output) {
+bool PersistentCollective::run_grouped(const Array &input, const Array &output) {
   const Mesh &m = *in_sharding_->mesh();
-  Runtime &rt = Runtime::of(*m.device_set());
+  Backend &backend = runtime_->backend();
   const size_t n = m.size();
-  // Small collectives run on the calling thread alone: waking a worker
-  // costs more than the copies.
-  const bool inline_run = input.nbytes() + output.nbytes() <= kInlineBytes;
-  auto parallel_for = [&](size_t count, const std::function<void(size_t)> &fn) {
-    if (inline_run)
-      for (size_t i = 0; i < count; ++i) fn(i);
-    else
-      rt.pool().parallel_for(count, fn);
-  };
   // JAX's promotions: bool sums in int32; a pmean of integers sums in their
   // own arithmetic, then becomes float.
   const bool promote_in = sum_dtype_ != dtype_;
   const bool promote_out = sum_dtype_ != out_dtype_;
-  if (promote_in)
-    parallel_for(n, [&](size_t p) {
+  EventPtr converted;
+  if (promote_in) {
+    std::vector<Kernel> kernels;
+    EventList after = input.before_read();
+    for (size_t p = 0; p < n; ++p) {
       const size_t count = static_cast<size_t>(shape_elements(in_local_[p]));
-      convert_elements(input.buffer(p).data(), dtype_,
-                       scratch(p, 0, count * dtype_size(sum_dtype_)), sum_dtype_, count);
-    });
-  for (size_t p = 0; p < n; ++p) {
-    GroupCall &g = groups_[places_[p].group];
-    const size_t r = places_[p].rank;
-    void *out = output.buffer(p).data();
-    if (promote_out)
-      out = scratch(p, 1, static_cast<size_t>(shape_elements(g.calls[r].out_shape)) *
-                              dtype_size(sum_dtype_));
-    g.slots[r].in = promote_in ? scratch_[p][0]->data() : input.buffer(p).data();
-    g.slots[r].out = out;
-    g.calls[r].out = out;
+      Buffer &s = scratch(p, 0, count * dtype_size(sum_dtype_));
+      after.add(s.before_write());
+      kernels.push_back(Kernel::convert(s.place(), sum_dtype_, input.buffer(p).place(), dtype_, count));
+    }
+    converted = backend.launch(kernels, after);
+    input.add_read(converted);
+    for (size_t p = 0; p < n; ++p) scratch_[p][0]->set_written(converted);
   }
-  if (!rt.backend().run_collective_groups(groups_, parallel_for)) return false;
-  if (op_.traits().mean)
-    parallel_for(n, [&](size_t p) {
-      const GroupCall &g = groups_[places_[p].group];
-      const CollectiveCall &c = g.calls[places_[p].rank];
+  for (size_t p = 0; p < n; ++p) {
+    GroupCall &g = groups_[members_[p].group];
+    const size_t r = members_[p].rank;
+    Buffer &out = promote_out ? scratch(p, 1, static_cast<size_t>(shape_elements(g.calls[r].out_shape)) *
+                                                  dtype_size(sum_dtype_))
+                              : output.buffer(p);
+    Buffer &in = promote_in ? *scratch_[p][0] : input.buffer(p);
+    g.slots[r].in = in.place();
+    g.slots[r].out = out.place();
+    g.calls[r].out = out.place();
+    g.calls[r].after = in.before_read();
+    g.calls[r].after.add(out.before_write());
+  }
+  EventPtr done;
+  if (!backend.run_collective_groups(groups_, done)) return false;
+  for (size_t p = 0; p < n; ++p) {
+    (promote_in ? *scratch_[p][0] : input.buffer(p)).add_read(done);
+    (promote_out ? *scratch_[p][1] : output.buffer(p)).set_written(done);
+  }
+  if (op_.traits().mean) {
+    // pmean: the sums, converted to float where the input was not, divided
+    // by the group size.
+    std::vector<Kernel> converts, divides;
+    EventList after{done};
+    for (size_t p = 0; p < n; ++p) {
+      const GroupCall &g = groups_[members_[p].group];
+      const CollectiveCall &c = g.calls[members_[p].rank];
       const size_t count = static_cast<size_t>(shape_elements(c.out_shape));
-      if (promote_out)
-        convert_elements(c.out, sum_dtype_, output.buffer(p).data(), out_dtype_, count);
-      divide_elements(output.buffer(p).data(), out_dtype_, count,
-                      static_cast<double>(g.calls.size()));
-    });
+      const Place out = output.buffer(p).place();
+      after.add(output.buffer(p).before_write());
+      if (promote_out) converts.push_back(Kernel::convert(out, out_dtype_, c.out, sum_dtype_, count));
+      divides.push_back(
+          Kernel::divide(out, out, out_dtype_, count, static_cast<double>(g.calls.size())));
+    }
+    if (promote_out) {
+      const EventPtr converted_out = backend.launch(converts, after);
+      for (size_t p = 0; p < n; ++p) {
+        scratch_[p][1]->add_read(converted_out);
+        output.buffer(p).set_written(converted_out);
+      }
+      after = EventList{converted_out};
+    }
+    const EventPtr scaled = backend.launch(divides, after);
+    for (size_t p = 0; p < n; ++p) output.buffer(p).set_written(scaled);
+  }
   return true;
 }
 
 void PersistentCollective::run_on_device_threads(const Array &input, const Array &output) {
   const Mesh &m = *in_sharding_->mesh();
-  Backend &backend = Runtime::of(*m.device_set()).backend();
+  Runtime &rt = *runtime_;
   if (session_->broken())
     session_ = std::make_unique<Session>(in_sharding_->mesh(), timeout_);
   else
     session_->reset_departures();
   std::vector<spmd_status> status(m.size(), SPMD_OK);
   std::vector<std::string> message(m.size());
-  Runtime::of(*m.device_set()).device_threads().run(m.devices(), [&](size_t p) {
+  rt.device_threads().run(m.devices(), [&](size_t p) {
     try {
-      const LocalBlock in{input.buffer(p).data(), dtype_, in_local_[p]};
+      Buffer &in_buffer = input.buffer(p);
+      const LocalBlock in{in_buffer.place(), dtype_, in_local_[p]};
       OpMemory mem;
-      mem.output = [&](size_t bytes) -> void * {
+      mem.output = [&](size_t bytes) -> Buffer & {
         if (bytes != output.shard_bytes(p))
           fail(SPMD_ERR_INTERNAL, "persistent collective: planned ", output.shard_bytes(p),
                " bytes for device ", m.devices()[p], " but the op needs ", bytes);
-        return output.buffer(p).data();
+        return output.buffer(p);
       };
-      mem.scratch = [&](size_t bytes, int slot) { return scratch(p, slot, bytes); };
-      run_collective_op(*session_, p, backend, op_, in, mem);
+      mem.scratch = [&](size_t bytes, int slot) -> Buffer & { return scratch(p, slot, bytes); };
+      const OpResult r =
+          run_collective_op(*session_, p, rt.backend(), op_, in, in_buffer.before_read(), mem);
+      in_buffer.add_read(r.done);
       session_->depart(p, SPMD_OK, "");
     } catch (const Error &e) {
       status[p] = e.status();

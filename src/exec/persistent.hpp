@@ -33,12 +33,13 @@ class PersistentCollective {
  private:
   ArrayPtr prepare(const ArrayPtr &input) const;
   void run(const Array &input, const Array &output);
-  // Every member of every group from the worker pool; false if the backend
-  // needs a thread per device.
-  bool run_on_pool(const Array &input, const Array &output);
+  // Every member of every group from one backend call; false if the
+  // backend needs a thread per device.
+  bool run_grouped(const Array &input, const Array &output);
   void run_on_device_threads(const Array &input, const Array &output);
 
   ShardingPtr in_sharding_;
+  Runtime *runtime_;  // the mesh's, alive as long as the sharding
   ShardingPtr out_sharding_;
   Collective op_;
   spmd_dtype dtype_;
@@ -51,15 +52,15 @@ class PersistentCollective {
   std::unique_ptr<Session> session_;
   // Per mesh position, two scratch buffers for dtype promotions.
   std::vector<std::array<BufferPtr, 2>> scratch_;
-  void *scratch(size_t position, int slot, size_t bytes);
+  Buffer &scratch(size_t position, int slot, size_t bytes);
   spmd_dtype sum_dtype_;
-  // The plan of the pool path: each position's group and rank, and every
+  // The plan of the grouped path: each position's group and rank, and every
   // group's calls with shapes and parameters filled in (buffers per run).
-  struct Place {
+  struct Member {
     size_t group;
     size_t rank;
   };
-  std::vector<Place> places_;
+  std::vector<Member> members_;
   std::vector<GroupCall> groups_;
 };
 

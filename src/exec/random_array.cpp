@@ -6,12 +6,14 @@ ArrayPtr random_array(ShardingPtr sharding, const rng::Request &request, Shape s
   rng::validate(request);
   sharding->check_rank(shape);
   auto a = std::make_shared<Array>(std::move(sharding), request.dtype, std::move(shape));
-  Runtime &rt = a->runtime();
-  rt.pool().parallel_for(a->shard_count(), [&](size_t i) {
+  // Each device draws its own block; every element depends only on the key
+  // and its global index.
+  std::vector<std::pair<size_t, Kernel>> writes;
+  for (size_t i = 0; i < a->shard_count(); ++i) {
     const Buffer &b = a->buffer(i);
-    if (b.bytes())
-      rt.backend().fill_random(b.device(), b.data(), request, a->shape(), a->shard(i).box);
-  });
+    if (b.bytes()) writes.emplace_back(i, Kernel::draw(b.place(), request, a->shape(), a->shard(i).box));
+  }
+  a->write_shards(std::move(writes));
   return a;
 }
 

@@ -11,18 +11,17 @@ namespace spmd {
 
 // ---- the memory a callback's context knows outlives the run ----
 
-void ShardContext::note_run_memory(const void *data, size_t bytes) {
-  if (bytes == 0) return;
-  const auto start = reinterpret_cast<uintptr_t>(data);
-  run_memory[start] = start + bytes;
+void ShardContext::note_run_memory(Buffer &buffer) {
+  if (buffer.bytes() == 0) return;
+  run_memory[buffer.ptr().bits] = &buffer;
 }
 
-bool ShardContext::is_run_memory(const void *data, size_t bytes) const {
-  const auto start = reinterpret_cast<uintptr_t>(data);
-  auto it = run_memory.upper_bound(start);
-  if (it == run_memory.begin()) return false;
+Buffer *ShardContext::run_buffer(DevicePtr ptr, size_t bytes) const {
+  auto it = run_memory.upper_bound(ptr.bits);
+  if (it == run_memory.begin()) return nullptr;
   --it;
-  return start + bytes <= it->second;
+  Buffer *b = it->second;
+  return ptr.bits + bytes <= b->ptr().bits + b->bytes() ? b : nullptr;
 }
 
 namespace {
@@ -102,42 +101,54 @@ void ShardMapRun::print(int device, const char *text) {
   std::fflush(stdout);
 }
 
-LocalBlock ShardMapRun::alloc(ShardContext &ctx, spmd_dtype dtype, const Shape &shape) {
-  const size_t bytes = static_cast<size_t>(shape_elements(shape)) * dtype_size(dtype);
-  auto buf = std::make_shared<Buffer>(runtime().backend_ptr(), ctx.device, bytes);
-  if (bytes) {
-    const unsigned char zero = 0;
-    backend().fill(ctx.device, buf->data(), bytes, &zero, 1);
-  }
+Buffer &ShardMapRun::take(ShardContext &ctx, size_t bytes) {
+  auto buf = std::make_shared<Buffer>(runtime().backend_ptr(), ctx.device, bytes,
+                                      backend().callback_memory());
   ctx.owned.push_back(buf);
-  ctx.note_run_memory(buf->data(), bytes);
-  return LocalBlock{buf->data(), dtype, shape};
+  ctx.note_run_memory(*buf);
+  return *buf;
+}
+
+LocalBlock ShardMapRun::alloc(ShardContext &ctx, spmd_dtype dtype, const Shape &shape) {
+  const size_t count = static_cast<size_t>(shape_elements(shape));
+  Buffer &buf = take(ctx, count * dtype_size(dtype));
+  if (count) {
+    const unsigned char zero[8] = {0};
+    const Kernel k = Kernel::fill(buf.place(), dtype, count, zero);
+    const EventPtr done = backend().launch({&k, 1}, {});
+    buf.set_written(done);
+    buf.wait();  // the callback reads it as soon as it has it
+  }
+  return LocalBlock{buf.place(), dtype, shape};
 }
 
 LocalBlock ShardMapRun::collective(ShardContext &ctx, const Collective &op, const LocalBlock &in) {
-  auto take = [&](size_t bytes) {
-    auto buf = std::make_shared<Buffer>(runtime().backend_ptr(), ctx.device, bytes);
-    ctx.owned.push_back(buf);
-    ctx.note_run_memory(buf->data(), bytes);
-    return buf->data();
-  };
-  OpMemory mem{take, [&](size_t bytes, int) { return take(bytes); }};
+  OpMemory mem{[&](size_t bytes) -> Buffer & { return take(ctx, bytes); },
+               [&](size_t bytes, int) -> Buffer & { return take(ctx, bytes); }};
   // Peers read a member's input in place, possibly after the member has
   // left the collective (when it failed or timed out first). An input in
   // the callback's own memory, which it may release as soon as the call
   // returns, is therefore copied into memory of the run first.
   LocalBlock src = in;
-  const size_t bytes = static_cast<size_t>(shape_elements(in.shape)) * dtype_size(in.dtype);
-  if (bytes && !ctx.is_run_memory(in.data, bytes)) {
-    src.data = take(bytes);
+  const size_t bytes = in.bytes();
+  Buffer *owner = bytes ? ctx.run_buffer(in.place.ptr, bytes) : nullptr;
+  if (bytes && owner == nullptr) {
+    Buffer &copy = take(ctx, bytes);
     const Shape flat{static_cast<int64_t>(bytes)};
-    backend().copy_box({{kHostDevice, in.data, flat, Shape{0}},
-                        {ctx.device, src.data, flat, Shape{0}},
-                        flat,
-                        1});
+    const BoxCopy c{{in.place, flat, Shape{0}}, {copy.place(), flat, Shape{0}}, flat, 1};
+    const EventPtr done = backend().copy_boxes({&c, 1}, {});
+    copy.set_written(done);
+    copy.wait();
+    src.place = copy.place();
+    owner = &copy;
   }
   try {
-    return run_collective_op(session_, ctx.position, backend(), op, src, mem);
+    const OpResult r = run_collective_op(session_, ctx.position, backend(), op, src,
+                                         owner ? owner->before_read() : EventList{}, mem);
+    if (owner) owner->add_read(r.done);
+    // The callback reads the result on return.
+    if (r.done) r.done->wait();
+    return r.block;
   } catch (const Error &e) {
     if (ctx.collective_status == SPMD_OK) {
       ctx.collective_status = e.status();
@@ -151,23 +162,29 @@ void ShardMapRun::set_output(ShardContext &ctx, size_t index, const LocalBlock &
   if (index >= ctx.outputs.size())
     fail(SPMD_ERR_OUT_OF_RANGE, "index: output ", index, " does not exist (the shard_map has ",
          ctx.outputs.size(), " outputs)");
-  const size_t bytes = static_cast<size_t>(shape_elements(block.shape)) * dtype_size(block.dtype);
-  if (bytes && block.data == nullptr) invalid("block->data: NULL for ", bytes, " bytes");
+  const size_t bytes = block.bytes();
+  if (bytes && !block.place.ptr) invalid("block->data: NULL for ", bytes, " bytes");
   BufferPtr buf;
-  for (auto it = ctx.owned.begin(); it != ctx.owned.end(); ++it)
-    if (bytes && (*it)->data() == block.data && (*it)->bytes() == bytes) {
-      buf = *it;
-      ctx.owned.erase(it);
-      break;
-    }
+  // A whole block of the context's own device memory is taken over.
+  if (bytes && backend().callback_memory() == MemoryKind::Device)
+    for (auto it = ctx.owned.begin(); it != ctx.owned.end(); ++it)
+      if ((*it)->ptr() == block.place.ptr && (*it)->bytes() == bytes) {
+        buf = *it;
+        ctx.owned.erase(it);
+        break;
+      }
   if (!buf) {
     buf = std::make_shared<Buffer>(runtime().backend_ptr(), ctx.device, bytes);
     if (bytes) {
+      Buffer *owner = ctx.run_buffer(block.place.ptr, bytes);
       const Shape flat{static_cast<int64_t>(bytes)};
-      backend().copy_box({{kHostDevice, block.data, flat, Shape{0}},
-                          {ctx.device, buf->data(), flat, Shape{0}},
-                          flat,
-                          1});
+      const BoxCopy c{{block.place, flat, Shape{0}}, {buf->place(), flat, Shape{0}}, flat, 1};
+      const EventPtr done =
+          backend().copy_boxes({&c, 1}, owner ? owner->before_read() : EventList{});
+      if (owner) owner->add_read(done);
+      buf->set_written(done);
+      // The callback may change or reuse its block as soon as this returns.
+      buf->wait();
     }
   }
   auto &o = ctx.outputs[index];
@@ -175,6 +192,38 @@ void ShardMapRun::set_output(ShardContext &ctx, size_t index, const LocalBlock &
   o.dtype = block.dtype;
   o.shape = block.shape;
   o.set = true;
+}
+
+void ShardMapRun::give_inputs(std::vector<ShardContext> &ctxs, const std::vector<ArrayPtr> &laid) {
+  const bool direct = backend().callback_memory() == MemoryKind::Device;
+  std::vector<BoxCopy> copies;
+  EventList after;
+  for (auto &c : ctxs)
+    for (const auto &a : laid) {
+      Buffer &b = a->buffer(c.position);
+      const Shape local = a->shard(c.position).box.extent();
+      if (direct) {
+        c.inputs.push_back(LocalBlock{b.place(), a->dtype(), local});
+        c.note_run_memory(b);
+        continue;
+      }
+      Buffer &staged = take(c, b.bytes());
+      c.inputs.push_back(LocalBlock{staged.place(), a->dtype(), local});
+      if (b.bytes() == 0) continue;
+      const Shape flat{static_cast<int64_t>(b.bytes())};
+      after.add(b.before_read());
+      copies.push_back({{b.place(), flat, Shape{0}}, {staged.place(), flat, Shape{0}}, flat, 1});
+    }
+  if (direct) {
+    for (const auto &a : laid) a->block_until_ready();
+    return;
+  }
+  const EventPtr done = backend().copy_boxes(copies, after);
+  for (const auto &a : laid) a->add_read(done);
+  for (auto &c : ctxs)
+    for (auto &b : c.owned) b->set_written(done);
+  // Callbacks read their inputs as soon as they start.
+  if (done) done->wait();
 }
 
 std::vector<ArrayPtr> ShardMapRun::run(const std::vector<ArrayPtr> &inputs,
@@ -199,11 +248,9 @@ std::vector<ArrayPtr> ShardMapRun::run(const std::vector<ArrayPtr> &inputs,
       s->check_rank(a->shape());
       return s;
     });
-    ArrayPtr l = a->sharding()->equivalent(*target) && *a->sharding()->mesh() == m
-                     ? a
-                     : a->reshard(target);
-    l->block_until_ready();
-    laid.push_back(std::move(l));
+    laid.push_back(a->sharding()->equivalent(*target) && *a->sharding()->mesh() == m
+                       ? a
+                       : a->reshard(target));
   }
   std::vector<ShardingPtr> out_shardings;
   for (size_t i = 0; i < out_specs.size(); ++i)
@@ -216,12 +263,9 @@ std::vector<ArrayPtr> ShardMapRun::run(const std::vector<ArrayPtr> &inputs,
     c.run = this;
     c.position = p;
     c.device = m.devices()[p];
-    for (const auto &a : laid) {
-      c.inputs.push_back(LocalBlock{a->buffer(p).data(), a->dtype(), a->shard(p).box.extent()});
-      c.note_run_memory(a->buffer(p).data(), a->buffer(p).bytes());
-    }
     c.outputs.resize(out_specs.size());
   }
+  give_inputs(ctxs, laid);
 
   runtime().device_threads().run(m.devices(), [&](size_t p) {
     ShardContext &c = ctxs[p];
@@ -271,7 +315,6 @@ std::vector<ArrayPtr> ShardMapRun::run(const std::vector<ArrayPtr> &inputs,
 
 std::vector<ArrayPtr> ShardMapRun::assemble(std::vector<ShardContext> &ctxs,
                                             const std::vector<ShardingPtr> &out_shardings) {
-  const Mesh &m = *mesh_;
   std::vector<ArrayPtr> out;
   for (size_t i = 0; i < out_shardings.size(); ++i) {
     const Sharding &s = *out_shardings[i];
@@ -287,38 +330,70 @@ std::vector<ArrayPtr> ShardMapRun::assemble(std::vector<ShardContext> &ctxs,
       buffers.push_back(c.outputs[i].buffer);
     }
     const Shape global = assemble_global(s, locals, label);
-    if (options_.check_rep) {
-      // Blocks along mesh axes the spec leaves out must be equal.
-      std::vector<bool> used(m.ndim(), false);
-      for (size_t d = 0; d < s.spec().ndim(); ++d)
-        for (int a : dim_axes(s, d)) used[static_cast<size_t>(a)] = true;
-      std::string unused;
-      for (size_t a = 0; a < m.ndim(); ++a)
-        if (!used[a]) unused += cat(unused.empty() ? "" : ", ", "'", m.axis_names()[a], "'");
-      const size_t es = dtype_size(dtype);
-      for (size_t p = 0; p < m.size(); ++p) {
-        Shape c = m.coords_of_position(p);
-        for (size_t a = 0; a < m.ndim(); ++a)
-          if (!used[a]) c[a] = 0;
-        const int q = m.position_of(m.device_at(c));
-        if (q == static_cast<int>(p)) continue;
-        const size_t bytes = buffers[p]->bytes();
-        const auto *x = static_cast<const unsigned char *>(buffers[static_cast<size_t>(q)]->data());
-        const auto *y = static_cast<const unsigned char *>(buffers[p]->data());
-        if (bytes == 0 || std::memcmp(x, y, bytes) == 0) continue;
-        size_t k = 0;
-        while (std::memcmp(x + k * es, y + k * es, es) == 0) ++k;
-        invalid(label, ": out_spec '", s.spec().short_string(), "' leaves out mesh axes ", unused,
-                " so the blocks along them must be equal (check_rep), but devices ",
-                m.devices()[static_cast<size_t>(q)], " and ", m.devices()[p],
-                " differ, first at local index ", index_string(locals[p], static_cast<int64_t>(k)),
-                " (", load_as_double(dtype, x + k * es), " vs ", load_as_double(dtype, y + k * es),
-                ")");
-      }
-    }
+    if (options_.check_rep) check_replicas(s, buffers, locals, dtype, label);
     out.push_back(Array::from_buffers(out_shardings[i], dtype, global, std::move(buffers)));
   }
   return out;
+}
+
+void ShardMapRun::check_replicas(const Sharding &s, const std::vector<BufferPtr> &buffers,
+                                 const std::vector<Shape> &locals, spmd_dtype dtype,
+                                 const std::string &label) {
+  const Mesh &m = *mesh_;
+  std::vector<bool> used(m.ndim(), false);
+  for (size_t d = 0; d < s.spec().ndim(); ++d)
+    for (int a : dim_axes(s, d)) used[static_cast<size_t>(a)] = true;
+  // Each block against the block of the device with zero coordinates on
+  // the unused axes, compared by the backend; the first differing index of
+  // each pair comes back to the host.
+  std::vector<std::pair<size_t, size_t>> pairs;  // (reference, other) positions
+  for (size_t p = 0; p < m.size(); ++p) {
+    Shape c = m.coords_of_position(p);
+    for (size_t a = 0; a < m.ndim(); ++a)
+      if (!used[a]) c[a] = 0;
+    const size_t q = static_cast<size_t>(m.position_of(m.device_at(c)));
+    if (q != p && buffers[p]->bytes() != 0) pairs.emplace_back(q, p);
+  }
+  if (pairs.empty()) return;
+  const size_t es = dtype_size(dtype);
+  std::vector<int64_t> first(pairs.size(), -1);
+  std::vector<Kernel> kernels;
+  EventList after;
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    const Buffer &x = *buffers[pairs[i].first], &y = *buffers[pairs[i].second];
+    after.add(x.before_read());
+    after.add(y.before_read());
+    kernels.push_back(Kernel::first_difference(Place::host(&first[i]), x.place(), y.place(), dtype,
+                                               y.bytes() / es, y.device()));
+  }
+  const EventPtr done = backend().launch(kernels, after);
+  for (const auto &[q, p] : pairs) {
+    buffers[q]->add_read(done);
+    buffers[p]->add_read(done);
+  }
+  if (done) done->wait();
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    if (first[i] < 0) continue;
+    const auto [q, p] = pairs[i];
+    // The two differing elements, for the message.
+    unsigned char values[2][8] = {{0}};
+    const Shape one{1}, at{first[i]};
+    const BoxCopy copies[2] = {
+        {{buffers[q]->place(), Shape{static_cast<int64_t>(buffers[q]->bytes() / es)}, at},
+         {Place::host(values[0]), one, Shape{0}}, one, es},
+        {{buffers[p]->place(), Shape{static_cast<int64_t>(buffers[p]->bytes() / es)}, at},
+         {Place::host(values[1]), one, Shape{0}}, one, es}};
+    const EventPtr read = backend().copy_boxes(copies, {});
+    if (read) read->wait();
+    std::string unused;
+    for (size_t a = 0; a < m.ndim(); ++a)
+      if (!used[a]) unused += cat(unused.empty() ? "" : ", ", "'", m.axis_names()[a], "'");
+    invalid(label, ": out_spec '", s.spec().short_string(), "' leaves out mesh axes ", unused,
+            " so the blocks along them must be equal (check_rep), but devices ", m.devices()[q],
+            " and ", m.devices()[p], " differ, first at local index ",
+            index_string(locals[p], first[i]), " (", load_as_double(dtype, values[0]), " vs ",
+            load_as_double(dtype, values[1]), ")");
+  }
 }
 
 }  // namespace spmd

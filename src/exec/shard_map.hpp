@@ -29,18 +29,21 @@ struct ShardMapOptions {
 class ShardMapRun;
 
 // One device's view of a shard_map run: what its callback reads, allocates
-// and sets. The C API wraps it in the spmd_ctx handle.
+// and sets. The C API wraps it in the spmd_ctx handle. Blocks it hands the
+// callback live in the backend's callback memory (Backend::callback_memory)
+// and are ready when the callback sees them.
 struct ShardContext {
   ShardMapRun *run = nullptr;
   size_t position = 0;  // in mesh order
   int device = 0;
   std::vector<LocalBlock> inputs;
-  std::vector<BufferPtr> owned;  // from spmd_ctx_alloc and collectives
-  // [start, end) of every piece of memory above and of the inputs: memory
-  // that lives until the run ends, so peers may read it directly.
-  std::map<uintptr_t, uintptr_t> run_memory;
-  void note_run_memory(const void *data, size_t bytes);
-  bool is_run_memory(const void *data, size_t bytes) const;
+  std::vector<BufferPtr> owned;  // inputs' staging, spmd_ctx_alloc and collectives
+  // Every buffer above and every input's buffer, by address: memory that
+  // lives until the run ends, so peers may read it directly.
+  std::map<uintptr_t, Buffer *> run_memory;
+  void note_run_memory(Buffer &buffer);
+  // The run buffer holding [ptr, ptr + bytes), or null.
+  Buffer *run_buffer(DevicePtr ptr, size_t bytes) const;
   struct Output {
     BufferPtr buffer;
     spmd_dtype dtype = SPMD_DTYPE_INVALID;
@@ -75,15 +78,28 @@ class ShardMapRun {
   Session &session() { return session_; }
   void print(int device, const char *text);
 
-  // A collective from inside a callback, into context-owned memory.
+  // A collective from inside a callback, into context-owned memory; ready
+  // when it returns.
   LocalBlock collective(ShardContext &ctx, const Collective &op, const LocalBlock &in);
   // A zero-filled context-owned block.
   LocalBlock alloc(ShardContext &ctx, spmd_dtype dtype, const Shape &shape);
+  // Sets output `index` to a block of callback memory (context-owned or
+  // the callback's own), taken over or copied.
   void set_output(ShardContext &ctx, size_t index, const LocalBlock &block);
 
  private:
+  // The callbacks' view of the laid-out inputs: the arrays' own buffers
+  // where callbacks may use device memory, staged copies otherwise.
+  void give_inputs(std::vector<ShardContext> &ctxs, const std::vector<ArrayPtr> &laid);
+  // A buffer of callback memory on the context's device, owned by it.
+  Buffer &take(ShardContext &ctx, size_t bytes);
   std::vector<ArrayPtr> assemble(std::vector<ShardContext> &ctxs,
                                  const std::vector<ShardingPtr> &out_shardings);
+  // check_rep: blocks along the mesh axes an out_spec leaves out must be
+  // equal. Throws INVALID_ARGUMENT naming the first two that differ.
+  void check_replicas(const Sharding &s, const std::vector<BufferPtr> &buffers,
+                      const std::vector<Shape> &locals, spmd_dtype dtype,
+                      const std::string &label);
 
   MeshPtr mesh_;
   ShardMapOptions options_;

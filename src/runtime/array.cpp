@@ -1,26 +1,25 @@
 #include "runtime/array.hpp"
 
+#include <cstring>
+
 #include "base/dtype.hpp"
 #include "base/error.hpp"
 #include "core/redistribute.hpp"
-#include "runtime/copy_runner.hpp"
 
 namespace spmd {
 
 Array::Array(ShardingPtr sharding, spmd_dtype dtype, Shape shape)
-    : sharding_(std::move(sharding)), dtype_(dtype), elem_size_(dtype_size(dtype)),
-      shape_(std::move(shape)) {
-  shards_ = sharding_->layout(shape_);
+    : Array(std::move(sharding), dtype, std::move(shape), Adopt{}) {
   buffers_.reserve(shards_.size());
-  const auto &backend = Runtime::of(*sharding_).backend_ptr();
+  const auto &backend = runtime_->backend_ptr();
   for (const auto &s : shards_)
     buffers_.push_back(std::make_shared<Buffer>(
         backend, s.device, static_cast<size_t>(s.box.elements()) * elem_size_));
 }
 
 Array::Array(ShardingPtr sharding, spmd_dtype dtype, Shape shape, Adopt)
-    : sharding_(std::move(sharding)), dtype_(dtype), elem_size_(dtype_size(dtype)),
-      shape_(std::move(shape)) {
+    : sharding_(std::move(sharding)), runtime_(&Runtime::of(*sharding_)), dtype_(dtype),
+      elem_size_(dtype_size(dtype)), shape_(std::move(shape)) {
   shards_ = sharding_->layout(shape_);
 }
 
@@ -32,7 +31,8 @@ ArrayPtr Array::from_buffers(ShardingPtr sharding, spmd_dtype dtype, Shape shape
          " shards");
   for (size_t i = 0; i < buffers.size(); ++i)
     if (!buffers[i] || buffers[i]->bytes() != a->shard_bytes(i) ||
-        buffers[i]->device() != a->shards_[i].device)
+        buffers[i]->device() != a->shards_[i].device ||
+        buffers[i]->kind() != MemoryKind::Device)
       fail(SPMD_ERR_INTERNAL, "from_buffers: buffer ", i, " does not fit shard ", i);
   a->buffers_ = std::move(buffers);
   return a;
@@ -53,6 +53,30 @@ std::string describe(spmd_dtype dtype, const Shape &shape) {
 }
 }  // namespace
 
+EventList Array::before_read() const {
+  EventList e;
+  for (const auto &b : buffers_) e.add(b->before_read());
+  return e;
+}
+
+void Array::add_read(const EventPtr &done) const {
+  if (!done) return;
+  for (const auto &b : buffers_) b->add_read(done);
+}
+
+void Array::write_shards(std::vector<std::pair<size_t, Kernel>> writes) {
+  if (writes.empty()) return;
+  EventList after;
+  std::vector<Kernel> kernels;
+  kernels.reserve(writes.size());
+  for (auto &[i, k] : writes) {
+    after.add(buffers_.at(i)->before_write());
+    kernels.push_back(std::move(k));
+  }
+  const EventPtr done = runtime_->backend().launch(kernels, after);
+  for (const auto &w : writes) buffers_[w.first]->set_written(done);
+}
+
 ArrayPtr Array::from_host(ShardingPtr sharding, spmd_dtype dtype, Shape shape, const void *data,
                           size_t nbytes) {
   sharding->check_rank(shape);
@@ -64,58 +88,65 @@ ArrayPtr Array::from_host(ShardingPtr sharding, spmd_dtype dtype, Shape shape, c
   for (size_t i = 0; i < a->shards_.size(); ++i) {
     const ShardLayout &s = a->shards_[i];
     if (s.box.empty()) continue;
-    copies.push_back({{kHostDevice, const_cast<void *>(data), a->shape_, s.box.start},
-                      {s.device, a->buffers_[i]->data(), s.box.extent(), Shape(s.box.ndim(), 0)},
+    copies.push_back({{Place::host(data), a->shape_, s.box.start},
+                      {a->buffers_[i]->place(), s.box.extent(), Shape(s.box.ndim(), 0)},
                       s.box.extent(),
                       a->elem_size_});
   }
-  Runtime &rt = a->runtime();
-  run_box_copies(rt.backend(), rt.pool(), std::move(copies));
+  const EventPtr done = a->runtime().backend().copy_boxes(copies, {});
+  for (const auto &b : a->buffers_) b->set_written(done);
+  // The caller may reuse its buffer as soon as this returns.
+  if (done) done->wait();
   return a;
 }
 
 ArrayPtr Array::full(ShardingPtr sharding, spmd_dtype dtype, Shape shape, double value) {
   auto a = std::make_shared<Array>(std::move(sharding), dtype, std::move(shape));
-  unsigned char pattern[8] = {0};
-  store_from_double(dtype, value, pattern);
-  Runtime &rt = a->runtime();
-  rt.pool().parallel_for(a->shards_.size(), [&](size_t i) {
+  unsigned char element[8] = {0};
+  store_from_double(dtype, value, element);
+  std::vector<std::pair<size_t, Kernel>> writes;
+  for (size_t i = 0; i < a->shards_.size(); ++i) {
     const Buffer &b = *a->buffers_[i];
-    if (b.bytes())
-      rt.backend().fill(b.device(), b.data(), b.bytes() / a->elem_size_, pattern, a->elem_size_);
-  });
+    if (b.bytes()) writes.emplace_back(i, Kernel::fill(b.place(), dtype, b.bytes() / a->elem_size_, element));
+  }
+  a->write_shards(std::move(writes));
   return a;
 }
 
 ArrayPtr Array::arange(ShardingPtr sharding, spmd_dtype dtype, Shape shape, double start,
                        double step) {
   auto a = std::make_shared<Array>(std::move(sharding), dtype, std::move(shape));
-  Runtime &rt = a->runtime();
-  rt.pool().parallel_for(a->shards_.size(), [&](size_t i) {
+  std::vector<std::pair<size_t, Kernel>> writes;
+  for (size_t i = 0; i < a->shards_.size(); ++i) {
     const Buffer &b = *a->buffers_[i];
     if (b.bytes())
-      rt.backend().fill_arange(b.device(), b.data(), dtype, a->shape_, a->shards_[i].box, start,
-                               step);
-  });
+      writes.emplace_back(
+          i, Kernel::arange(b.place(), dtype, a->shape_, a->shards_[i].box, start, step));
+  }
+  a->write_shards(std::move(writes));
   return a;
 }
 
 void Array::to_host(void *data, size_t nbytes) const {
   check_nbytes("nbytes", nbytes, this->nbytes(), cat("the array ", describe(dtype_, shape_)));
   if (data == nullptr && nbytes > 0) invalid("data: NULL host buffer for ", nbytes, " bytes");
-  block_until_ready();
   // Each block once, from its first replica.
   std::vector<BoxCopy> copies;
+  EventList after;
   for (size_t i = 0; i < shards_.size(); ++i) {
     const ShardLayout &s = shards_[i];
     if (s.replica_id != 0 || s.box.empty()) continue;
-    copies.push_back({{s.device, buffers_[i]->data(), s.box.extent(), Shape(s.box.ndim(), 0)},
-                      {kHostDevice, data, shape_, s.box.start},
+    after.add(buffers_[i]->before_read());
+    copies.push_back({{buffers_[i]->place(), s.box.extent(), Shape(s.box.ndim(), 0)},
+                      {Place::host(data), shape_, s.box.start},
                       s.box.extent(),
                       elem_size_});
   }
-  Runtime &rt = runtime();
-  run_box_copies(rt.backend(), rt.pool(), std::move(copies));
+  // An error of pending work surfaces here even when no block moves.
+  block_until_ready();
+  const EventPtr done = runtime_->backend().copy_boxes(copies, after);
+  add_read(done);
+  if (done) done->wait();
 }
 
 // Checks a host transfer of shard i; returns false when there is nothing to move.
@@ -130,21 +161,28 @@ bool Array::check_shard_transfer(size_t i, const void *data, size_t nbytes) cons
 }
 
 void Array::shard_read(size_t i, void *data, size_t nbytes) const {
-  if (!check_shard_transfer(i, data, nbytes)) return;
-  const ShardLayout &s = shards_[i];
-  runtime().backend().synchronize(s.device);
-  const Shape ext = s.box.extent(), origin(ext.size(), 0);
-  runtime().backend().copy_box(
-      {{s.device, buffers_[i]->data(), ext, origin}, {kHostDevice, data, ext, origin}, ext,
-       elem_size_});
+  if (!check_shard_transfer(i, data, nbytes)) {
+    if (i < buffers_.size()) buffers_[i]->wait();
+    return;
+  }
+  Buffer &b = *buffers_[i];
+  const Shape ext = shards_[i].box.extent(), origin(ext.size(), 0);
+  const BoxCopy copy{{b.place(), ext, origin}, {Place::host(data), ext, origin}, ext, elem_size_};
+  b.wait();
+  const EventPtr done = runtime_->backend().copy_boxes({&copy, 1}, b.before_read());
+  b.add_read(done);
+  if (done) done->wait();
 }
 
 void Array::shard_write(size_t i, const void *data, size_t nbytes) {
   if (!check_shard_transfer(i, data, nbytes)) return;
-  const ShardLayout &s = shards_[i];
-  const Shape ext = s.box.extent(), origin(ext.size(), 0);
-  runtime().backend().copy_box({{kHostDevice, const_cast<void *>(data), ext, origin},
-                                {s.device, buffers_[i]->data(), ext, origin}, ext, elem_size_});
+  Buffer &b = *buffers_[i];
+  const Shape ext = shards_[i].box.extent(), origin(ext.size(), 0);
+  const BoxCopy copy{{Place::host(data), ext, origin}, {b.place(), ext, origin}, ext, elem_size_};
+  const EventPtr done = runtime_->backend().copy_boxes({&copy, 1}, b.before_write());
+  b.set_written(done);
+  // The caller may reuse its buffer as soon as this returns.
+  if (done) done->wait();
 }
 
 ArrayPtr Array::reshard(const ShardingPtr &target) const {
@@ -156,6 +194,7 @@ ArrayPtr Array::reshard(const ShardingPtr &target) const {
   const auto moves = plan_redistribution(shards_, out->shards_);
   std::vector<BoxCopy> copies;
   copies.reserve(moves.size());
+  EventList after;
   for (const auto &m : moves) {
     const ShardLayout &s = shards_[m.src];
     const ShardLayout &d = out->shards_[m.dst];
@@ -164,20 +203,20 @@ ArrayPtr Array::reshard(const ShardingPtr &target) const {
       soff[k] = m.box.start[k] - s.box.start[k];
       doff[k] = m.box.start[k] - d.box.start[k];
     }
-    copies.push_back({{s.device, buffers_[m.src]->data(), s.box.extent(), soff},
-                      {d.device, out->buffers_[m.dst]->data(), d.box.extent(), doff},
+    after.add(buffers_[m.src]->before_read());
+    copies.push_back({{buffers_[m.src]->place(), s.box.extent(), soff},
+                      {out->buffers_[m.dst]->place(), d.box.extent(), doff},
                       m.box.extent(),
                       elem_size_});
   }
-  block_until_ready();
-  Runtime &rt = runtime();
-  run_box_copies(rt.backend(), rt.pool(), std::move(copies));
+  const EventPtr done = runtime_->backend().copy_boxes(copies, after);
+  add_read(done);
+  for (const auto &b : out->buffers_) b->set_written(done);
   return out;
 }
 
 void Array::block_until_ready() const {
-  Backend &b = runtime().backend();
-  for (const auto &s : shards_) b.synchronize(s.device);
+  for (const auto &b : buffers_) b->wait();
 }
 
 }  // namespace spmd

@@ -1,11 +1,12 @@
 // Sharded arrays: a global shape and dtype, a sharding, and one buffer per
-// device of the sharding holding that device's block (row-major).
+// device of the sharding holding that device's block (row-major). Work on
+// them is queued on their backend; each buffer knows when its contents are
+// ready (runtime/buffer.hpp).
 #pragma once
 
 #include <memory>
 #include <vector>
 
-#include "backend/backend.hpp"
 #include "core/sharding.hpp"
 #include "runtime/buffer.hpp"
 #include "runtime/runtime.hpp"
@@ -21,14 +22,15 @@ class Array {
   // Allocates one uninitialised buffer per device of the sharding.
   Array(ShardingPtr sharding, spmd_dtype dtype, Shape shape);
 
-  // jax.device_put of a row-major host buffer of exactly nbytes.
+  // jax.device_put of a row-major host buffer of exactly nbytes. Returns
+  // once the host buffer has been read.
   static ArrayPtr from_host(ShardingPtr sharding, spmd_dtype dtype, Shape shape,
                             const void *data, size_t nbytes);
   static ArrayPtr full(ShardingPtr sharding, spmd_dtype dtype, Shape shape, double value);
   static ArrayPtr arange(ShardingPtr sharding, spmd_dtype dtype, Shape shape, double start,
                          double step);
-  // Adopts one buffer per device of the sharding (mesh order), each already
-  // holding that device's block of the layout of `shape`.
+  // Adopts one buffer per device of the sharding (mesh order), each holding
+  // (or about to hold, as its readiness says) that device's block.
   static ArrayPtr from_buffers(ShardingPtr sharding, spmd_dtype dtype, Shape shape,
                                std::vector<BufferPtr> buffers);
 
@@ -38,24 +40,35 @@ class Array {
   const Shape &shape() const { return shape_; }
   int64_t size() const { return shape_elements(shape_); }
   size_t nbytes() const { return static_cast<size_t>(size()) * elem_size_; }
-  Runtime &runtime() const { return Runtime::of(*sharding_); }
+  Runtime &runtime() const { return *runtime_; }
 
   size_t shard_count() const { return shards_.size(); }
   const ShardLayout &shard(size_t i) const { return shards_.at(i); }
   const std::vector<ShardLayout> &shards() const { return shards_; }
-  const Buffer &buffer(size_t i) const { return *buffers_.at(i); }
+  Buffer &buffer(size_t i) const { return *buffers_.at(i); }
+  const BufferPtr &buffer_ptr(size_t i) const { return buffers_.at(i); }
   size_t shard_bytes(size_t i) const;
 
   // np.asarray(a): the global array into a host buffer of exactly nbytes.
+  // Waits for pending work and throws its error.
   void to_host(void *data, size_t nbytes) const;
   void shard_read(size_t i, void *data, size_t nbytes) const;
+  // Returns once the host data has been read.
   void shard_write(size_t i, const void *data, size_t nbytes);
 
   // The same values laid out by `target`; moves only overlapping blocks.
   ArrayPtr reshard(const ShardingPtr &target) const;
 
-  // Waits for pending work on every device holding a shard.
+  // Waits for pending work on every shard; throws the first error.
   void block_until_ready() const;
+
+  // What reading every shard must wait for.
+  EventList before_read() const;
+  // Records a queued read of every shard.
+  void add_read(const EventPtr &done) const;
+  // Queues kernels that each fill one whole shard (the pair's index; the
+  // kernel's out is that shard's buffer) and records them as its contents.
+  void write_shards(std::vector<std::pair<size_t, Kernel>> writes);
 
  private:
   struct Adopt {};
@@ -63,6 +76,7 @@ class Array {
   bool check_shard_transfer(size_t i, const void *data, size_t nbytes) const;
 
   ShardingPtr sharding_;
+  Runtime *runtime_;
   spmd_dtype dtype_;
   size_t elem_size_;
   Shape shape_;

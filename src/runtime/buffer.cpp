@@ -2,12 +2,56 @@
 
 namespace spmd {
 
-Buffer::Buffer(std::shared_ptr<Backend> backend, int device, size_t bytes)
-    : backend_(std::move(backend)), device_(device), bytes_(bytes),
-      data_(bytes ? backend_->allocate(device, bytes) : nullptr) {}
+Buffer::Buffer(std::shared_ptr<Backend> backend, int device, size_t bytes, MemoryKind kind)
+    : backend_(std::move(backend)), device_(device), bytes_(bytes), kind_(kind),
+      ptr_(bytes ? backend_->allocate(device, bytes, kind) : DevicePtr{}) {}
 
 Buffer::~Buffer() {
-  if (data_) backend_->deallocate(device_, data_, bytes_);
+  if (!ptr_) return;
+  // Ordered after every pending user; a failed write does not keep the
+  // memory alive.
+  backend_->deallocate(device_, ptr_, bytes_, kind_, before_write());
+}
+
+EventList Buffer::before_read() const {
+  if (!has_events_.load(std::memory_order_acquire)) return {};
+  std::lock_guard<std::mutex> lock(mu_);
+  return EventList{written_};
+}
+
+EventList Buffer::before_write() const {
+  if (!has_events_.load(std::memory_order_acquire)) return {};
+  std::lock_guard<std::mutex> lock(mu_);
+  EventList e = reads_;
+  e.add(written_);
+  return e;
+}
+
+void Buffer::add_read(const EventPtr &done) {
+  if (!done) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  reads_.add(done);
+  has_events_.store(true, std::memory_order_release);
+}
+
+void Buffer::set_written(const EventPtr &done) {
+  if (!done && !has_events_.load(std::memory_order_acquire)) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  has_events_.store(true, std::memory_order_release);
+  // The write waited for every earlier read and write, so its own event
+  // stands for all of them from now on.
+  written_ = done;
+  reads_ = EventList{};
+}
+
+void Buffer::wait() const {
+  if (!has_events_.load(std::memory_order_acquire)) return;
+  EventPtr w;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    w = written_;
+  }
+  if (w) w->wait();
 }
 
 }  // namespace spmd

@@ -1,30 +1,56 @@
-// Device memory owned by one shard, returned to the backend when released.
+// Memory owned by one shard (or by a shard_map context), with the readiness
+// of its contents: the event of the last write queued on it, and the
+// events of the reads queued since. Work that reads it waits for the write;
+// work that writes it waits for both; freeing it is ordered after both.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <memory>
+#include <mutex>
 
 #include "backend/backend.hpp"
 
 namespace spmd {
 
-// Device memory owned by one shard, returned to the backend when released.
 class Buffer {
  public:
-  Buffer(std::shared_ptr<Backend> backend, int device, size_t bytes);
+  // Allocates `bytes` of `kind` memory on `device` (nothing for 0 bytes).
+  Buffer(std::shared_ptr<Backend> backend, int device, size_t bytes,
+         MemoryKind kind = MemoryKind::Device);
   ~Buffer();
   Buffer(const Buffer &) = delete;
   Buffer &operator=(const Buffer &) = delete;
 
   int device() const { return device_; }
-  void *data() const { return data_; }
   size_t bytes() const { return bytes_; }
+  MemoryKind kind() const { return kind_; }
+  DevicePtr ptr() const { return ptr_; }
+  Place place() const { return {kind_, device_, ptr_}; }
+
+  // What work reading the buffer must wait for: its last write.
+  EventList before_read() const;
+  // What work writing it must wait for: its last write and every read since.
+  EventList before_write() const;
+  // Records queued work: a read, or a write that waited for before_write().
+  void add_read(const EventPtr &done);
+  void set_written(const EventPtr &done);
+  // Waits for the last write; throws its error.
+  void wait() const;
 
  private:
   std::shared_ptr<Backend> backend_;
   int device_;
   size_t bytes_;
-  void *data_;
+  MemoryKind kind_;
+  DevicePtr ptr_;
+  // False until an event is first recorded: a buffer of a backend that
+  // finishes its work before returning (the CPU platform) never takes the
+  // lock.
+  std::atomic<bool> has_events_{false};
+  mutable std::mutex mu_;
+  EventPtr written_;
+  EventList reads_;
 };
 
 using BufferPtr = std::shared_ptr<Buffer>;

@@ -4,6 +4,10 @@
 #include <cstring>
 
 #include "backend/cpu/cpu_backend.hpp"
+#include "backend/sim/sim_backend.hpp"
+#ifdef SPMD_HAVE_CUDA
+#include "backend/cuda/cuda_backend.hpp"
+#endif
 #include "base/error.hpp"
 #include "base/raw_enum.hpp"
 
@@ -28,7 +32,7 @@ int cpu_devices_from(const spmd_runtime_options &o) {
 spmd_platform platform_from(const spmd_runtime_options &o) {
   const int given = raw_enum(o.platform);
   if (given != SPMD_PLATFORM_DEFAULT) {
-    if (given != SPMD_PLATFORM_CPU && given != SPMD_PLATFORM_CUDA)
+    if (given != SPMD_PLATFORM_CPU && given != SPMD_PLATFORM_CUDA && given != SPMD_PLATFORM_SIM)
       invalid("options->platform: ", given, " is not a known platform");
     return static_cast<spmd_platform>(given);
   }
@@ -36,7 +40,8 @@ spmd_platform platform_from(const spmd_runtime_options &o) {
   if (env == nullptr || *env == '\0' || std::strcmp(env, "cpu") == 0)
     return SPMD_PLATFORM_CPU;
   if (std::strcmp(env, "cuda") == 0) return SPMD_PLATFORM_CUDA;
-  invalid("SPMD_PLATFORM='", env, "': expected 'cpu' or 'cuda'");
+  if (std::strcmp(env, "sim") == 0) return SPMD_PLATFORM_SIM;
+  invalid("SPMD_PLATFORM='", env, "': expected 'cpu', 'sim' or 'cuda'");
 }
 }  // namespace
 
@@ -44,13 +49,21 @@ std::shared_ptr<Backend> make_backend(const spmd_runtime_options &o) {
   if (o.cpu_device_count < 0 || o.cpu_device_count > kMaxCpuDevices)
     invalid("options->cpu_device_count: ", o.cpu_device_count,
             " is not a device count from 1 to ", kMaxCpuDevices, " (or 0 for the default)");
+  if (o.worker_threads < 0)
+    invalid("options->worker_threads: ", o.worker_threads, " is negative");
   switch (platform_from(o)) {
     case SPMD_PLATFORM_CPU:
-      return std::make_shared<cpu::CpuBackend>(cpu_devices_from(o));
+      return std::make_shared<cpu::CpuBackend>(cpu_devices_from(o), o.worker_threads);
+    case SPMD_PLATFORM_SIM:
+      return std::make_shared<sim::SimBackend>(cpu_devices_from(o));
     case SPMD_PLATFORM_CUDA:
+#ifdef SPMD_HAVE_CUDA
+      return std::make_shared<cuda::CudaBackend>();
+#else
       fail(SPMD_ERR_UNSUPPORTED,
            "platform: the CUDA platform is not built into this libspmd "
            "(configure with -DSPMD_WITH_CUDA=ON where the CUDA Toolkit is installed)");
+#endif
     default:
       invalid("options->platform: ", raw_enum(o.platform), " is not a known platform");
   }

@@ -32,28 +32,25 @@ namespace {
 constexpr std::chrono::microseconds kYieldWait{50};
 }  // namespace
 
-Group::Group(Session &session, std::vector<int> devices)
-    : session_(session), devices_(std::move(devices)), here_(devices_.size(), 0),
-      exchanges_(devices_.size(), 0),
-      slots_{std::vector<CollSlot>(devices_.size()), std::vector<CollSlot>(devices_.size())},
-      signatures_{std::vector<std::string>(devices_.size()),
-                  std::vector<std::string>(devices_.size())},
-      staging_{std::vector<std::vector<unsigned char>>(devices_.size()),
-               std::vector<std::vector<unsigned char>>(devices_.size())},
-      staged_(devices_.size(), 0) {}
+Group::Group(Session &session, GroupIdentity identity)
+    : session_(session), identity_(std::move(identity)), here_(size(), 0), exchanges_(size(), 0),
+      slots_{std::vector<CollSlot>(size()), std::vector<CollSlot>(size())},
+      signatures_{std::vector<std::string>(size()), std::vector<std::string>(size())},
+      storage_{std::vector<std::vector<unsigned char>>(size()),
+               std::vector<std::vector<unsigned char>>(size())},
+      storage_uses_(size(), 0) {}
 
-void *Group::stage(size_t rank, const void *data, size_t bytes) {
-  auto &buf = staging_[staged_[rank]++ & 1][rank];
+void *Group::member_storage(size_t rank, size_t bytes) {
+  auto &buf = storage_[storage_uses_[rank]++ & 1][rank];
   if (buf.size() < bytes) buf.resize(bytes);
-  if (bytes) std::memcpy(buf.data(), data, bytes);
   return buf.data();
 }
 
 std::string Group::device_list(bool missing_only) const {
   std::string s;
-  for (size_t r = 0; r < devices_.size(); ++r) {
+  for (size_t r = 0; r < identity_.devices.size(); ++r) {
     if (missing_only && here_[r]) continue;
-    s += cat(s.empty() ? "" : ", ", devices_[r]);
+    s += cat(s.empty() ? "" : ", ", identity_.devices[r]);
   }
   return s;
 }
@@ -87,7 +84,7 @@ void Group::wake() {
 void Group::arrive(std::unique_lock<std::mutex> &lock, size_t rank, const std::string &what) {
   const uint64_t mine = generation_;
   here_[rank] = 1;
-  if (++arrived_ == devices_.size()) {
+  if (++arrived_ == identity_.devices.size()) {
     arrived_ = 0;
     std::fill(here_.begin(), here_.end(), 0);
     ++generation_;
@@ -116,17 +113,17 @@ void Group::arrive(std::unique_lock<std::mutex> &lock, size_t rank, const std::s
     if (generation_ != mine) return;
     if (broken_) throw Error(status_, message_);
     // A missing member that has left its callback will never come.
-    for (size_t r = 0; r < devices_.size(); ++r) {
+    for (size_t r = 0; r < identity_.devices.size(); ++r) {
       if (here_[r]) continue;
       spmd_status st;
       std::string msg;
-      if (!session_.departed(devices_[r], st, msg)) continue;
+      if (!session_.departed(identity_.devices[r], st, msg)) continue;
       if (st == SPMD_OK)
         break_locked(SPMD_ERR_TIMEOUT,
-                     cat(what, ": device ", devices_[r],
+                     cat(what, ": device ", identity_.devices[r],
                          " returned from its callback without reaching it (group: devices ",
                          device_list(false), ")"));
-      break_locked(st, cat(what, ": device ", devices_[r], " failed before reaching it: ", msg));
+      break_locked(st, cat(what, ": device ", identity_.devices[r], " failed before reaching it: ", msg));
     }
     if (cv_.wait_until(lock, deadline) == std::cv_status::timeout && generation_ == mine &&
         !broken_) {
@@ -169,7 +166,9 @@ Session::Member Session::member(size_t position, const std::vector<int> &axes) {
   if (it == sets_.end()) {
     const AxisGroups groups = AxisGroups::of(*mesh_, axes);
     GroupSet set;
-    for (const auto &devs : groups.members) set.groups.push_back(std::make_unique<Group>(*this, devs));
+    for (size_t g = 0; g < groups.members.size(); ++g)
+      set.groups.push_back(
+          std::make_unique<Group>(*this, GroupIdentity{groups.members[g], axes, g}));
     set.of_position.resize(mesh_->size());
     for (size_t p = 0; p < mesh_->size(); ++p)
       set.of_position[p] = {set.groups[groups.group_of[p]].get(), groups.rank_of[p]};

@@ -29,10 +29,11 @@ class Session;
 
 class Group {
  public:
-  Group(Session &session, std::vector<int> devices);
+  Group(Session &session, GroupIdentity identity);
 
-  size_t size() const { return devices_.size(); }
-  const std::vector<int> &devices() const { return devices_; }
+  size_t size() const { return identity_.devices.size(); }
+  const std::vector<int> &devices() const { return identity_.devices; }
+  const GroupIdentity &identity() const { return identity_; }
 
   // Publishes member `rank`'s slot and signature, then waits for all.
   // `what` names the collective for messages ("psum over 'x'").
@@ -52,11 +53,12 @@ class Group {
     return signatures_[parity(me)][r];
   }
 
-  // Copies member `rank`'s small input into storage of the group and returns
-  // it. Two buffers per member alternate between successive staged
-  // collectives: a member writes one only after every member has arrived at
-  // the collective that followed its last use, so no reader remains.
-  void *stage(size_t rank, const void *data, size_t bytes);
+  // Host memory of `bytes` owned by the group for member `rank` (see
+  // GroupSync::member_storage). Two areas per member alternate between
+  // successive uses: a member writes one only after every member has
+  // arrived at the collective that followed its last use, so no reader
+  // remains.
+  void *member_storage(size_t rank, size_t bytes);
 
   // Marks the group failed (every waiter throws this error) and wakes it.
   void break_with(spmd_status status, const std::string &message);
@@ -68,7 +70,7 @@ class Group {
   std::string device_list(bool missing_only) const;
 
   Session &session_;
-  std::vector<int> devices_;
+  GroupIdentity identity_;
   std::mutex mu_;
   std::condition_variable cv_;
   uint64_t generation_ = 0;
@@ -84,8 +86,8 @@ class Group {
   std::vector<uint64_t> exchanges_;               // per rank, count
   std::vector<CollSlot> slots_[2];                // [parity][rank]
   std::vector<std::string> signatures_[2];        // [parity][rank]
-  std::vector<std::vector<unsigned char>> staging_[2];  // [parity][rank]
-  std::vector<uint64_t> staged_;                         // per rank, count
+  std::vector<std::vector<unsigned char>> storage_[2];  // [parity][rank]
+  std::vector<uint64_t> storage_uses_;                   // per rank, count
   bool broken_ = false;
   spmd_status status_ = SPMD_OK;
   std::string message_;
@@ -96,10 +98,12 @@ class MemberSync final : public GroupSync {
  public:
   MemberSync(Group &group, size_t rank, const std::string &what)
       : group_(group), rank_(rank), what_(what) {}
+  const GroupIdentity &identity() const override { return group_.identity(); }
   size_t size() const override { return group_.size(); }
   size_t rank() const override { return rank_; }
   const CollSlot &slot(size_t member) const override { return group_.slot(rank_, member); }
   void barrier() override { group_.barrier(rank_, what_); }
+  void *member_storage(size_t bytes) override { return group_.member_storage(rank_, bytes); }
 
  private:
   Group &group_;

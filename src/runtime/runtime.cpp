@@ -1,25 +1,25 @@
 #include "runtime/runtime.hpp"
 
+#include <typeinfo>
+
 #include "base/error.hpp"
 #include "runtime/device_threads.hpp"
 #include "runtime/platforms.hpp"
 
 namespace spmd {
 
-Runtime::Runtime(std::shared_ptr<Backend> backend, int worker_threads)
-    : backend_(std::move(backend)), pool_(std::make_unique<WorkerPool>(worker_threads)) {}
+Runtime::Runtime(std::shared_ptr<Backend> backend) : backend_(std::move(backend)) {}
 
 std::shared_ptr<Runtime> Runtime::create(const spmd_runtime_options &o) {
-  if (o.worker_threads < 0)
-    invalid("options->worker_threads: ", o.worker_threads, " is negative");
-  return std::make_shared<Runtime>(make_backend(o), o.worker_threads);
+  return std::make_shared<Runtime>(make_backend(o));
 }
 
 Runtime &Runtime::of(const DeviceSet &devices) {
-  // Every DeviceSet a handle can reach is a Runtime; anything else is a bug.
-  auto *rt = dynamic_cast<const Runtime *>(&devices);
-  if (rt == nullptr) fail(SPMD_ERR_INTERNAL, "the mesh's devices do not belong to a runtime");
-  return const_cast<Runtime &>(*rt);
+  // Every DeviceSet a handle can reach is a Runtime (a final class, so the
+  // type check is one comparison); anything else is a bug.
+  if (typeid(devices) != typeid(Runtime))
+    fail(SPMD_ERR_INTERNAL, "the mesh's devices do not belong to a runtime");
+  return const_cast<Runtime &>(static_cast<const Runtime &>(devices));
 }
 
 DeviceInfo Runtime::device_info(int device) const {

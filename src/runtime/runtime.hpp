@@ -1,6 +1,5 @@
-// The runtime: one platform's devices (a backend), the worker pool that
-// runs the per-shard pieces of global operations, and the device threads
-// of shard_map. It is the DeviceSet that meshes name.
+// The runtime: one platform's devices (a backend) and the device threads of
+// shard_map. It is the DeviceSet that meshes name.
 #pragma once
 
 #include <memory>
@@ -8,7 +7,6 @@
 #include <string>
 
 #include "backend/backend.hpp"
-#include "base/worker_pool.hpp"
 #include "core/device_set.hpp"
 #include "core/sharding.hpp"
 #include "spmd/runtime.h"
@@ -29,7 +27,7 @@ struct DeviceInfo {
 
 class Runtime final : public DeviceSet {
  public:
-  Runtime(std::shared_ptr<Backend> backend, int worker_threads);
+  explicit Runtime(std::shared_ptr<Backend> backend);
 
   // Builds the runtime the options ask for (options already read).
   static std::shared_ptr<Runtime> create(const spmd_runtime_options &options);
@@ -47,13 +45,11 @@ class Runtime final : public DeviceSet {
 
   Backend &backend() const { return *backend_; }
   const std::shared_ptr<Backend> &backend_ptr() const { return backend_; }
-  WorkerPool &pool() const { return *pool_; }
   // One thread per device for shard_map callbacks, started on first use.
   DeviceThreads &device_threads() const;
 
  private:
   std::shared_ptr<Backend> backend_;
-  std::unique_ptr<WorkerPool> pool_;
   mutable std::once_flag device_threads_once_;
   mutable std::shared_ptr<DeviceThreads> device_threads_;
 };

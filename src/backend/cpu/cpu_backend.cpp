@@ -1,73 +1,205 @@
 #include "backend/cpu/cpu_backend.hpp"
 
+#include <algorithm>
 #include <cstring>
 
-#include "backend/cpu/box_copy.hpp"
+#include "backend/host/collective_phases.hpp"
+#include "backend/host/copy.hpp"
+#include "backend/host/kernels.hpp"
 #include "base/dtype.hpp"
 #include "base/error.hpp"
-#include "kernels/random.hpp"
 
 namespace spmd::cpu {
 
 namespace {
 // Freed device memory kept for reuse, across all virtual devices.
 constexpr size_t kCacheLimit = size_t{4} << 30;
+// Work of at most this many bytes runs on the calling thread: waking a
+// worker costs more than it saves.
+constexpr size_t kInlineBytes = 256 * 1024;
+// All-reduces of at most this many bytes are reduced whole by every member
+// (one phase), from inputs copied into the group's storage, so no member
+// reads another's buffers after the reduction and no final barrier is
+// needed. Every member folds the same inputs in the same order, so the
+// results stay bit-identical.
+constexpr size_t kSmallAllReduceBytes = 32 * 1024;
+constexpr uint32_t kInputsStaged = 1;
+// Copies are cut into slabs of at least this much so every worker gets a
+// share even when there are fewer copies than workers.
+constexpr int64_t kSlabBytes = int64_t{1} << 20;
+
+// Memory of this platform is host memory: places are host addresses.
+inline void *at(const Place &p) { return reinterpret_cast<void *>(p.ptr.bits); }
+
+size_t call_bytes(const CollectiveCall &c) {
+  return static_cast<size_t>(shape_elements(c.out_shape)) * dtype_size(c.dtype);
+}
+
+bool reduce_whole(const CollectiveCall &c) {
+  return c.kind == Transport::AllReduce && call_bytes(c) <= kSmallAllReduceBytes;
+}
+
+void split_into(const BoxCopy &c, std::vector<BoxCopy> &out, int64_t want_pieces) {
+  int64_t bytes = static_cast<int64_t>(c.elem_size);
+  for (int64_t e : c.extent) bytes *= e;
+  size_t dim = 0;
+  while (dim < c.extent.size() && c.extent[dim] == 1) ++dim;
+  int64_t pieces = std::min<int64_t>(want_pieces, bytes / kSlabBytes);
+  if (dim == c.extent.size() || pieces <= 1) {
+    out.push_back(c);
+    return;
+  }
+  pieces = std::min(pieces, c.extent[dim]);
+  const int64_t step = (c.extent[dim] + pieces - 1) / pieces;
+  for (int64_t s = 0; s < c.extent[dim]; s += step) {
+    BoxCopy piece = c;
+    piece.extent[dim] = std::min(step, c.extent[dim] - s);
+    piece.src.offset[dim] += s;
+    piece.dst.offset[dim] += s;
+    out.push_back(std::move(piece));
+  }
+}
+
+void copy_one(const BoxCopy &c) {
+  host::copy_box(at(c.src.place), c.src.shape, c.src.offset, at(c.dst.place), c.dst.shape,
+                 c.dst.offset, c.extent, c.elem_size);
+}
+
+std::vector<host::HostSlot> host_slots(const GroupView &g) {
+  std::vector<host::HostSlot> slots(g.size());
+  for (size_t r = 0; r < g.size(); ++r) {
+    const CollSlot &s = g.slot(r);
+    slots[r] = {at(s.in), &s.in_shape, at(s.out)};
+  }
+  return slots;
+}
+
 }  // namespace
 
-CpuBackend::CpuBackend(int devices) : devices_(devices), allocator_(devices, kCacheLimit) {}
+CpuBackend::CpuBackend(int devices, int worker_threads)
+    : devices_(devices), allocator_(devices, kCacheLimit), pool_(worker_threads) {}
 
 std::string CpuBackend::device_repr(int device) const {
   return cat("CpuDevice(id=", device, ")");
 }
 
-void *CpuBackend::allocate(int device, size_t bytes) {
-  return allocator_.allocate(device, bytes);
+DevicePtr CpuBackend::allocate(int device, size_t bytes, MemoryKind) {
+  return {reinterpret_cast<uintptr_t>(allocator_.allocate(device, bytes))};
 }
 
-void CpuBackend::deallocate(int device, void *ptr, size_t bytes) {
-  allocator_.deallocate(device, ptr, bytes);
+void CpuBackend::deallocate(int device, DevicePtr ptr, size_t bytes, MemoryKind,
+                            const EventList &after) {
+  after.wait();
+  allocator_.deallocate(device, reinterpret_cast<void *>(ptr.bits), bytes);
 }
 
-void CpuBackend::copy_box(const BoxCopy &copy) { copy_box_host(copy); }
-
-void CpuBackend::fill(int, void *ptr, size_t count, const void *pattern,
-                      size_t elem_size) {
-  auto *p = static_cast<unsigned char *>(ptr);
-  bool all_zero = true;
-  for (size_t i = 0; i < elem_size; ++i)
-    all_zero = all_zero && static_cast<const unsigned char *>(pattern)[i] == 0;
-  if (all_zero || elem_size == 1) {
-    std::memset(p, all_zero ? 0 : *static_cast<const unsigned char *>(pattern),
-                count * elem_size);
+void CpuBackend::parallel_for(size_t n, size_t bytes, const std::function<void(size_t)> &fn) {
+  if (bytes <= kInlineBytes) {
+    for (size_t i = 0; i < n; ++i) fn(i);
     return;
   }
-  for (size_t i = 0; i < count; ++i) std::memcpy(p + i * elem_size, pattern, elem_size);
+  pool_.parallel_for(n, fn);
 }
 
-void CpuBackend::fill_arange(int, void *ptr, spmd_dtype dtype, const Shape &global,
-                             const Box &box, double start, double step) {
-  const size_t nd = global.size();
-  const size_t es = dtype_size(dtype);
-  const int64_t n = box.elements();
-  if (n <= 0) return;
-  auto *out = static_cast<unsigned char *>(ptr);
-  Shape idx(box.start);
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t flat = 0;
-    for (size_t d = 0; d < nd; ++d) flat = flat * global[d] + idx[d];
-    store_from_double(dtype, start + static_cast<double>(flat) * step, out + i * es);
-    for (size_t d = nd; d-- > 0;) {
-      if (++idx[d] < box.stop[d]) break;
-      idx[d] = box.start[d];
+EventPtr CpuBackend::copy_boxes(std::span<const BoxCopy> copies, const EventList &after) {
+  after.wait();
+  if (copies.empty()) return nullptr;
+  // Aim for a few tasks per worker so uneven blocks still balance.
+  const int64_t target = static_cast<int64_t>(pool_.size()) * 4;
+  if (static_cast<int64_t>(copies.size()) >= target || pool_.size() == 1) {
+    pool_.parallel_for(copies.size(), [&](size_t i) { copy_one(copies[i]); });
+    return nullptr;
+  }
+  std::vector<BoxCopy> tasks;
+  const int64_t per_copy = (target + static_cast<int64_t>(copies.size()) - 1) /
+                           static_cast<int64_t>(copies.size());
+  for (const auto &c : copies) split_into(c, tasks, per_copy);
+  pool_.parallel_for(tasks.size(), [&](size_t i) { copy_one(tasks[i]); });
+  return nullptr;
+}
+
+EventPtr CpuBackend::launch(std::span<const Kernel> kernels, const EventList &after) {
+  after.wait();
+  size_t bytes = 0;
+  for (const auto &k : kernels) bytes += host::kernel_out_bytes(k) + host::kernel_in_bytes(k);
+  parallel_for(kernels.size(), bytes, [&](size_t i) {
+    const Kernel &k = kernels[i];
+    host::run_kernel(k, at(k.out), at(k.in0), at(k.in1));
+  });
+  return nullptr;
+}
+
+void CpuBackend::prepare_collective(CollectiveCall &call, CollSlot &slot, GroupSync &group) {
+  if (!reduce_whole(call)) return;
+  call.after.wait();
+  const size_t bytes = call_bytes(call);
+  void *stage = group.member_storage(bytes);
+  if (bytes) std::memcpy(stage, at(slot.in), bytes);
+  slot.in = Place::host(stage);
+  call.backend_flags |= kInputsStaged;
+}
+
+EventPtr CpuBackend::run_collective(const CollectiveCall &call, GroupSync &group) {
+  // The CPU platform's work is done before its calls return, so every
+  // input was ready when its member published it.
+  call.after.wait();
+  const bool whole = reduce_whole(call);
+  const int phases = host::phase_count(call, whole);
+  const std::vector<host::HostSlot> slots = host_slots(group);
+  const host::HostGroup view(slots, group.rank());
+  for (int k = 0; k < phases; ++k) {
+    host::run_phase(call, at(call.out), view, k, whole);
+    // After the last phase, so no peer still reads this member's buffers;
+    // staged inputs outlive the call, so then there is nothing to wait for.
+    if (k + 1 < phases || !(call.backend_flags & kInputsStaged)) group.barrier();
+  }
+  return nullptr;
+}
+
+bool CpuBackend::run_collective_groups(const std::vector<GroupCall> &groups, EventPtr &done) {
+  // Members of all groups, flattened. The vectors keep their capacity
+  // between calls on this thread, so a small collective allocates nothing.
+  // (Pool workers reach them through the references: a thread_local named
+  // inside the lambda would be the worker's own.)
+  struct Item {
+    size_t group, rank;
+    bool whole;
+    int phases;
+  };
+  thread_local std::vector<Item> items_of_thread;
+  thread_local std::vector<std::vector<host::HostSlot>> slots_of_thread;
+  auto &items = items_of_thread;
+  auto &slots = slots_of_thread;
+  items.clear();
+  if (slots.size() < groups.size()) slots.resize(groups.size());
+  int phases = 0;
+  size_t bytes = 0;
+  for (size_t gi = 0; gi < groups.size(); ++gi) {
+    const GroupCall &g = groups[gi];
+    slots[gi].resize(g.calls.size());
+    for (size_t r = 0; r < g.calls.size(); ++r) {
+      const CollectiveCall &c = g.calls[r];
+      c.after.wait();
+      const size_t out_bytes = call_bytes(c);
+      const bool whole =
+          c.kind == Transport::AllReduce && out_bytes <= kSmallAllReduceBytes;
+      const int member_phases = host::phase_count(c, whole);
+      items.push_back({gi, r, whole, member_phases});
+      phases = std::max(phases, member_phases);
+      slots[gi][r] = {at(g.slots[r].in), &g.slots[r].in_shape, at(g.slots[r].out)};
+      bytes += out_bytes + static_cast<size_t>(shape_elements(g.slots[r].in_shape)) *
+                               dtype_size(c.dtype);
     }
   }
-}
-
-// The generator is plain scalar code; the threefry hash of each element is
-// the whole cost.
-void CpuBackend::fill_random(int, void *ptr, const rng::Request &request, const Shape &global,
-                             const Box &box) {
-  rng::generate_box(request, global, box, ptr);
+  for (int k = 0; k < phases; ++k)
+    parallel_for(items.size(), bytes, [&](size_t i) {
+      const Item &it = items[i];
+      if (k >= it.phases) return;
+      const CollectiveCall &c = groups[it.group].calls[it.rank];
+      host::run_phase(c, at(c.out), host::HostGroup(slots[it.group], it.rank), k, it.whole);
+    });
+  done = nullptr;
+  return true;
 }
 
 }  // namespace spmd::cpu

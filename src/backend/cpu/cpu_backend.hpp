@@ -1,17 +1,19 @@
 // The CPU platform: N virtual devices in this process, each with its own
-// buffers in host memory (like --xla_force_host_platform_device_count).
+// buffers in host memory (like --xla_force_host_platform_device_count). Its
+// work runs before each call returns, spread over a worker pool sized to
+// the cores, so it never makes an event.
 #pragma once
-
-#include <memory>
 
 #include "backend/backend.hpp"
 #include "backend/cpu/host_allocator.hpp"
+#include "base/worker_pool.hpp"
 
 namespace spmd::cpu {
 
 class CpuBackend final : public Backend {
  public:
-  explicit CpuBackend(int devices);
+  // worker_threads: threads of the pool, the caller included; 0 = the cores.
+  CpuBackend(int devices, int worker_threads);
 
   spmd_platform platform() const override { return SPMD_PLATFORM_CPU; }
   const char *platform_name() const override { return "cpu"; }
@@ -20,24 +22,26 @@ class CpuBackend final : public Backend {
   std::string device_repr(int device) const override;
   const char *picture_label() const override { return "CPU"; }
 
-  void *allocate(int device, size_t bytes) override;
-  void deallocate(int device, void *ptr, size_t bytes) override;
-  void copy_box(const BoxCopy &copy) override;
-  void fill(int device, void *ptr, size_t count, const void *pattern,
-            size_t elem_size) override;
-  void fill_arange(int device, void *ptr, spmd_dtype dtype, const Shape &global,
-                   const Box &box, double start, double step) override;
-  void fill_random(int device, void *ptr, const rng::Request &request,
-                   const Shape &global, const Box &box) override;
-  void synchronize(int) override {}
-  void run_collective(const CollectiveCall &call, GroupSync &group) override;
-  bool run_collective_groups(const std::vector<GroupCall> &groups,
-                             const std::function<void(size_t, const std::function<void(size_t)> &)>
-                                 &parallel_for) override;
+  DevicePtr allocate(int device, size_t bytes, MemoryKind kind) override;
+  void deallocate(int device, DevicePtr ptr, size_t bytes, MemoryKind kind,
+                  const EventList &after) override;
+  MemoryKind callback_memory() const override { return MemoryKind::Device; }
+
+  EventPtr copy_boxes(std::span<const BoxCopy> copies, const EventList &after) override;
+  EventPtr launch(std::span<const Kernel> kernels, const EventList &after) override;
+
+  void prepare_collective(CollectiveCall &call, CollSlot &slot, GroupSync &group) override;
+  EventPtr run_collective(const CollectiveCall &call, GroupSync &group) override;
+  bool run_collective_groups(const std::vector<GroupCall> &groups, EventPtr &done) override;
 
  private:
+  // Runs fn(i) for i < n on the pool, or on the calling thread when the
+  // work is too small to be worth waking a worker.
+  void parallel_for(size_t n, size_t bytes, const std::function<void(size_t)> &fn);
+
   int devices_;
   HostAllocator allocator_;
+  WorkerPool pool_;
 };
 
 }  // namespace spmd::cpu

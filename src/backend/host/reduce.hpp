@@ -7,14 +7,14 @@
 
 #include <cstddef>
 
-#include "backend/collectives.hpp"
+#include "base/collective_kinds.hpp"
 #include "spmd/dtype.h"
 
-namespace spmd::cpu {
+namespace spmd::host {
 
 // out[i] = srcs[0][i] op srcs[1][i] op ... for i in [0, count). `out` may
 // alias none of the sources.
 void reduce_buffers(spmd_dtype dtype, ReduceOp op, void *out, const void *const *srcs, size_t n,
                     size_t count);
 
-}  // namespace spmd::cpu
+}  // namespace spmd::host

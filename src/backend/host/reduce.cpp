@@ -1,4 +1,4 @@
-#include "backend/cpu/reduce.hpp"
+#include "backend/host/reduce.hpp"
 
 #include <cstdint>
 #include <cstring>
@@ -7,7 +7,7 @@
 #include "base/dtype.hpp"
 #include "base/error.hpp"
 
-namespace spmd::cpu {
+namespace spmd::host {
 
 namespace {
 
@@ -123,4 +123,4 @@ void reduce_buffers(spmd_dtype dtype, ReduceOp op, void *out, const void *const 
   }
 }
 
-}  // namespace spmd::cpu
+}  // namespace spmd::host

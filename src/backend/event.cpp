@@ -1,0 +1,77 @@
+#include "backend/event.hpp"
+
+#include "base/error.hpp"
+
+namespace spmd {
+
+void Event::complete(spmd_status status, std::string message) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (done_) return;
+    done_ = true;
+    status_ = status;
+    message_ = std::move(message);
+  }
+  cv_.notify_all();
+}
+
+bool Event::done() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return done_;
+}
+
+spmd_status Event::wait_status(std::string *message) const {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [&] { return done_; });
+  if (message) *message = message_;
+  return status_;
+}
+
+void Event::wait() const {
+  std::string message;
+  const spmd_status status = wait_status(&message);
+  if (status != SPMD_OK) throw Error(status, message);
+}
+
+EventList::EventList(std::initializer_list<EventPtr> events) {
+  for (const auto &e : events) add(e);
+}
+
+void EventList::add(const EventPtr &event) {
+  if (!event) return;
+  if (event->done() && event->wait_status() == SPMD_OK) return;
+  for (const auto &e : events_)
+    if (e == event) return;
+  events_.push_back(event);
+}
+
+void EventList::add(const EventList &other) {
+  for (const auto &e : other.events_) add(e);
+}
+
+void EventList::wait() const {
+  for (const auto &e : events_) e->wait();
+}
+
+JoinedEvent::JoinedEvent(size_t count) : event_(std::make_shared<Event>()), left_(count) {
+  if (count == 0) event_->complete();
+}
+
+void JoinedEvent::part_done(spmd_status status, const std::string &message) {
+  bool last;
+  spmd_status st;
+  std::string msg;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (status != SPMD_OK && status_ == SPMD_OK) {
+      status_ = status;
+      message_ = message;
+    }
+    last = --left_ == 0;
+    st = status_;
+    msg = message_;
+  }
+  if (last) event_->complete(st, std::move(msg));
+}
+
+}  // namespace spmd

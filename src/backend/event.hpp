@@ -1,0 +1,83 @@
+// Completion of work a backend has queued, as a CUDA event or a PJRT
+// future: later work waits on it, and an error of the work it stands for
+// is kept in it and rethrown to whoever waits. A null EventPtr means "done":
+// a backend that finishes its work before returning (the CPU platform)
+// never makes one, so the synchronous path costs nothing.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "spmd/status.h"
+
+namespace spmd {
+
+class Event {
+ public:
+  Event() = default;
+  // Backends may derive their own (a CUDA event beside the host one).
+  virtual ~Event() = default;
+  Event(const Event &) = delete;
+  Event &operator=(const Event &) = delete;
+
+  // Marks the work done, with an error when status is not SPMD_OK. The
+  // first call wins; later ones are ignored.
+  void complete(spmd_status status = SPMD_OK, std::string message = {});
+
+  bool done() const;
+  // Blocks until done; throws the work's error (an Error with its status).
+  void wait() const;
+  // Blocks until done; returns the status without throwing.
+  spmd_status wait_status(std::string *message = nullptr) const;
+
+ private:
+  mutable std::mutex mu_;
+  mutable std::condition_variable cv_;
+  bool done_ = false;
+  spmd_status status_ = SPMD_OK;
+  std::string message_;
+};
+
+using EventPtr = std::shared_ptr<Event>;
+
+// The events one piece of work must wait for. Null and finished-without-
+// error events are not kept, so on a synchronous backend the list stays
+// empty and allocates nothing.
+class EventList {
+ public:
+  EventList() = default;
+  EventList(std::initializer_list<EventPtr> events);
+
+  void add(const EventPtr &event);
+  void add(const EventList &other);
+  bool empty() const { return events_.empty(); }
+  const std::vector<EventPtr> &events() const { return events_; }
+
+  // Waits for every event; throws the first error found.
+  void wait() const;
+
+ private:
+  std::vector<EventPtr> events_;
+};
+
+// An event that completes when `count` parts have (with the first error any
+// part reported), for work a backend splits over several queues.
+class JoinedEvent {
+ public:
+  explicit JoinedEvent(size_t count);
+  const EventPtr &event() const { return event_; }
+  void part_done(spmd_status status = SPMD_OK, const std::string &message = {});
+
+ private:
+  EventPtr event_;
+  std::mutex mu_;
+  size_t left_;
+  spmd_status status_ = SPMD_OK;
+  std::string message_;
+};
+
+}  // namespace spmd

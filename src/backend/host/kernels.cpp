@@ -1,0 +1,138 @@
+#include "backend/host/kernels.hpp"
+
+#include <cstdint>
+#include <cstring>
+
+#include "base/dtype.hpp"
+#include "base/error.hpp"
+
+namespace spmd::host {
+
+namespace {
+
+void fill(void *ptr, size_t count, const unsigned char *pattern, size_t elem_size) {
+  auto *p = static_cast<unsigned char *>(ptr);
+  bool all_zero = true;
+  for (size_t i = 0; i < elem_size; ++i) all_zero = all_zero && pattern[i] == 0;
+  if (all_zero || elem_size == 1) {
+    std::memset(p, all_zero ? 0 : pattern[0], count * elem_size);
+    return;
+  }
+  for (size_t i = 0; i < count; ++i) std::memcpy(p + i * elem_size, pattern, elem_size);
+}
+
+void arange(void *ptr, spmd_dtype dtype, const Shape &global, const Box &box, double start,
+            double step) {
+  const size_t nd = global.size();
+  const size_t es = dtype_size(dtype);
+  const int64_t n = box.elements();
+  if (n <= 0) return;
+  auto *out = static_cast<unsigned char *>(ptr);
+  Shape idx(box.start);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t flat = 0;
+    for (size_t d = 0; d < nd; ++d) flat = flat * global[d] + idx[d];
+    store_from_double(dtype, start + static_cast<double>(flat) * step, out + i * es);
+    for (size_t d = nd; d-- > 0;) {
+      if (++idx[d] < box.stop[d]) break;
+      idx[d] = box.start[d];
+    }
+  }
+}
+
+void convert(const void *src, spmd_dtype from, void *dst, spmd_dtype to, size_t count) {
+  const size_t fs = dtype_size(from), ts = dtype_size(to);
+  for (size_t i = 0; i < count; ++i)
+    store_from_double(to, load_as_double(from, static_cast<const char *>(src) + i * fs),
+                      static_cast<char *>(dst) + i * ts);
+}
+
+void divide(const void *in, void *out, spmd_dtype dtype, size_t count, double n) {
+  switch (dtype) {
+    case SPMD_F32: {
+      const auto *p = static_cast<const float *>(in);
+      auto *q = static_cast<float *>(out);
+      const float fn = static_cast<float>(n);
+      for (size_t i = 0; i < count; ++i) q[i] = p[i] / fn;
+      return;
+    }
+    case SPMD_F64: {
+      const auto *p = static_cast<const double *>(in);
+      auto *q = static_cast<double *>(out);
+      for (size_t i = 0; i < count; ++i) q[i] = p[i] / n;
+      return;
+    }
+    case SPMD_F16:
+    case SPMD_BF16: {
+      const auto *p = static_cast<const uint16_t *>(in);
+      auto *q = static_cast<uint16_t *>(out);
+      const bool bf = dtype == SPMD_BF16;
+      for (size_t i = 0; i < count; ++i) {
+        const float v =
+            (bf ? bf16_bits_to_f32(p[i]) : f16_bits_to_f32(p[i])) / static_cast<float>(n);
+        q[i] = bf ? f32_to_bf16_bits(v) : f32_to_f16_bits(v);
+      }
+      return;
+    }
+    default:
+      fail(SPMD_ERR_INTERNAL, "divide kernel: ", dtype_name(dtype), " is not a float type");
+  }
+}
+
+int64_t first_difference(const void *a, const void *b, size_t count, size_t es) {
+  const auto *x = static_cast<const unsigned char *>(a);
+  const auto *y = static_cast<const unsigned char *>(b);
+  if (count == 0 || std::memcmp(x, y, count * es) == 0) return -1;
+  size_t k = 0;
+  while (std::memcmp(x + k * es, y + k * es, es) == 0) ++k;
+  return static_cast<int64_t>(k);
+}
+
+}  // namespace
+
+size_t kernel_out_bytes(const Kernel &k) {
+  switch (k.kind) {
+    case KernelKind::Arange:
+    case KernelKind::Random:
+      return static_cast<size_t>(k.box.elements()) * dtype_size(k.dtype);
+    case KernelKind::FirstDifference:
+      return sizeof(int64_t);
+    default:
+      return k.count * dtype_size(k.dtype);
+  }
+}
+
+size_t kernel_in_bytes(const Kernel &k) {
+  switch (k.kind) {
+    case KernelKind::Convert:
+      return k.count * dtype_size(k.in_dtype);
+    case KernelKind::Divide:
+    case KernelKind::FirstDifference:
+      return k.count * dtype_size(k.dtype);
+    default:
+      return 0;
+  }
+}
+
+void run_kernel(const Kernel &k, void *out, const void *in0, const void *in1) {
+  switch (k.kind) {
+    case KernelKind::Fill:
+      return fill(out, k.count, k.pattern, k.pattern_bytes);
+    case KernelKind::Arange:
+      return arange(out, k.dtype, k.global, k.box, k.start, k.step);
+    case KernelKind::Random:
+      return rng::generate_box(k.random, k.global, k.box, out);
+    case KernelKind::Convert:
+      return convert(in0, k.in_dtype, out, k.dtype, k.count);
+    case KernelKind::Divide:
+      return divide(in0, out, k.dtype, k.count, k.scalar);
+    case KernelKind::FirstDifference: {
+      const int64_t at = first_difference(in0, in1, k.count, dtype_size(k.dtype));
+      std::memcpy(out, &at, sizeof at);
+      return;
+    }
+  }
+  fail(SPMD_ERR_INTERNAL, "unknown kernel kind ", static_cast<int>(k.kind));
+}
+
+}  // namespace spmd::host

@@ -1,0 +1,96 @@
+#include "backend/kernel.hpp"
+
+#include <cstring>
+
+#include "base/dtype.hpp"
+
+namespace spmd {
+
+const char *kernel_name(KernelKind kind) {
+  switch (kind) {
+    case KernelKind::Fill: return "fill";
+    case KernelKind::Arange: return "arange";
+    case KernelKind::Random: return "random";
+    case KernelKind::Convert: return "convert";
+    case KernelKind::Divide: return "divide";
+    case KernelKind::FirstDifference: return "first_difference";
+  }
+  return "unknown";
+}
+
+Kernel Kernel::fill(Place out, spmd_dtype dtype, size_t count, const void *element) {
+  Kernel k;
+  k.kind = KernelKind::Fill;
+  k.device = out.device;
+  k.dtype = dtype;
+  k.out = out;
+  k.count = count;
+  k.pattern_bytes = dtype_size(dtype);
+  std::memcpy(k.pattern, element, k.pattern_bytes);
+  return k;
+}
+
+Kernel Kernel::arange(Place out, spmd_dtype dtype, Shape global, Box box, double start,
+                      double step) {
+  Kernel k;
+  k.kind = KernelKind::Arange;
+  k.device = out.device;
+  k.dtype = dtype;
+  k.out = out;
+  k.global = std::move(global);
+  k.box = std::move(box);
+  k.start = start;
+  k.step = step;
+  return k;
+}
+
+Kernel Kernel::draw(Place out, const rng::Request &request, Shape global, Box box) {
+  Kernel k;
+  k.kind = KernelKind::Random;
+  k.device = out.device;
+  k.dtype = request.dtype;
+  k.out = out;
+  k.random = request;
+  k.global = std::move(global);
+  k.box = std::move(box);
+  return k;
+}
+
+Kernel Kernel::convert(Place out, spmd_dtype to, Place in, spmd_dtype from, size_t count) {
+  Kernel k;
+  k.kind = KernelKind::Convert;
+  k.device = out.device;
+  k.dtype = to;
+  k.in_dtype = from;
+  k.out = out;
+  k.in0 = in;
+  k.count = count;
+  return k;
+}
+
+Kernel Kernel::divide(Place out, Place in, spmd_dtype dtype, size_t count, double divisor) {
+  Kernel k;
+  k.kind = KernelKind::Divide;
+  k.device = out.device;
+  k.dtype = dtype;
+  k.out = out;
+  k.in0 = in;
+  k.count = count;
+  k.scalar = divisor;
+  return k;
+}
+
+Kernel Kernel::first_difference(Place out, Place a, Place b, spmd_dtype dtype, size_t count,
+                                int device) {
+  Kernel k;
+  k.kind = KernelKind::FirstDifference;
+  k.device = device;
+  k.dtype = dtype;
+  k.out = out;
+  k.in0 = a;
+  k.in1 = b;
+  k.count = count;
+  return k;
+}
+
+}  // namespace spmd

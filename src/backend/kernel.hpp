@@ -1,0 +1,67 @@
+// The one kernel entry point's descriptor: what to compute, on which
+// device, over which memory. Every per-element operation a backend runs
+// for the layers above (filling arrays, drawing random numbers, converting
+// dtypes, scaling, comparing) is a kind here, so a new op adds a kind and
+// its implementations, not a new virtual function on every backend.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "backend/memory.hpp"
+#include "base/shape.hpp"
+#include "kernels/random.hpp"
+#include "spmd/dtype.h"
+
+namespace spmd {
+
+enum class KernelKind {
+  // out[i] = pattern (one element of `dtype`, pattern_bytes long), count elements.
+  Fill,
+  // out = start + k * step converted to dtype, k the row-major index in
+  // `global` of each element of `box` (the shard's block, row-major).
+  Arange,
+  // out = the elements of `box` of a global array of shape `global` drawn
+  // as `random` says (kernels/random.hpp).
+  Random,
+  // out[i] = in0[i] converted from `in_dtype` to `dtype` (as jnp.astype), count elements.
+  Convert,
+  // out[i] = in0[i] / scalar in `dtype` (floating types), count elements;
+  // out and in0 may be the same memory.
+  Divide,
+  // out (one int64 in any memory) = the first i < count at which the
+  // elements of `dtype` at in0 and in1 differ bitwise, or -1.
+  FirstDifference,
+};
+
+// "fill", "arange", ...: the kind's name in messages and in SPMD_SIM_FAIL_KERNEL.
+const char *kernel_name(KernelKind kind);
+
+struct Kernel {
+  KernelKind kind = KernelKind::Fill;
+  int device = 0;          // the device that runs it
+  spmd_dtype dtype = SPMD_DTYPE_INVALID;     // of out (and of in0, in1 unless said otherwise)
+  spmd_dtype in_dtype = SPMD_DTYPE_INVALID;  // Convert: of in0
+  Place out;
+  Place in0, in1;          // may be memory of other devices of the same backend
+  size_t count = 0;        // elements
+  double scalar = 0;       // Divide: the divisor
+  double start = 0, step = 0;           // Arange
+  unsigned char pattern[8] = {0};       // Fill
+  size_t pattern_bytes = 0;
+  Shape global;            // Arange, Random
+  Box box;
+  rng::Request random;     // Random
+
+  // The descriptors, one maker per kind.
+  static Kernel fill(Place out, spmd_dtype dtype, size_t count, const void *element);
+  static Kernel arange(Place out, spmd_dtype dtype, Shape global, Box box, double start,
+                       double step);
+  static Kernel draw(Place out, const rng::Request &request, Shape global, Box box);
+  static Kernel convert(Place out, spmd_dtype to, Place in, spmd_dtype from, size_t count);
+  static Kernel divide(Place out, Place in, spmd_dtype dtype, size_t count, double divisor);
+  static Kernel first_difference(Place out, Place a, Place b, spmd_dtype dtype, size_t count,
+                                 int device);
+};
+
+}  // namespace spmd
