@@ -94,7 +94,7 @@ _Static_assert(SPMD_DTYPE_INVALID == 0 && SPMD_F32 == 1 && SPMD_F64 == 2 &&
                    SPMD_I64 == 6 && SPMD_U8 == 7 && SPMD_BOOL == 8,
                "spmd_dtype values moved");
 _Static_assert(SPMD_PLATFORM_DEFAULT == 0 && SPMD_PLATFORM_CPU == 1 &&
-                   SPMD_PLATFORM_CUDA == 2,
+                   SPMD_PLATFORM_CUDA == 2 && SPMD_PLATFORM_SIM == 3,
                "spmd_platform values moved");
 _Static_assert(SPMD_SHARDING_NAMED == 1 && SPMD_SHARDING_SINGLE_DEVICE == 2,
                "spmd_sharding_kind values moved");
