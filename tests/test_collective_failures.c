@@ -23,11 +23,15 @@ typedef struct {
   int mode;
   int odd_device;
   int ignore; /* return SPMD_OK whatever the collective said */
+  const char *axes;     /* of the psum; NULL = "x" */
+  const char *odd_axes; /* the odd device's, when it differs */
   spmd_status seen[8];   /* what the collective returned on each device */
   char message[8][512];
 } plan;
 
-enum { LATE, LEAVE_EARLY, FAIL_EARLY, OTHER_SHAPE, OTHER_DTYPE, OTHER_OP, OWN_CALL_WRONG };
+/* AXES_ONLY: every device makes the same call but for its axes. */
+enum { LATE, LEAVE_EARLY, FAIL_EARLY, OTHER_SHAPE, OTHER_DTYPE, OTHER_OP, OWN_CALL_WRONG,
+       AXES_ONLY };
 
 static spmd_status scenario(spmd_ctx *ctx, void *ud) {
   plan *p = ud;
@@ -56,7 +60,8 @@ static spmd_status scenario(spmd_ctx *ctx, void *ud) {
       return st;
     }
   } else {
-    st = spmd_ctx_psum(ctx, &x, "x", &y);
+    const char *axes = odd && p->odd_axes ? p->odd_axes : p->axes ? p->axes : "x";
+    st = spmd_ctx_psum(ctx, &x, axes, &y);
   }
   p->seen[dev] = st;
   snprintf(p->message[dev], sizeof p->message[dev], "%s", spmd_last_error());
@@ -73,19 +78,22 @@ static spmd_status run(spmd_mesh *mesh, plan *p, int64_t timeout_ms) {
 typedef struct {
   spmd_runtime *rt;
   spmd_mesh *mesh;
+  spmd_mesh *square; /* ('x', 'y') of 2x2 on the same devices */
 } fixture;
 
 static int setup(void **state) {
   fixture *f = calloc(1, sizeof *f);
   f->rt = test_runtime(4);
-  const int64_t s[1] = {4};
+  const int64_t s[1] = {4}, sq[2] = {2, 2};
   f->mesh = test_mesh(f->rt, 1, s);
+  f->square = test_mesh(f->rt, 2, sq);
   *state = f;
   return 0;
 }
 
 static int teardown(void **state) {
   fixture *f = *state;
+  spmd_mesh_destroy(f->square);
   spmd_mesh_destroy(f->mesh);
   spmd_runtime_destroy(f->rt);
   free(f);
@@ -223,6 +231,85 @@ static void ignored_collective_error_still_fails_the_shard_map(void **state) {
   still_healthy(f->mesh);
 }
 
+/* "Never" is a timeout of INT64_MAX ms (SPMD_TIMEOUT_FOREVER): a late peer
+ * is waited for, not reported at once because the deadline wrapped. */
+static void a_timeout_of_forever_waits_for_a_late_peer(void **state) {
+  fixture *f = *state;
+  plan p;
+  memset(&p, 0, sizeof p);
+  p.mode = LATE;
+  p.odd_device = 2;
+  assert_ok(run(f->mesh, &p, SPMD_TIMEOUT_FOREVER));
+  for (int d = 0; d < 4; ++d) assert_int_equal(p.seen[d], SPMD_OK);
+
+  memset(&p, 0, sizeof p);
+  p.mode = LATE;
+  p.odd_device = 0;
+  setenv("SPMD_COLLECTIVE_TIMEOUT_MS", "9223372036854775807", 1);
+  spmd_status st = run(f->mesh, &p, 0);
+  unsetenv("SPMD_COLLECTIVE_TIMEOUT_MS");
+  assert_int_equal(st, SPMD_OK);
+  for (int d = 0; d < 4; ++d) assert_int_equal(p.seen[d], SPMD_OK);
+}
+
+/* Devices calling a collective over the same axes in another order, or
+ * over other axes, wait for each other in different groups: that is
+ * reported at once, naming both calls, not after the 60 s timeout. */
+static void axes_in_another_order_fail_at_once_naming_both_calls(void **state) {
+  fixture *f = *state;
+  plan p;
+  memset(&p, 0, sizeof p);
+  p.mode = AXES_ONLY;
+  p.odd_device = -1;
+  p.axes = "x,y";
+  assert_ok(run(f->square, &p, 0));
+  memset(&p, 0, sizeof p);
+  p.mode = AXES_ONLY;
+  p.axes = "x,y";
+  p.odd_axes = "y,x";
+  p.odd_device = 0;
+  const double t0 = now_s();
+  spmd_status st = run(f->square, &p, 0);
+  assert_true(now_s() - t0 < 10.0);
+  assert_int_equal(st, SPMD_ERR_INVALID_ARGUMENT);
+  assert_non_null(strstr(spmd_last_error(), "wait for each other in different collectives"));
+  assert_non_null(strstr(spmd_last_error(), "psum over ('y', 'x')"));
+  assert_non_null(strstr(spmd_last_error(), "psum over ('x', 'y')"));
+  for (int d = 0; d < 4; ++d) assert_int_equal(p.seen[d], SPMD_ERR_INVALID_ARGUMENT);
+  still_healthy(f->mesh);
+}
+
+static void a_device_on_other_axes_fails_at_once(void **state) {
+  fixture *f = *state;
+  plan p;
+  memset(&p, 0, sizeof p);
+  p.mode = AXES_ONLY;
+  p.axes = "(x, y)";
+  p.odd_axes = "x";
+  p.odd_device = 3;
+  const double t0 = now_s();
+  assert_fails(run(f->square, &p, 0), SPMD_ERR_INVALID_ARGUMENT,
+               "wait for each other in different collectives");
+  assert_true(now_s() - t0 < 10.0);
+  assert_non_null(strstr(spmd_last_error(), "psum over 'x'"));
+  still_healthy(f->mesh);
+}
+
+/* Every device's collective fails (an axis the mesh lacks) and every
+ * callback ignores it: the shard_map still fails. */
+static void a_failed_collective_fails_the_shard_map_whatever_the_callback_returns(void **state) {
+  fixture *f = *state;
+  plan p;
+  memset(&p, 0, sizeof p);
+  p.mode = AXES_ONLY;
+  p.odd_device = -1;
+  p.axes = "z";
+  p.ignore = 1;
+  assert_fails(run(f->mesh, &p, 0), SPMD_ERR_INVALID_ARGUMENT, "mesh has no axis 'z'");
+  for (int d = 0; d < 4; ++d) assert_int_equal(p.seen[d], SPMD_ERR_INVALID_ARGUMENT);
+  still_healthy(f->mesh);
+}
+
 /* A failing group on one row of a 2x4 mesh while the other row succeeds;
  * the failure is reported and nothing hangs. */
 static spmd_status row_fails(spmd_ctx *ctx, void *ud) {
@@ -276,6 +363,10 @@ int main(void) {
       cmocka_unit_test(different_collectives_fail_every_participant),
       cmocka_unit_test(own_wrong_call_fails_peers_at_once),
       cmocka_unit_test(ignored_collective_error_still_fails_the_shard_map),
+      cmocka_unit_test(a_timeout_of_forever_waits_for_a_late_peer),
+      cmocka_unit_test(axes_in_another_order_fail_at_once_naming_both_calls),
+      cmocka_unit_test(a_device_on_other_axes_fails_at_once),
+      cmocka_unit_test(a_failed_collective_fails_the_shard_map_whatever_the_callback_returns),
       cmocka_unit_test(failure_in_one_group_leaves_other_groups_alone),
       cmocka_unit_test(repeated_failures_leave_nothing_behind),
   };

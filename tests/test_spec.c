@@ -120,8 +120,29 @@ static void an_axis_used_twice_is_rejected(void **state) {
   spmd_spec_destroy(s);
 }
 
+/* A spec has at most SPMD_MAX_NDIM dimensions, as arrays do; appending
+ * stays cheap (it once copied and re-checked the whole spec each time). */
+static void a_spec_has_at_most_max_ndim_dimensions(void **state) {
+  (void)state;
+  spmd_spec *s = NULL;
+  assert_ok(spmd_spec_create(&s));
+  const char *names[9] = {"a", "b", "c", "d", "e", "f", "g", "h", "i"};
+  for (int i = 0; i < SPMD_MAX_NDIM; ++i) assert_ok(spmd_spec_append(s, &names[i], 1));
+  assert_fails(spmd_spec_append(s, &names[8], 1), SPMD_ERR_INVALID_ARGUMENT,
+               "a spec has at most 8 dimensions");
+  assert_fails(spmd_spec_append(s, NULL, 0), SPMD_ERR_INVALID_ARGUMENT, "at most 8");
+  spmd_spec_destroy(s);
+  spmd_spec *t = NULL;
+  assert_fails(spmd_spec_parse("a, b, c, d, e, f, g, h, i", &t), SPMD_ERR_INVALID_ARGUMENT,
+               "9 dimensions, but a spec has at most 8");
+  assert_null(t);
+  assert_ok(spmd_spec_parse("a, b, c, d, e, f, g, h", &t));
+  spmd_spec_destroy(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(a_spec_has_at_most_max_ndim_dimensions),
       cmocka_unit_test(short_form_parses),
       cmocka_unit_test(python_forms_parse),
       cmocka_unit_test(structured_form_matches_text),

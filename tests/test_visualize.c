@@ -3,6 +3,8 @@
  * bad input. (The conformance suite checks many more against JAX.) */
 #include "spmd_test.h"
 
+#include <math.h>
+
 /* Captured from JAX without colour at width 80. */
 static const char *const kSingleDevice5 =
     "┌───────┐\n"
@@ -241,8 +243,60 @@ static void bad_input_is_rejected(void **state) {
   spmd_mesh_destroy(m);
 }
 
+/* Options and shapes at the edges: no undefined float-to-int conversion
+ * (the UBSan build checks), no unbounded picture. */
+static void extreme_options_are_bounded(void **state) {
+  (void)state;
+  int64_t ms[1] = {2};
+  spmd_mesh *m = test_mesh(suite_rt, 1, ms);
+  spmd_sharding *s = test_sharding(m, "None, x");
+  char *pic = NULL;
+  const int64_t shape[2] = {4, 4};
+  spmd_visualize_options o = SPMD_VISUALIZE_OPTIONS_INIT;
+  o.scale = INFINITY;
+  assert_fails(spmd_sharding_visualize(s, 2, shape, &o, &pic), SPMD_ERR_INVALID_ARGUMENT,
+               "options->scale: inf is larger than 100");
+  o.scale = 1e300;
+  assert_fails(spmd_sharding_visualize(s, 2, shape, &o, &pic), SPMD_ERR_INVALID_ARGUMENT,
+               "options->scale");
+  o.scale = NAN;
+  assert_fails(spmd_sharding_visualize(s, 2, shape, &o, &pic), SPMD_ERR_INVALID_ARGUMENT,
+               "options->scale");
+  o = (spmd_visualize_options)SPMD_VISUALIZE_OPTIONS_INIT;
+  o.min_width = o.max_width = 1 << 30;
+  assert_fails(spmd_sharding_visualize(s, 2, shape, &o, &pic), SPMD_ERR_INVALID_ARGUMENT,
+               "options->max_width: 1073741824 is wider than the 1000 characters");
+  o.max_width = 0;
+  assert_fails(spmd_sharding_visualize(s, 2, shape, &o, &pic), SPMD_ERR_INVALID_ARGUMENT,
+               "options->min_width");
+  assert_null(pic);
+  /* An aspect of 2^62: the widths stay within max_width. */
+  const int64_t wide[2] = {1, (int64_t)1 << 62};
+  o = (spmd_visualize_options)SPMD_VISUALIZE_OPTIONS_INIT;
+  o.ascii = 1;
+  assert_ok(spmd_sharding_visualize(s, 2, wide, &o, &pic));
+  for (const char *line = pic; *line;) {
+    const char *end = strchr(line, '\n');
+    assert_non_null(end);
+    assert_true(end - line <= 80);
+    line = end + 1;
+  }
+  spmd_string_free(pic);
+  const int64_t tall[2] = {(int64_t)1 << 62, 1};
+  assert_ok(spmd_sharding_visualize(s, 2, tall, NULL, &pic));
+  spmd_string_free(pic);
+  o = (spmd_visualize_options)SPMD_VISUALIZE_OPTIONS_INIT;
+  o.scale = 100;
+  o.max_width = 1000;
+  assert_ok(spmd_sharding_visualize(s, 2, wide, &o, &pic));
+  spmd_string_free(pic);
+  spmd_sharding_destroy(s);
+  spmd_mesh_destroy(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(extreme_options_are_bounded),
       cmocka_unit_test(single_device_array_is_one_box),
       cmocka_unit_test(rows_over_three_devices),
       cmocka_unit_test(grid_over_two_by_four),

@@ -32,12 +32,22 @@ typedef struct spmd_runtime_options {
   /* CPU and sim platforms: number of virtual devices. 0 = $SPMD_CPU_DEVICES
    * if set, else 8 (the same as --xla_force_host_platform_device_count=8). */
   int cpu_device_count;
-  /* Worker threads for per-shard kernels and copies. 0 = number of cores. */
+  /* Worker threads for per-shard kernels and copies, the calling thread
+   * included. 0 = number of cores; at most SPMD_MAX_WORKER_THREADS. */
   int worker_threads;
+  /* CPU platform: bytes of freed device memory kept per runtime for reuse
+   * (as XLA's and PyTorch's allocators keep it; first-touch page faults cost
+   * more than most copies). The cache is emptied and the allocation retried
+   * before SPMD_ERR_OUT_OF_MEMORY is reported. 0 = 4 GiB; negative = keep
+   * nothing. */
+  int64_t device_cache_bytes;
 } spmd_runtime_options;
 
+/* The most worker threads a runtime takes. */
+#define SPMD_MAX_WORKER_THREADS 1024
+
 #define SPMD_RUNTIME_OPTIONS_INIT \
-  { sizeof(spmd_runtime_options), SPMD_PLATFORM_DEFAULT, 0, 0 }
+  { sizeof(spmd_runtime_options), SPMD_PLATFORM_DEFAULT, 0, 0, 0 }
 
 /* Fills *options with the defaults (for bindings that cannot use the macro). */
 SPMD_API void spmd_runtime_options_init(spmd_runtime_options *options);

@@ -56,13 +56,17 @@ typedef struct spmd_shard_map_options {
   int check_rep;
   /* How long a collective waits for its peers before every waiting device
    * fails with SPMD_ERR_TIMEOUT. 0 = $SPMD_COLLECTIVE_TIMEOUT_MS if set,
-   * else 60000 ms. */
+   * else 60000 ms; SPMD_TIMEOUT_FOREVER (or any time too long for the
+   * clock) waits without end. */
   int64_t timeout_ms;
   /* Where spmd_ctx_print goes. NULL = stdout, one line per call, the text
    * alone as jax.debug.print writes it. */
   spmd_print_fn print_fn;
   void *print_user_data;
 } spmd_shard_map_options;
+
+/* A timeout that never ends (shard_map and collective options). */
+#define SPMD_TIMEOUT_FOREVER INT64_MAX
 
 #define SPMD_SHARD_MAP_OPTIONS_INIT \
   { sizeof(spmd_shard_map_options), 0, 0, NULL, NULL }

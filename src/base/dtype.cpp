@@ -20,6 +20,10 @@ void check_dtype(const char *what, const spmd_dtype &dtype) {
             " (expected one of SPMD_F32 ... SPMD_BOOL)");
 }
 
+spmd_dtype valid_dtype(const spmd_dtype &dtype) {
+  return static_cast<spmd_dtype>(raw_enum(dtype));
+}
+
 size_t dtype_size(spmd_dtype dtype) {
   if (!dtype_valid(dtype)) return 0;
   switch (dtype) {

@@ -15,6 +15,9 @@ bool dtype_valid(const spmd_dtype &dtype);
 // take a reference: an out-of-range value is only ever read as an integer.
 void check_dtype(const char *what, const spmd_dtype &dtype);
 
+// A dtype dtype_valid accepted, as a value (read as an integer first).
+spmd_dtype valid_dtype(const spmd_dtype &dtype);
+
 size_t dtype_size(spmd_dtype dtype);
 const char *dtype_name(spmd_dtype dtype);
 

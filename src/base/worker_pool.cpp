@@ -1,6 +1,9 @@
 #include "base/worker_pool.hpp"
 
 #include <algorithm>
+#include <system_error>
+
+#include "base/error.hpp"
 
 namespace spmd {
 
@@ -12,16 +15,30 @@ thread_local bool t_inside_pool = false;
 
 WorkerPool::WorkerPool(int threads) {
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  for (int i = 1; i < threads; ++i) threads_.emplace_back([this] { worker_loop(); });
+  threads_.reserve(static_cast<size_t>(threads));
+  for (int i = 1; i < threads; ++i) {
+    try {
+      threads_.emplace_back([this] { worker_loop(); });
+    } catch (const std::system_error &e) {
+      // The threads already started must not outlive a pool that was never
+      // made (a joinable std::thread would end the process).
+      stop_and_join();
+      fail(SPMD_ERR_OUT_OF_MEMORY, "worker_threads: the system refused to start worker thread ",
+           i + 1, " of ", threads, " (", e.what(), ")");
+    }
+  }
 }
 
-WorkerPool::~WorkerPool() {
+WorkerPool::~WorkerPool() { stop_and_join(); }
+
+void WorkerPool::stop_and_join() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
   }
   work_cv_.notify_all();
-  for (auto &t : threads_) t.join();
+  for (auto &t : threads_)
+    if (t.joinable()) t.join();
 }
 
 // Takes items until none is left; records the first exception.

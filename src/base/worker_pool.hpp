@@ -16,6 +16,8 @@ namespace spmd {
 class WorkerPool {
  public:
   // threads: total workers including the caller; 0 = hardware concurrency.
+  // Throws OUT_OF_MEMORY naming the thread the system refused to start,
+  // with every thread it did start stopped again.
   explicit WorkerPool(int threads);
   ~WorkerPool();
   WorkerPool(const WorkerPool &) = delete;
@@ -31,6 +33,7 @@ class WorkerPool {
  private:
   void worker_loop();
   void run_items();
+  void stop_and_join();
 
   std::mutex call_mu_;  // one parallel_for at a time
   std::mutex mu_;

@@ -10,7 +10,7 @@ namespace {
 // The checks every array constructor shares, then `make(sharding, shape)`
 // builds the array; errors carry the public function's name.
 template <typename Make>
-spmd_status construct(const char *function, const spmd_sharding *sharding, spmd_dtype dtype,
+spmd_status construct(const char *function, const spmd_sharding *sharding, const spmd_dtype &dtype,
                       size_t ndim, const int64_t *shape, spmd_array **out, Make &&make) {
   return guard(function, [&] {
     const auto &s = use(sharding, "sharding");
@@ -59,11 +59,13 @@ spmd_status spmd_array_arange(const spmd_sharding *sharding, spmd_dtype dtype, s
 void spmd_array_destroy(spmd_array *array) { destroy_handle(array); }
 
 spmd_status spmd_array_dtype(const spmd_array *array, spmd_dtype *out) {
-  return guard(__func__, [&] { *out_arg(out) = use(array, "array").impl->dtype(); });
+  return guard(__func__, [&] { produce(out, [&] { return use(array, "array").impl->dtype(); }); });
 }
 
 spmd_status spmd_array_ndim(const spmd_array *array, size_t *out) {
-  return guard(__func__, [&] { *out_arg(out) = use(array, "array").impl->shape().size(); });
+  return guard(__func__, [&] {
+    produce(out, [&] { return use(array, "array").impl->shape().size(); });
+  });
 }
 
 spmd_status spmd_array_shape(const spmd_array *array, int64_t *shape) {
@@ -75,17 +77,17 @@ spmd_status spmd_array_shape(const spmd_array *array, int64_t *shape) {
 }
 
 spmd_status spmd_array_size(const spmd_array *array, int64_t *out) {
-  return guard(__func__, [&] { *out_arg(out) = use(array, "array").impl->size(); });
+  return guard(__func__, [&] { produce(out, [&] { return use(array, "array").impl->size(); }); });
 }
 
 spmd_status spmd_array_nbytes(const spmd_array *array, size_t *out) {
-  return guard(__func__, [&] { *out_arg(out) = use(array, "array").impl->nbytes(); });
+  return guard(__func__, [&] { produce(out, [&] { return use(array, "array").impl->nbytes(); }); });
 }
 
 spmd_status spmd_array_sharding(const spmd_array *array, spmd_sharding **out) {
   return guard(__func__, [&] {
     const auto &a = *use(array, "array").impl;
-    *out_arg(out) = new_handle<spmd_sharding>(a.sharding());
+    produce(out, [&] { return new_handle<spmd_sharding>(a.sharding()); });
   });
 }
 
@@ -109,7 +111,9 @@ spmd_status spmd_array_to_host(const spmd_array *array, void *data, size_t nbyte
 }
 
 spmd_status spmd_array_shard_count(const spmd_array *array, size_t *out) {
-  return guard(__func__, [&] { *out_arg(out) = use(array, "array").impl->shard_count(); });
+  return guard(__func__, [&] {
+    produce(out, [&] { return use(array, "array").impl->shard_count(); });
+  });
 }
 
 spmd_status spmd_array_shard_info(const spmd_array *array, size_t index, spmd_shard_info *out) {

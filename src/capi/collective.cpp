@@ -76,17 +76,19 @@ spmd_status spmd_collective_output_sharding(const spmd_collective *collective,
                                             spmd_sharding **out) {
   return guard(__func__, [&] {
     const auto &c = *use(collective, "collective").impl;
-    *out_arg(out) = new_handle<spmd_sharding>(c.output_sharding());
+    produce(out, [&] { return new_handle<spmd_sharding>(c.output_sharding()); });
   });
 }
 
 spmd_status spmd_collective_output_dtype(const spmd_collective *collective, spmd_dtype *out) {
-  return guard(__func__, [&] { *out_arg(out) = use(collective, "collective").impl->output_dtype(); });
+  return guard(__func__, [&] {
+    produce(out, [&] { return use(collective, "collective").impl->output_dtype(); });
+  });
 }
 
 spmd_status spmd_collective_output_ndim(const spmd_collective *collective, size_t *out) {
   return guard(__func__, [&] {
-    *out_arg(out) = use(collective, "collective").impl->output_shape().size();
+    produce(out, [&] { return use(collective, "collective").impl->output_shape().size(); });
   });
 }
 

@@ -42,8 +42,34 @@ T *out_arg(T *out, const char *arg = "out") {
   return out;
 }
 
+// The one way a result leaves an entry point: the output pointer is checked
+// before the result is made, so a call rejected for a NULL output makes (and
+// leaks) nothing.
+template <typename T, typename Make>
+void produce(T *out, Make &&make, const char *arg = "out") {
+  out_arg(out, arg);
+  *out = make();
+}
+
 // A malloc'd copy the caller frees with spmd_string_free.
 char *to_c_string(const std::string &s);
+
+// No public struct will ever grow past this: a struct_size above it is an
+// uninitialised field, not a newer caller, and is never used to read or
+// write the caller's memory.
+inline constexpr size_t kMaxStructSize = 1024;
+
+// Checks the struct_size a caller set in a struct it passes.
+inline size_t checked_struct_size(size_t size, const char *arg) {
+  if (size < sizeof(size_t))
+    invalid(arg, "->struct_size: ", size, " is too small; initialise the struct with its _INIT "
+            "macro or _init() function");
+  if (size > kMaxStructSize)
+    invalid(arg, "->struct_size: ", size, " looks uninitialised (no libspmd struct is larger "
+            "than ", kMaxStructSize, " bytes); initialise the struct with its _INIT macro or "
+            "_init() function");
+  return size;
+}
 
 // Reads a caller's versioned options struct: missing trailing fields of an
 // older (smaller) struct keep their defaults, a newer (larger) struct is
@@ -52,10 +78,7 @@ template <typename T>
 T read_options(const T *given, const T &defaults, const char *arg) {
   T out = defaults;
   if (given == nullptr) return out;
-  const size_t size = given->struct_size;
-  if (size < sizeof(size_t))
-    invalid(arg, "->struct_size: ", size, " is too small; initialise the struct with its _INIT "
-            "macro or _init() function");
+  const size_t size = checked_struct_size(given->struct_size, arg);
   if (size > sizeof(T)) {
     const auto *tail = reinterpret_cast<const unsigned char *>(given) + sizeof(T);
     for (size_t i = 0; i < size - sizeof(T); ++i)

@@ -1,5 +1,6 @@
 #include "capi/handles.hpp"
 
+#include <atomic>
 #include <mutex>
 #include <shared_mutex>
 #include <unordered_map>
@@ -7,33 +8,58 @@
 namespace spmd::capi {
 
 namespace {
-std::shared_mutex &registry_mutex() {
-  static std::shared_mutex mu;
-  return mu;
+
+// Ids look like addresses no process maps (the tag makes them
+// non-canonical), 16 apart, and count up: an id is never handed out twice.
+constexpr uintptr_t kIdTag = uintptr_t{0x5bd1} << 48;
+
+struct Entry {
+  HandleKind kind;
+  void *object;
+  void (*destroy)(void *);
+};
+
+struct Registry {
+  std::shared_mutex mu;
+  std::unordered_map<uintptr_t, Entry> live;
+  std::atomic<uintptr_t> next{1};
+};
+
+Registry &registry() {
+  static auto *r = new Registry();  // never freed: usable during exit
+  return *r;
 }
-std::unordered_map<const void *, HandleKind> &registry() {
-  static auto *live = new std::unordered_map<const void *, HandleKind>();  // never freed: usable during exit
-  return *live;
-}
+
 }  // namespace
 
-void register_handle(const void *handle, HandleKind kind) {
-  std::unique_lock lock(registry_mutex());
-  registry()[handle] = kind;
+uintptr_t register_object(void *object, HandleKind kind, void (*destroy)(void *)) {
+  Registry &r = registry();
+  const uintptr_t id = kIdTag | (r.next.fetch_add(1, std::memory_order_relaxed) << 4);
+  std::unique_lock lock(r.mu);
+  r.live.emplace(id, Entry{kind, object, destroy});  // may throw; nothing registered then
+  return id;
 }
 
-bool unregister_handle(const void *handle, HandleKind kind) {
-  std::unique_lock lock(registry_mutex());
-  auto it = registry().find(handle);
-  if (it == registry().end() || it->second != kind) return false;
-  registry().erase(it);
+void *lookup(uintptr_t id, HandleKind kind) {
+  Registry &r = registry();
+  std::shared_lock lock(r.mu);
+  auto it = r.live.find(id);
+  return it != r.live.end() && it->second.kind == kind ? it->second.object : nullptr;
+}
+
+bool release(uintptr_t id, HandleKind kind) {
+  Registry &r = registry();
+  Entry e;
+  {
+    std::unique_lock lock(r.mu);
+    auto it = r.live.find(id);
+    if (it == r.live.end() || it->second.kind != kind) return false;
+    e = it->second;
+    r.live.erase(it);
+  }
+  // Outside the lock: destroying an object may release others.
+  if (e.destroy) e.destroy(e.object);
   return true;
-}
-
-bool is_live(const void *handle, HandleKind kind) {
-  std::shared_lock lock(registry_mutex());
-  auto it = registry().find(handle);
-  return it != registry().end() && it->second == kind;
 }
 
 }  // namespace spmd::capi

@@ -1,16 +1,22 @@
-// The C handles: thin structs around shared C++ objects, and a registry of
-// live handles so a NULL, destroyed or wrong-kind handle is reported as
-// SPMD_ERR_INVALID_ARGUMENT instead of being dereferenced.
+// The C handles: thin structs around shared C++ objects, reached only
+// through a registry. A handle the caller holds is not the struct's address
+// but an id the registry hands out once and never again, so a NULL,
+// destroyed or wrong-kind handle, or one destroyed and then seemingly
+// reborn at the same address, is reported as SPMD_ERR_INVALID_ARGUMENT
+// instead of being dereferenced. Not detected: a handle destroyed by one
+// thread while another still uses it (the API says which calls may run at
+// once).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 
-#include "runtime/array.hpp"
 #include "base/error.hpp"
 #include "core/mesh.hpp"
 #include "core/partition_spec.hpp"
-#include "runtime/runtime.hpp"
 #include "core/sharding.hpp"
+#include "runtime/array.hpp"
+#include "runtime/runtime.hpp"
 #include "spmd/sharding.h"
 
 struct spmd_runtime {
@@ -55,32 +61,42 @@ template <> struct KindOf<spmd_array> {
   static constexpr const char *name = "spmd_array";
 };
 
-void register_handle(const void *handle, HandleKind kind);
-// Returns false (and does nothing) if the handle is not live.
-bool unregister_handle(const void *handle, HandleKind kind);
-bool is_live(const void *handle, HandleKind kind);
+// Registers `object` under a new id; `destroy` (may be null for objects
+// the registry does not own) runs when the id is released.
+uintptr_t register_object(void *object, HandleKind kind, void (*destroy)(void *));
+// The object of a live id of `kind`, or null.
+void *lookup(uintptr_t id, HandleKind kind);
+// Forgets a live id of `kind` and destroys its object; false (doing
+// nothing) if the id is not live.
+bool release(uintptr_t id, HandleKind kind);
+
+inline uintptr_t id_of(const void *handle) { return reinterpret_cast<uintptr_t>(handle); }
 
 // Wraps a new C++ object in a registered handle the caller will own.
 template <typename H, typename... Args>
 H *new_handle(Args &&...args) {
   std::unique_ptr<H> h(new H{std::forward<Args>(args)...});
-  register_handle(h.get(), KindOf<H>::kind);  // may throw; the handle is then freed
-  return h.release();
+  const uintptr_t id = register_object(h.get(), KindOf<H>::kind,
+                                       [](void *p) { delete static_cast<H *>(p); });
+  h.release();  // the registry owns it now
+  return reinterpret_cast<H *>(id);
 }
 
 // _destroy: NULL and already-destroyed handles are ignored.
 template <typename H>
 void destroy_handle(H *h) {
-  if (h != nullptr && unregister_handle(h, KindOf<H>::kind)) delete h;
+  if (h != nullptr) release(id_of(h), KindOf<H>::kind);
 }
 
-// Checks an input handle and returns it; throws INVALID_ARGUMENT naming `arg`.
+// Checks an input handle and returns its struct; throws INVALID_ARGUMENT
+// naming `arg`.
 template <typename H>
 H &use(H *h, const char *arg) {
   if (h == nullptr) invalid(arg, ": NULL ", KindOf<H>::name, " handle");
-  if (!is_live(h, KindOf<H>::kind))
+  void *object = lookup(id_of(h), KindOf<H>::kind);
+  if (object == nullptr)
     invalid(arg, ": not a live ", KindOf<H>::name, " (destroyed, or another kind of handle)");
-  return *h;
+  return *static_cast<H *>(object);
 }
 template <typename H>
 const H &use(const H *h, const char *arg) {

@@ -47,11 +47,11 @@ spmd_status spmd_mesh_create(spmd_runtime *runtime, size_t ndim, const int64_t *
 void spmd_mesh_destroy(spmd_mesh *mesh) { destroy_handle(mesh); }
 
 spmd_status spmd_mesh_ndim(const spmd_mesh *mesh, size_t *out) {
-  return guard(__func__, [&] { *out_arg(out) = use(mesh, "mesh").impl->ndim(); });
+  return guard(__func__, [&] { produce(out, [&] { return use(mesh, "mesh").impl->ndim(); }); });
 }
 
 spmd_status spmd_mesh_size(const spmd_mesh *mesh, size_t *out) {
-  return guard(__func__, [&] { *out_arg(out) = use(mesh, "mesh").impl->size(); });
+  return guard(__func__, [&] { produce(out, [&] { return use(mesh, "mesh").impl->size(); }); });
 }
 
 spmd_status spmd_mesh_axis_name(const spmd_mesh *mesh, size_t axis, const char **out) {
@@ -115,14 +115,14 @@ spmd_status spmd_mesh_equal(const spmd_mesh *a, const spmd_mesh *b, int *out) {
   return guard(__func__, [&] {
     const Mesh &ma = *use(a, "a").impl;
     const Mesh &mb = *use(b, "b").impl;
-    *out_arg(out) = ma == mb;
+    produce(out, [&] { return ma == mb; });
   });
 }
 
 spmd_status spmd_mesh_to_string(const spmd_mesh *mesh, char **out) {
   return guard(__func__, [&] {
     const Mesh &m = *use(mesh, "mesh").impl;
-    *out_arg(out) = to_c_string(m.to_string());
+    produce(out, [&] { return to_c_string(m.to_string()); });
   });
 }
 

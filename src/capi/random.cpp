@@ -19,14 +19,17 @@ void write_key(rng::Key k, spmd_key *out) {
   out->words[1] = k.w1;
 }
 
-// The generators: argument checks, then one block per device.
+// The generators: argument checks, then one block per device. The dtype
+// is read as an integer until it is known to be valid.
 spmd_status draw(const char *function, const spmd_sharding *sharding, const spmd_key *key,
-                 rng::Request request, size_t ndim, const int64_t *shape, spmd_array **out) {
+                 const spmd_dtype &dtype, rng::Request request, size_t ndim,
+                 const int64_t *shape, spmd_array **out) {
   return guard(function, [&] {
     const auto &s = use(sharding, "sharding");
     request.key = key_arg(key);
     out_arg(out);
-    check_dtype("dtype", request.dtype);
+    check_dtype("dtype", dtype);
+    request.dtype = valid_dtype(dtype);
     Shape global = checked_shape("shape", ndim, shape);
     *out = new_handle<spmd_array>(random_array(s.impl, request, std::move(global)));
   });
@@ -58,8 +61,7 @@ spmd_status spmd_random_bits(const spmd_sharding *sharding, const spmd_key *key,
                              spmd_array **out) {
   rng::Request r;
   r.distribution = rng::Distribution::Bits;
-  r.dtype = dtype;
-  return draw(__func__, sharding, key, r, ndim, shape, out);
+  return draw(__func__, sharding, key, dtype, r, ndim, shape, out);
 }
 
 spmd_status spmd_random_uniform(const spmd_sharding *sharding, const spmd_key *key,
@@ -67,10 +69,9 @@ spmd_status spmd_random_uniform(const spmd_sharding *sharding, const spmd_key *k
                                 double minval, double maxval, spmd_array **out) {
   rng::Request r;
   r.distribution = rng::Distribution::Uniform;
-  r.dtype = dtype;
   r.minval = minval;
   r.maxval = maxval;
-  return draw(__func__, sharding, key, r, ndim, shape, out);
+  return draw(__func__, sharding, key, dtype, r, ndim, shape, out);
 }
 
 spmd_status spmd_random_normal(const spmd_sharding *sharding, const spmd_key *key,
@@ -78,8 +79,7 @@ spmd_status spmd_random_normal(const spmd_sharding *sharding, const spmd_key *ke
                                spmd_array **out) {
   rng::Request r;
   r.distribution = rng::Distribution::Normal;
-  r.dtype = dtype;
-  return draw(__func__, sharding, key, r, ndim, shape, out);
+  return draw(__func__, sharding, key, dtype, r, ndim, shape, out);
 }
 
 spmd_status spmd_random_truncated_normal(const spmd_sharding *sharding, const spmd_key *key,
@@ -87,10 +87,9 @@ spmd_status spmd_random_truncated_normal(const spmd_sharding *sharding, const sp
                                          double lower, double upper, spmd_array **out) {
   rng::Request r;
   r.distribution = rng::Distribution::TruncatedNormal;
-  r.dtype = dtype;
   r.minval = lower;
   r.maxval = upper;
-  return draw(__func__, sharding, key, r, ndim, shape, out);
+  return draw(__func__, sharding, key, dtype, r, ndim, shape, out);
 }
 
 }  // extern "C"

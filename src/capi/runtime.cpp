@@ -24,14 +24,14 @@ void spmd_runtime_destroy(spmd_runtime *runtime) { destroy_handle(runtime); }
 spmd_status spmd_runtime_device_count(const spmd_runtime *runtime, int *out) {
   return guard(__func__, [&] {
     const auto &rt = use(runtime, "runtime");
-    *out_arg(out) = rt.impl->device_count();
+    produce(out, [&] { return rt.impl->device_count(); });
   });
 }
 
 spmd_status spmd_runtime_platform(const spmd_runtime *runtime, spmd_platform *out) {
   return guard(__func__, [&] {
     const auto &rt = use(runtime, "runtime");
-    *out_arg(out) = rt.impl->platform();
+    produce(out, [&] { return rt.impl->platform(); });
   });
 }
 
@@ -40,6 +40,7 @@ spmd_status spmd_runtime_device_info(const spmd_runtime *runtime, int device_id,
   return guard(__func__, [&] {
     const auto &rt = use(runtime, "runtime");
     out_arg(out);
+    checked_struct_size(out->struct_size, "out");
     if (out->struct_size < sizeof(size_t) + sizeof(int))
       invalid("out->struct_size: ", out->struct_size,
               " is too small; initialise with SPMD_DEVICE_INFO_INIT");

@@ -4,7 +4,9 @@
 
 #include "capi/guard.hpp"
 #include "capi/handles.hpp"
+#include "base/checked.hpp"
 #include "base/dtype.hpp"
+#include "base/raw_enum.hpp"
 #include "core/axis_groups.hpp"
 #include "exec/shard_map.hpp"
 #include "spmd/shard_map.h"
@@ -30,22 +32,36 @@ using namespace spmd::capi;
 
 namespace {
 
-// The context's own view; checked without dereferencing a stale pointer.
-ShardContext &ctx_impl(const spmd_ctx *ctx) {
+// The struct behind a context handle, found through the registry (a
+// context of a finished run is no longer there).
+const spmd_ctx &ctx_struct(const spmd_ctx *ctx) {
   if (ctx == nullptr) invalid("ctx: NULL context");
-  if (!is_live(ctx, HandleKind::Context))
+  const auto *c = static_cast<const spmd_ctx *>(lookup(id_of(ctx), HandleKind::Context));
+  if (c == nullptr)
     invalid("ctx: not a live shard_map context (a context is valid only inside the callback "
             "that received it)");
-  if (ctx->thread != std::this_thread::get_id())
+  if (c->thread != std::this_thread::get_id())
     invalid("ctx: used outside its callback (a context is valid only inside the callback that "
             "received it, on that callback's thread)");
-  return *ctx->impl;
+  return *c;
+}
+
+ShardContext &ctx_impl(const spmd_ctx *ctx) { return *ctx_struct(ctx).impl; }
+
+// A status that came back from a callback, read as the integer it is: any
+// value but a spmd_status becomes SPMD_ERR_CALLBACK, with the value said.
+spmd_status callback_status(const spmd_status &returned, std::string *why) {
+  const int code = raw_enum(returned);
+  if (code >= SPMD_OK && code <= SPMD_ERR_INTERNAL) return static_cast<spmd_status>(code);
+  if (why) *why = cat("the callback returned ", code, ", which is not a spmd_status");
+  return SPMD_ERR_CALLBACK;
 }
 
 // A caller's block: callback memory of the context's device (the backend
 // defines what the pointer is: a host pointer on the CPU platform).
 LocalBlock block_arg(const ShardContext &c, const spmd_block *b, const char *arg) {
   if (b == nullptr) invalid(arg, ": NULL block");
+  checked_struct_size(b->struct_size, arg);
   if (b->struct_size < sizeof(spmd_block))
     invalid(arg, "->struct_size: ", b->struct_size,
             " is smaller than spmd_block; initialise it with SPMD_BLOCK_INIT");
@@ -54,6 +70,7 @@ LocalBlock block_arg(const ShardContext &c, const spmd_block *b, const char *arg
   out.place = {c.run->backend().callback_memory(), c.device, from_callback_pointer(b->data)};
   out.dtype = b->dtype;
   out.shape = checked_shape(cat(arg, "->shape").c_str(), b->ndim, b->shape);
+  byte_size(cat(arg, "->shape").c_str(), out.shape, out.dtype);
   const int64_t n = shape_elements(out.shape);
   if (n > 0 && b->data == nullptr) invalid(arg, "->data: NULL for ", n, " elements");
   return out;
@@ -61,6 +78,7 @@ LocalBlock block_arg(const ShardContext &c, const spmd_block *b, const char *arg
 
 spmd_block *block_out(spmd_block *out, const char *arg = "out") {
   out_arg(out, arg);
+  checked_struct_size(out->struct_size, arg);
   if (out->struct_size < sizeof(spmd_block))
     invalid(arg, "->struct_size: ", out->struct_size,
             " is smaller than spmd_block; initialise it with SPMD_BLOCK_INIT");
@@ -75,13 +93,23 @@ void write_block(const LocalBlock &b, spmd_block *out) {
 }
 
 // Runs a collective from a ctx entry point.
+// Runs a collective from a ctx entry point. A collective that fails, for
+// whatever reason, fails the shard_map even if the callback ignores it.
 void collective(spmd_ctx *ctx, const spmd_block *x, const char *axes, spmd_block *out,
                 CollectiveKind kind, CollectiveParams params = {}) {
   ShardContext &c = ctx_impl(ctx);
-  const LocalBlock in = block_arg(c, x, "x");
-  block_out(out);
-  const Collective op(kind, parse_axes(c.run->mesh(), axes, "axes"), std::move(params));
-  write_block(c.run->collective(c, op, in), out);
+  try {
+    const LocalBlock in = block_arg(c, x, "x");
+    block_out(out);
+    const Collective op(kind, parse_axes(c.run->mesh(), axes, "axes"), std::move(params));
+    write_block(c.run->collective(c, op, in), out);
+  } catch (const Error &e) {
+    if (c.collective_status == SPMD_OK) {
+      c.collective_status = e.status();
+      c.collective_message = e.what();
+    }
+    throw;
+  }
 }
 
 spmd_shard_map_options read_shard_map_options(const spmd_shard_map_options *options) {
@@ -102,30 +130,35 @@ void shard_map_impl(const spmd_mesh *mesh, spmd_shard_fn fn, void *user_data,
   so.print_fn = o.print_fn;
   so.print_user_data = o.print_user_data;
   ShardMapRun run(m.impl, so);
-  // One C context per device, live as a handle only while the run lasts.
+  // One C context per device, live as a handle only while the run lasts
+  // (its id is never handed out again).
   std::vector<spmd_ctx> ctxs(m.impl->size());
   struct Registered {
-    std::vector<spmd_ctx> &ctxs;
-    size_t count = 0;
+    std::vector<uintptr_t> ids;
     ~Registered() {
-      for (size_t i = 0; i < count; ++i) unregister_handle(&ctxs[i], HandleKind::Context);
+      for (uintptr_t id : ids) release(id, HandleKind::Context);
     }
-  } registered{ctxs};
+  } registered;
+  registered.ids.reserve(ctxs.size());
   for (auto &c : ctxs) {
     c.mesh = mesh;
-    register_handle(&c, HandleKind::Context);
-    ++registered.count;
+    registered.ids.push_back(register_object(&c, HandleKind::Context, nullptr));
   }
   auto results = run.run(ins, in_specs, out_specs, [&](ShardContext &sc) {
     spmd_ctx &c = ctxs[sc.position];
     c.impl = &sc;
     c.thread = std::this_thread::get_id();
     spmd_clear_error();
-    const spmd_status st = fn(&c, user_data);
+    const spmd_status returned =
+        fn(reinterpret_cast<spmd_ctx *>(registered.ids[sc.position]), user_data);
     c.thread = std::thread::id();
+    std::string why;
+    const spmd_status st = callback_status(returned, &why);
     if (st == SPMD_OK) return;
     sc.status = st;
-    if (!sc.user_message.empty())
+    if (!why.empty())
+      sc.message = why;
+    else if (!sc.user_message.empty())
       sc.message = sc.user_message;
     else if (sc.collective_status == st && !sc.collective_message.empty())
       sc.message = sc.collective_message;
@@ -208,12 +241,11 @@ spmd_status spmd_shard_map_text(const spmd_mesh *mesh, spmd_shard_fn fn, void *u
 }
 
 spmd_status spmd_ctx_device_id(const spmd_ctx *ctx, int *out) {
-  return guard(__func__, [&] { *out_arg(out) = ctx_impl(ctx).device; });
+  return guard(__func__, [&] { produce(out, [&] { return ctx_impl(ctx).device; }); });
 }
 
 spmd_status spmd_ctx_mesh(const spmd_ctx *ctx, const spmd_mesh **out) {
-  return guard(__func__, [&] { ctx_impl(ctx);
-    *out_arg(out) = ctx->mesh; });
+  return guard(__func__, [&] { produce(out, [&] { return ctx_struct(ctx).mesh; }); });
 }
 
 spmd_status spmd_ctx_axis_index(const spmd_ctx *ctx, const char *axes, int64_t *out) {
@@ -242,7 +274,7 @@ spmd_status spmd_ctx_axis_size(const spmd_ctx *ctx, const char *axes, int64_t *o
 }
 
 spmd_status spmd_ctx_input_count(const spmd_ctx *ctx, size_t *out) {
-  return guard(__func__, [&] { *out_arg(out) = ctx_impl(ctx).inputs.size(); });
+  return guard(__func__, [&] { produce(out, [&] { return ctx_impl(ctx).inputs.size(); }); });
 }
 
 spmd_status spmd_ctx_input(const spmd_ctx *ctx, size_t index, spmd_block *out) {
@@ -305,13 +337,15 @@ spmd_status spmd_ctx_printf(spmd_ctx *ctx, const char *format, ...) {
 }
 
 spmd_status spmd_ctx_error(spmd_ctx *ctx, spmd_status status, const char *message) {
-  if (status == SPMD_OK) return SPMD_OK;
-  const spmd_status st = guard(__func__, [&] {
+  std::string why;
+  const spmd_status st = callback_status(status, &why);
+  if (st == SPMD_OK) return SPMD_OK;
+  guard(__func__, [&] {
     ShardContext &c = ctx_impl(ctx);
     c.user_message = message ? message : "";
+    if (!why.empty()) c.user_message = cat(why, c.user_message.empty() ? "" : ": ", c.user_message);
   });
-  (void)st;
-  return status;
+  return st;
 }
 
 spmd_status spmd_ctx_psum(spmd_ctx *ctx, const spmd_block *x, const char *axes, spmd_block *out) {

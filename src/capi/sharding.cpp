@@ -8,6 +8,7 @@ using namespace spmd::capi;
 namespace spmd::capi {
 // Fills a caller's spmd_shard_info (whose struct_size the caller set).
 void write_shard_info(const ShardLayout &s, spmd_shard_info *out) {
+  checked_struct_size(out->struct_size, "out");
   if (out->struct_size < offsetof(spmd_shard_info, local_shape) + sizeof(out->local_shape))
     invalid("out->struct_size: ", out->struct_size,
             " is smaller than spmd_shard_info; set it to sizeof(spmd_shard_info)");
@@ -75,38 +76,40 @@ spmd_status spmd_sharding_get_kind(const spmd_sharding *sharding, spmd_sharding_
 spmd_status spmd_sharding_mesh(const spmd_sharding *sharding, spmd_mesh **out) {
   return guard(__func__, [&] {
     const auto &s = *use(sharding, "sharding").impl;
-    *out_arg(out) = new_handle<spmd_mesh>(s.mesh());
+    produce(out, [&] { return new_handle<spmd_mesh>(s.mesh()); });
   });
 }
 
 spmd_status spmd_sharding_spec(const spmd_sharding *sharding, spmd_spec **out) {
   return guard(__func__, [&] {
     const auto &s = *use(sharding, "sharding").impl;
-    *out_arg(out) = new_handle<spmd_spec>(s.spec());
+    produce(out, [&] { return new_handle<spmd_spec>(s.spec()); });
   });
 }
 
 spmd_status spmd_sharding_device_count(const spmd_sharding *sharding, size_t *out) {
-  return guard(__func__, [&] { *out_arg(out) = use(sharding, "sharding").impl->device_count(); });
+  return guard(__func__, [&] {
+    produce(out, [&] { return use(sharding, "sharding").impl->device_count(); });
+  });
 }
 
 spmd_status spmd_sharding_equal(const spmd_sharding *a, const spmd_sharding *b, int *out) {
   return guard(__func__, [&] {
     const auto &sa = *use(a, "a").impl;
     const auto &sb = *use(b, "b").impl;
-    *out_arg(out) = sa.equivalent(sb);
+    produce(out, [&] { return sa.equivalent(sb); });
   });
 }
 
 spmd_status spmd_sharding_is_fully_replicated(const spmd_sharding *sharding, int *out) {
   return guard(__func__, [&] {
-    *out_arg(out) = use(sharding, "sharding").impl->fully_replicated();
+    produce(out, [&] { return use(sharding, "sharding").impl->fully_replicated(); });
   });
 }
 
 spmd_status spmd_sharding_to_string(const spmd_sharding *sharding, char **out) {
   return guard(__func__, [&] {
-    *out_arg(out) = to_c_string(use(sharding, "sharding").impl->to_string());
+    produce(out, [&] { return to_c_string(use(sharding, "sharding").impl->to_string()); });
   });
 }
 

@@ -24,7 +24,9 @@ spmd_status spmd_spec_parse(const char *text, spmd_spec **out) {
 }
 
 spmd_status spmd_spec_create(spmd_spec **out) {
-  return guard(__func__, [&] { *out_arg(out) = new_handle<spmd_spec>(PartitionSpec()); });
+  return guard(__func__, [&] {
+    produce(out, [&] { return new_handle<spmd_spec>(PartitionSpec()); });
+  });
 }
 
 spmd_status spmd_spec_append(spmd_spec *spec, const char *const *axes, size_t naxes) {
@@ -43,7 +45,7 @@ spmd_status spmd_spec_append(spmd_spec *spec, const char *const *axes, size_t na
 void spmd_spec_destroy(spmd_spec *spec) { destroy_handle(spec); }
 
 spmd_status spmd_spec_ndim(const spmd_spec *spec, size_t *out) {
-  return guard(__func__, [&] { *out_arg(out) = use(spec, "spec").impl.ndim(); });
+  return guard(__func__, [&] { produce(out, [&] { return use(spec, "spec").impl.ndim(); }); });
 }
 
 spmd_status spmd_spec_dim_size(const spmd_spec *spec, size_t dim, size_t *out) {
@@ -69,13 +71,13 @@ spmd_status spmd_spec_equal(const spmd_spec *a, const spmd_spec *b, int *out) {
   return guard(__func__, [&] {
     const auto &sa = use(a, "a").impl;
     const auto &sb = use(b, "b").impl;
-    *out_arg(out) = sa.normalized() == sb.normalized();
+    produce(out, [&] { return sa.normalized() == sb.normalized(); });
   });
 }
 
 spmd_status spmd_spec_to_string(const spmd_spec *spec, char **out) {
   return guard(__func__, [&] {
-    *out_arg(out) = to_c_string(use(spec, "spec").impl.to_string());
+    produce(out, [&] { return to_c_string(use(spec, "spec").impl.to_string()); });
   });
 }
 

@@ -13,7 +13,16 @@ PictureOptions picture_options(const spmd_visualize_options *given) {
   p.ascii = o.ascii != 0;
   if (o.max_width < 0) invalid("options->max_width: ", o.max_width, " is negative");
   if (o.min_width < 0) invalid("options->min_width: ", o.min_width, " is negative");
-  if (o.scale < 0 || o.scale != o.scale) invalid("options->scale: ", o.scale, " is not >= 0");
+  if (o.max_width > kMaxPictureWidth)
+    invalid("options->max_width: ", o.max_width, " is wider than the ", kMaxPictureWidth,
+            " characters a picture may take");
+  if (o.min_width > kMaxPictureWidth)
+    invalid("options->min_width: ", o.min_width, " is wider than the ", kMaxPictureWidth,
+            " characters a picture may take");
+  if (!(o.scale >= 0)) invalid("options->scale: ", o.scale, " is not >= 0");
+  if (o.scale > kMaxPictureScale)
+    invalid("options->scale: ", o.scale, " is larger than ", kMaxPictureScale,
+            ", the largest picture scale");
   if (o.max_width) p.max_width = o.max_width;
   if (o.min_width) p.min_width = o.min_width;
   if (o.scale > 0) p.scale = o.scale;

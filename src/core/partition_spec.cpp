@@ -5,6 +5,7 @@
 
 #include "base/error.hpp"
 #include "core/mesh.hpp"
+#include "spmd/sharding.h"
 
 namespace spmd {
 
@@ -13,12 +14,25 @@ PartitionSpec::PartitionSpec(std::vector<Dim> dims) {
 }
 
 void PartitionSpec::check_dim(const Dim &dim, size_t index) const {
+  if (index >= SPMD_MAX_NDIM)
+    invalid("spec '", short_string(), "': a spec has at most ", SPMD_MAX_NDIM,
+            " dimensions (SPMD_MAX_NDIM), as arrays do");
   for (const auto &axis : dim)
     if (!valid_axis_name(axis))
       invalid("spec dimension ", index, ": '", axis, "' is not a valid axis name");
-  std::vector<Dim> grown = dims_;
-  grown.push_back(dim);
-  check_unique_axes(grown, "spec '" + PartitionSpec(grown, Unchecked{}).short_string() + "'");
+  // Only the new dimension's axes can repeat one (at most 8 dimensions,
+  // so this stays small).
+  for (size_t i = 0; i < dim.size(); ++i) {
+    for (size_t j = 0; j < i; ++j)
+      if (dim[j] == dim[i])
+        invalid("spec '", short_string(), "': axis '", dim[i], "' is used twice in dimension ",
+                index);
+    for (size_t d = 0; d < dims_.size(); ++d)
+      for (const auto &axis : dims_[d])
+        if (axis == dim[i])
+          invalid("spec '", PartitionSpec(dims_, Unchecked{}).short_string(), "': axis '",
+                  dim[i], "' is used twice (dimensions ", d, " and ", index, ")");
+  }
 }
 
 void PartitionSpec::append(Dim dim) {
@@ -196,6 +210,9 @@ class SpecParser {
 PartitionSpec PartitionSpec::parse(const std::string &text) {
   PartitionSpec spec;
   spec.dims_ = SpecParser(text).parse();
+  if (spec.dims_.size() > SPMD_MAX_NDIM)
+    invalid("spec '", text, "': ", spec.dims_.size(), " dimensions, but a spec has at most ",
+            SPMD_MAX_NDIM, " (SPMD_MAX_NDIM), as arrays do");
   check_unique_axes(spec.dims_, cat("spec '", text, "'"));
   return spec;
 }

@@ -269,6 +269,15 @@ std::vector<std::string> render_cell(const Cell &c, int64_t width, const char *e
 
 }  // namespace
 
+namespace {
+// min(max(int(v), lo), hi) for a double that may lie far outside int64:
+// bounded first to +-1e18, far beyond any width, so the cast is defined.
+int64_t truncate_within(double v, int64_t lo, int64_t hi) {
+  const double bounded = std::isnan(v) ? 0.0 : std::min(std::max(v, -1e18), 1e18);
+  return std::min(std::max(static_cast<int64_t>(bounded), lo), hi);
+}
+}  // namespace
+
 std::string visualize_sharding(const Sharding &sharding, const Shape &shape,
                                const PictureOptions &opt) {
   if (shape.size() < 1 || shape.size() > 2)
@@ -280,9 +289,12 @@ std::string visualize_sharding(const Sharding &sharding, const Shape &shape,
 
   // The same arithmetic as jax.debug.visualize_sharding, in the same order,
   // so the integer truncations agree.
+  // Widths are bounded by max_width and heights by the scale, so the
+  // doubles are truncated as Python's int() does but never converted while
+  // beyond int64 (a shape of (1, 2^62) has an aspect of 2^62).
   const int64_t base_height = static_cast<int64_t>(10 * opt.scale);
   const double aspect = static_cast<double>(two_d ? shape[1] : 1) / static_cast<double>(shape[0]);
-  const int64_t base_width = static_cast<int64_t>(static_cast<double>(base_height) * aspect);
+  const double base_width = std::trunc(static_cast<double>(base_height) * aspect);
   const double height_to_width = 2.5;
 
   struct Block {
@@ -320,11 +332,10 @@ std::string visualize_sharding(const Sharding &sharding, const Shape &shape,
       c.label += (first ? "" : ",") + std::to_string(d);
       first = false;
     }
-    int64_t width = static_cast<int64_t>(b.width_frac * static_cast<double>(base_width) *
-                                         height_to_width);
+    const int64_t width = truncate_within(b.width_frac * base_width * height_to_width,
+                                          opt.min_width, opt.max_width);
     const int64_t height =
         two_d ? static_cast<int64_t>(b.height_frac * static_cast<double>(base_height)) : 1;
-    width = std::min<int64_t>(std::max<int64_t>(width, opt.min_width), opt.max_width);
     auto [left, lrem] = py_divmod(width - static_cast<int64_t>(c.label.size()) - 2, 2);
     auto [top, trem] = py_divmod(height - 2, 2);
     c.left = std::max<int64_t>(left, 0);

@@ -8,6 +8,10 @@
 
 namespace spmd {
 
+// The largest picture: options beyond these are refused (the C API says so).
+inline constexpr int kMaxPictureWidth = 1000;
+inline constexpr double kMaxPictureScale = 100.0;
+
 struct PictureOptions {
   bool ascii = false;
   int max_width = 80;

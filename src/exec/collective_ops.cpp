@@ -1,5 +1,6 @@
 #include "exec/collective_ops.hpp"
 
+#include "base/checked.hpp"
 #include "base/dtype.hpp"
 #include "base/error.hpp"
 #include "core/axis_groups.hpp"
@@ -94,7 +95,7 @@ OpResult run_collective_op(Session &session, size_t position, Backend &backend,
     std::vector<Shape> inputs(n);
     for (size_t r = 0; r < n; ++r) inputs[r] = group.slot(me, r).in_shape;
     call.out_shape = op.output_block(inputs, me);
-    out = &mem.output(static_cast<size_t>(shape_elements(call.out_shape)) * es);
+    out = &mem.output(byte_size(cat(what, ": result").c_str(), call.out_shape, sum_dtype));
     call.out = out->place();
     call.after.add(out->before_write());
   }

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "base/checked.hpp"
 #include "base/dtype.hpp"
 #include "base/error.hpp"
 #include "runtime/device_threads.hpp"
@@ -110,8 +111,9 @@ Buffer &ShardMapRun::take(ShardContext &ctx, size_t bytes) {
 }
 
 LocalBlock ShardMapRun::alloc(ShardContext &ctx, spmd_dtype dtype, const Shape &shape) {
+  const size_t bytes = byte_size("shape", shape, dtype);
   const size_t count = static_cast<size_t>(shape_elements(shape));
-  Buffer &buf = take(ctx, count * dtype_size(dtype));
+  Buffer &buf = take(ctx, bytes);
   if (count) {
     const unsigned char zero[8] = {0};
     const Kernel k = Kernel::fill(buf.place(), dtype, count, zero);

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "base/checked.hpp"
 #include "base/dtype.hpp"
 #include "base/error.hpp"
 #include "core/redistribute.hpp"
@@ -19,7 +20,8 @@ Array::Array(ShardingPtr sharding, spmd_dtype dtype, Shape shape)
 
 Array::Array(ShardingPtr sharding, spmd_dtype dtype, Shape shape, Adopt)
     : sharding_(std::move(sharding)), runtime_(&Runtime::of(*sharding_)), dtype_(dtype),
-      elem_size_(dtype_size(dtype)), shape_(std::move(shape)) {
+      elem_size_(dtype_size(dtype)), shape_(std::move(shape)),
+      nbytes_(byte_size("shape", shape_, dtype)) {
   shards_ = sharding_->layout(shape_);
 }
 
@@ -80,7 +82,7 @@ void Array::write_shards(std::vector<std::pair<size_t, Kernel>> writes) {
 ArrayPtr Array::from_host(ShardingPtr sharding, spmd_dtype dtype, Shape shape, const void *data,
                           size_t nbytes) {
   sharding->check_rank(shape);
-  const size_t expected = static_cast<size_t>(shape_elements(shape)) * dtype_size(dtype);
+  const size_t expected = byte_size("shape", shape, dtype);
   check_nbytes("nbytes", nbytes, expected, describe(dtype, shape));
   if (data == nullptr && expected > 0) invalid("data: NULL host buffer for ", expected, " bytes");
   auto a = std::make_shared<Array>(std::move(sharding), dtype, std::move(shape));

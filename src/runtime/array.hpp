@@ -39,7 +39,7 @@ class Array {
   size_t elem_size() const { return elem_size_; }
   const Shape &shape() const { return shape_; }
   int64_t size() const { return shape_elements(shape_); }
-  size_t nbytes() const { return static_cast<size_t>(size()) * elem_size_; }
+  size_t nbytes() const { return nbytes_; }
   Runtime &runtime() const { return *runtime_; }
 
   size_t shard_count() const { return shards_.size(); }
@@ -80,6 +80,7 @@ class Array {
   spmd_dtype dtype_;
   size_t elem_size_;
   Shape shape_;
+  size_t nbytes_;
   std::vector<ShardLayout> shards_;
   std::vector<BufferPtr> buffers_;
 };

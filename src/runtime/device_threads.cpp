@@ -1,5 +1,7 @@
 #include "runtime/device_threads.hpp"
 
+#include <system_error>
+
 #include "base/error.hpp"
 
 namespace spmd {
@@ -28,9 +30,15 @@ bool DeviceThreads::on_device_thread() { return t_device_thread; }
 DeviceThreads::Worker &DeviceThreads::worker(int device) {
   auto &slot = workers_.at(static_cast<size_t>(device));
   if (!slot) {
-    slot = std::make_unique<Worker>();
-    Worker *w = slot.get();
-    w->thread = std::thread([this, w] { loop(*w); });
+    auto w = std::make_unique<Worker>();
+    Worker *raw = w.get();
+    try {
+      w->thread = std::thread([this, raw] { loop(*raw); });
+    } catch (const std::system_error &e) {
+      fail(SPMD_ERR_OUT_OF_MEMORY, "the system refused to start the thread of device ", device,
+           " (", e.what(), "); shard_map needs one thread per device of the mesh");
+    }
+    slot = std::move(w);
   }
   return *slot;
 }
@@ -58,13 +66,15 @@ void DeviceThreads::run(const std::vector<int> &devices, const std::function<voi
   if (devices.empty()) return;
   std::lock_guard<std::mutex> call(run_mu_);
   std::vector<Worker *> woken;
+  woken.reserve(devices.size());
   std::unique_lock<std::mutex> lock(mu_);
+  // Every thread first: a device whose thread cannot start fails the call
+  // before any work is handed out.
+  for (int d : devices) woken.push_back(&worker(d));
   pending_ = devices.size();
   for (size_t i = 0; i < devices.size(); ++i) {
-    Worker &w = worker(devices[i]);
-    w.fn = &fn;
-    w.index = i;
-    woken.push_back(&w);
+    woken[i]->fn = &fn;
+    woken[i]->index = i;
   }
   // Woken after the lock is released, so they do not wake into it.
   lock.unlock();

@@ -15,6 +15,8 @@ namespace spmd {
 
 namespace {
 constexpr int kDefaultCpuDevices = 8;
+// Freed device memory the CPU platform keeps for reuse, by default.
+constexpr int64_t kDefaultDeviceCacheBytes = int64_t{4} << 30;
 constexpr int kMaxCpuDevices = 4096;
 
 int cpu_devices_from(const spmd_runtime_options &o) {
@@ -51,9 +53,16 @@ std::shared_ptr<Backend> make_backend(const spmd_runtime_options &o) {
             " is not a device count from 1 to ", kMaxCpuDevices, " (or 0 for the default)");
   if (o.worker_threads < 0)
     invalid("options->worker_threads: ", o.worker_threads, " is negative");
+  if (o.worker_threads > SPMD_MAX_WORKER_THREADS)
+    invalid("options->worker_threads: ", o.worker_threads, " is more than the ",
+            SPMD_MAX_WORKER_THREADS, " threads a runtime takes (SPMD_MAX_WORKER_THREADS)");
+  const int64_t cache = o.device_cache_bytes == 0 ? kDefaultDeviceCacheBytes
+                        : o.device_cache_bytes < 0 ? 0
+                                                   : o.device_cache_bytes;
   switch (platform_from(o)) {
     case SPMD_PLATFORM_CPU:
-      return std::make_shared<cpu::CpuBackend>(cpu_devices_from(o), o.worker_threads);
+      return std::make_shared<cpu::CpuBackend>(cpu_devices_from(o), o.worker_threads,
+                                               static_cast<size_t>(cache));
     case SPMD_PLATFORM_SIM:
       return std::make_shared<sim::SimBackend>(cpu_devices_from(o));
     case SPMD_PLATFORM_CUDA:

@@ -24,6 +24,14 @@ std::chrono::milliseconds collective_timeout(int64_t timeout_ms, const char *arg
   return std::chrono::milliseconds(60000);
 }
 
+std::chrono::steady_clock::time_point deadline_after(std::chrono::milliseconds timeout) {
+  using clock = std::chrono::steady_clock;
+  const auto now = clock::now();
+  const auto room = std::chrono::duration_cast<std::chrono::milliseconds>(clock::time_point::max() - now);
+  if (timeout >= room) return clock::time_point::max();
+  return now + timeout;
+}
+
 // ---- Group ----
 
 namespace {
@@ -83,7 +91,9 @@ void Group::wake() {
 
 void Group::arrive(std::unique_lock<std::mutex> &lock, size_t rank, const std::string &what) {
   const uint64_t mine = generation_;
+  const int device = identity_.devices[rank];
   here_[rank] = 1;
+  if (blocked_) session_.arrived(*this, device);
   if (++arrived_ == identity_.devices.size()) {
     arrived_ = 0;
     std::fill(here_.begin(), here_.end(), 0);
@@ -108,7 +118,33 @@ void Group::arrive(std::unique_lock<std::mutex> &lock, size_t rank, const std::s
     lock.lock();
     if (generation_ != mine) return;
   }
-  const auto deadline = std::chrono::steady_clock::now() + session_.timeout();
+  if (broken_) throw Error(status_, message_);
+  // About to block: devices that wait for each other in different
+  // collectives would only ever meet the timeout.
+  std::vector<int> missing;
+  for (size_t r = 0; r < identity_.devices.size(); ++r)
+    if (!here_[r]) missing.push_back(identity_.devices[r]);
+  std::optional<Session::Deadlock> deadlock = session_.start_waiting(device, *this, what, missing);
+  ++blocked_;
+  struct StopWaiting {
+    Group &g;
+    int device;
+    ~StopWaiting() {
+      --g.blocked_;
+      g.session_.stop_waiting(device);
+    }
+  } stop_waiting{*this, device};
+  if (deadlock) {
+    // Other groups are broken without this one's lock held (each takes its
+    // own), then this one.
+    lock.unlock();
+    for (Group *g : deadlock->groups)
+      if (g != this) g->break_with(SPMD_ERR_INVALID_ARGUMENT, deadlock->message);
+    lock.lock();
+    if (broken_) throw Error(status_, message_);
+    break_locked(SPMD_ERR_INVALID_ARGUMENT, deadlock->message);
+  }
+  const auto deadline = deadline_after(session_.timeout());
   for (;;) {
     if (generation_ != mine) return;
     if (broken_) throw Error(status_, message_);
@@ -156,7 +192,7 @@ void Group::barrier(size_t rank, const std::string &what) {
 Session::Session(std::shared_ptr<const Mesh> mesh, std::chrono::milliseconds timeout)
     : mesh_(std::move(mesh)), timeout_(timeout),
       left_(new std::atomic<int>[mesh_->size()]), left_status_(mesh_->size(), SPMD_OK),
-      left_message_(mesh_->size()) {
+      left_message_(mesh_->size()), waiting_(mesh_->size()) {
   for (size_t p = 0; p < mesh_->size(); ++p) left_[p].store(0);
 }
 
@@ -175,6 +211,64 @@ Session::Member Session::member(size_t position, const std::vector<int> &axes) {
     it = sets_.emplace(axes, std::move(set)).first;
   }
   return it->second.of_position.at(position);
+}
+
+std::optional<Session::Deadlock> Session::start_waiting(int device, Group &group,
+                                                        const std::string &call,
+                                                        const std::vector<int> &missing) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const int me = mesh_->position_of(device);
+  waiting_[static_cast<size_t>(me)] = Waiting{&group, call, missing};
+  // Depth-first from this device along "waits for" edges between waiting
+  // devices; any cycle now runs through it (an older one was reported by
+  // whoever closed it).
+  std::vector<int> path{me};
+  std::vector<char> seen(mesh_->size(), 0);
+  seen[static_cast<size_t>(me)] = 1;
+  std::vector<size_t> next{0};
+  while (!path.empty()) {
+    const Waiting &w = *waiting_[static_cast<size_t>(path.back())];
+    if (next.back() == w.for_devices.size()) {
+      path.pop_back();
+      next.pop_back();
+      continue;
+    }
+    const int q = mesh_->position_of(w.for_devices[next.back()++]);
+    if (q < 0 || !waiting_[static_cast<size_t>(q)]) continue;
+    if (q == me) {
+      Deadlock d;
+      d.message = "devices wait for each other in different collectives";
+      for (int p : path) {
+        const Waiting &pw = *waiting_[static_cast<size_t>(p)];
+        std::string members;
+        for (int d : pw.group->devices()) members += cat(members.empty() ? "" : ", ", d);
+        d.message += cat(d.groups.empty() ? ": " : "; ", "device ",
+                         mesh_->devices()[static_cast<size_t>(p)], " waits in ", pw.call,
+                         " (group: devices ", members, ")");
+        d.groups.push_back(pw.group);
+      }
+      d.message += " (every device of a group must make the same collective calls in the same order)";
+      return d;
+    }
+    if (seen[static_cast<size_t>(q)]) continue;
+    seen[static_cast<size_t>(q)] = 1;
+    path.push_back(q);
+    next.push_back(0);
+  }
+  return std::nullopt;
+}
+
+void Session::stop_waiting(int device) {
+  std::lock_guard<std::mutex> lock(mu_);
+  waiting_[static_cast<size_t>(mesh_->position_of(device))].reset();
+}
+
+void Session::arrived(Group &group, int device) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto &w : waiting_)
+    if (w && w->group == &group)
+      w->for_devices.erase(std::remove(w->for_devices.begin(), w->for_devices.end(), device),
+                           w->for_devices.end());
 }
 
 void Session::depart(size_t position, spmd_status status, const std::string &message) {

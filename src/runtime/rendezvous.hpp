@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,8 +23,14 @@
 namespace spmd {
 
 // The collective timeout when none is given: $SPMD_COLLECTIVE_TIMEOUT_MS, or
-// 60 s. Throws INVALID_ARGUMENT naming `arg` for a negative value.
+// 60 s. Throws INVALID_ARGUMENT naming `arg` for a negative value. Any
+// timeout too long for the clock (INT64_MAX, SPMD_TIMEOUT_FOREVER) waits
+// forever.
 std::chrono::milliseconds collective_timeout(int64_t timeout_ms, const char *arg);
+
+// now + timeout on the steady clock, saturating at the clock's end instead
+// of wrapping around into the past.
+std::chrono::steady_clock::time_point deadline_after(std::chrono::milliseconds timeout);
 
 class Session;
 
@@ -74,6 +81,7 @@ class Group {
   std::mutex mu_;
   std::condition_variable cv_;
   uint64_t generation_ = 0;
+  size_t blocked_ = 0;  // members registered as waiting (Session::start_waiting)
   // generation_, readable without the lock, for the short yielding wait
   // before a member blocks.
   std::atomic<uint64_t> published_generation_{0};
@@ -138,7 +146,29 @@ class Session {
   bool broken() const { return broken_.load(std::memory_order_acquire); }
   void mark_broken() { broken_.store(true, std::memory_order_release); }
 
+  // Who waits for whom, so that devices waiting for each other in different
+  // collectives (psum over "x, y" on one, over "y, x" or over "x" on
+  // another) are reported at once instead of at the timeout. A member about
+  // to block records the call it waits in and the devices it waits for;
+  // when that closes a cycle of devices each waiting for the next, the
+  // returned message names every call in it and `groups` lists the groups
+  // to break. Called with the waiting group's lock held.
+  struct Deadlock {
+    std::string message;
+    std::vector<Group *> groups;
+  };
+  std::optional<Deadlock> start_waiting(int device, Group &group, const std::string &call,
+                                        const std::vector<int> &missing);
+  void stop_waiting(int device);
+  // `device` has arrived in `group`: no member of it waits for it any more.
+  void arrived(Group &group, int device);
+
  private:
+  struct Waiting {
+    Group *group = nullptr;
+    std::string call;
+    std::vector<int> for_devices;
+  };
   struct GroupSet {
     std::vector<std::unique_ptr<Group>> groups;
     std::vector<Member> of_position;
@@ -152,6 +182,7 @@ class Session {
   std::vector<spmd_status> left_status_;
   std::vector<std::string> left_message_;
   std::atomic<bool> broken_{false};
+  std::vector<std::optional<Waiting>> waiting_;  // per position, under mu_
 };
 
 }  // namespace spmd

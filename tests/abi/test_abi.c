@@ -26,10 +26,11 @@ PIN_FIELD(spmd_collective_options, struct_size, 0);
 #if defined(__LP64__) || defined(_LP64)
 /* LP64 (x86-64, aarch64 Linux): 8-byte size_t and pointers, 4-byte int and
  * enums. */
-PIN_SIZE(spmd_runtime_options, 24);
+PIN_SIZE(spmd_runtime_options, 32);
 PIN_FIELD(spmd_runtime_options, platform, 8);
 PIN_FIELD(spmd_runtime_options, cpu_device_count, 12);
 PIN_FIELD(spmd_runtime_options, worker_threads, 16);
+PIN_FIELD(spmd_runtime_options, device_cache_bytes, 24);
 
 PIN_SIZE(spmd_device_info, 40);
 PIN_FIELD(spmd_device_info, id, 8);
@@ -487,8 +488,60 @@ static void older_and_newer_collective_options(void **state) {
   spmd_runtime_destroy(rt);
 }
 
+static spmd_status never_called(spmd_ctx *ctx, void *ud) {
+  (void)ctx;
+  (void)ud;
+  return SPMD_ERR_INTERNAL;
+}
+
+/* A struct_size no struct can have (an uninitialised field) is refused
+ * before anything is read or written past the caller's real struct. */
+static void garbage_struct_sizes_are_refused_as_uninitialised(void **state) {
+  (void)state;
+  const size_t garbage[2] = {4096, SIZE_MAX};
+  spmd_runtime *rt = test_runtime(2);
+  const int64_t ms[1] = {2}, shape[1] = {2};
+  spmd_mesh *m = test_mesh(rt, 1, ms);
+  spmd_sharding *s = test_sharding(m, "x");
+  for (int i = 0; i < 2; ++i) {
+    spmd_runtime_options ro = SPMD_RUNTIME_OPTIONS_INIT;
+    ro.struct_size = garbage[i];
+    spmd_runtime *other = NULL;
+    assert_fails(spmd_runtime_create(&ro, &other), SPMD_ERR_INVALID_ARGUMENT,
+                 "options->struct_size");
+    assert_non_null(strstr(spmd_last_error(), "looks uninitialised"));
+    spmd_visualize_options vo = SPMD_VISUALIZE_OPTIONS_INIT;
+    vo.struct_size = garbage[i];
+    char *pic = NULL;
+    assert_fails(spmd_sharding_visualize(s, 1, shape, &vo, &pic), SPMD_ERR_INVALID_ARGUMENT,
+                 "looks uninitialised");
+    spmd_collective_options co = SPMD_COLLECTIVE_OPTIONS_INIT;
+    co.struct_size = garbage[i];
+    spmd_collective *c = NULL;
+    assert_fails(spmd_collective_create(s, SPMD_COLLECTIVE_PSUM, "x", SPMD_F32, 1, shape, &co, &c),
+                 SPMD_ERR_INVALID_ARGUMENT, "looks uninitialised");
+    spmd_shard_map_options so = SPMD_SHARD_MAP_OPTIONS_INIT;
+    so.struct_size = garbage[i];
+    assert_fails(spmd_shard_map_text(m, never_called, NULL, 0, NULL, NULL, 0, NULL, &so, NULL),
+                 SPMD_ERR_INVALID_ARGUMENT, "looks uninitialised");
+    spmd_device_info info = SPMD_DEVICE_INFO_INIT;
+    info.struct_size = garbage[i];
+    assert_fails(spmd_runtime_device_info(rt, 0, &info), SPMD_ERR_INVALID_ARGUMENT,
+                 "looks uninitialised");
+    spmd_shard_info sh;
+    memset(&sh, 0, sizeof sh);
+    sh.struct_size = garbage[i];
+    assert_fails(spmd_sharding_shard_info(s, 1, shape, 0, &sh), SPMD_ERR_INVALID_ARGUMENT,
+                 "looks uninitialised");
+  }
+  spmd_sharding_destroy(s);
+  spmd_mesh_destroy(m);
+  spmd_runtime_destroy(rt);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(garbage_struct_sizes_are_refused_as_uninitialised),
       cmocka_unit_test(header_macros_match_the_project_version),
       cmocka_unit_test(loaded_library_reports_the_project_version),
       cmocka_unit_test(older_runtime_options_take_defaults_for_missing_fields),

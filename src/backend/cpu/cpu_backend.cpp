@@ -12,8 +12,6 @@
 namespace spmd::cpu {
 
 namespace {
-// Freed device memory kept for reuse, across all virtual devices.
-constexpr size_t kCacheLimit = size_t{4} << 30;
 // Work of at most this many bytes runs on the calling thread: waking a
 // worker costs more than it saves.
 constexpr size_t kInlineBytes = 256 * 1024;
@@ -76,8 +74,8 @@ std::vector<host::HostSlot> host_slots(const GroupView &g) {
 
 }  // namespace
 
-CpuBackend::CpuBackend(int devices, int worker_threads)
-    : devices_(devices), allocator_(devices, kCacheLimit), pool_(worker_threads) {}
+CpuBackend::CpuBackend(int devices, int worker_threads, size_t cache_bytes)
+    : devices_(devices), allocator_(devices, cache_bytes), pool_(worker_threads) {}
 
 std::string CpuBackend::device_repr(int device) const {
   return cat("CpuDevice(id=", device, ")");

@@ -12,8 +12,9 @@ namespace spmd::cpu {
 
 class CpuBackend final : public Backend {
  public:
-  // worker_threads: threads of the pool, the caller included; 0 = the cores.
-  CpuBackend(int devices, int worker_threads);
+  // worker_threads: threads of the pool, the caller included; 0 = the
+  // cores. cache_bytes: freed memory kept for reuse.
+  CpuBackend(int devices, int worker_threads, size_t cache_bytes);
 
   spmd_platform platform() const override { return SPMD_PLATFORM_CPU; }
   const char *platform_name() const override { return "cpu"; }

@@ -2,7 +2,6 @@
 
 #include <sys/mman.h>
 
-#include <cstdlib>
 #include <new>
 
 #include "base/error.hpp"
@@ -14,6 +13,19 @@ constexpr size_t kSmallAlign = 64;          // a cache line
 constexpr size_t kPageAlign = 4096;
 constexpr size_t kHugeAlign = 2u << 20;     // 2 MiB: transparent huge pages
 constexpr size_t kHugeThreshold = 4u << 20; // blocks this big ask for THP
+
+size_t alignment_of(size_t rounded) {
+  return rounded >= kHugeThreshold ? kHugeAlign : rounded >= kPageAlign ? kPageAlign : kSmallAlign;
+}
+
+// Through operator new, so a test that fails allocations on purpose
+// reaches device memory too.
+void *take(size_t size) {
+  return ::operator new(size, std::align_val_t{alignment_of(size)}, std::nothrow);
+}
+void give_back(void *p, size_t size) {
+  ::operator delete(p, std::align_val_t{alignment_of(size)});
+}
 }  // namespace
 
 HostAllocator::HostAllocator(int devices, size_t cache_limit_bytes)
@@ -22,6 +34,7 @@ HostAllocator::HostAllocator(int devices, size_t cache_limit_bytes)
 HostAllocator::~HostAllocator() { trim_locked(0); }
 
 size_t HostAllocator::rounded(size_t bytes) {
+  // bytes is at most 2^62 (base/checked.hpp), so rounding up cannot wrap.
   if (bytes >= kHugeThreshold) return (bytes + kHugeAlign - 1) & ~(kHugeAlign - 1);
   if (bytes >= kPageAlign) return (bytes + kPageAlign - 1) & ~(kPageAlign - 1);
   return (bytes + kSmallAlign - 1) & ~(kSmallAlign - 1);
@@ -40,13 +53,18 @@ void *HostAllocator::allocate(int device, size_t bytes) {
       return p;
     }
   }
-  const size_t align = size >= kHugeThreshold ? kHugeAlign
-                       : size >= kPageAlign   ? kPageAlign
-                                              : kSmallAlign;
-  void *p = nullptr;
-  if (posix_memalign(&p, align, size) != 0 || p == nullptr)
-    fail(SPMD_ERR_OUT_OF_MEMORY, "device ", device, ": cannot allocate ", bytes,
-         " bytes");
+  void *p = take(size);
+  if (p == nullptr) {
+    // Blocks kept for reuse may be what stands in the way: give them all
+    // back and try once more before reporting.
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      trim_locked(0);
+    }
+    p = take(size);
+  }
+  if (p == nullptr)
+    fail(SPMD_ERR_OUT_OF_MEMORY, "device ", device, ": cannot allocate ", bytes, " bytes");
 #ifdef MADV_HUGEPAGE
   if (size >= kHugeThreshold) madvise(p, size, MADV_HUGEPAGE);
 #endif
@@ -58,10 +76,15 @@ void HostAllocator::deallocate(int device, void *ptr, size_t bytes) {
   const size_t size = rounded(bytes);
   std::lock_guard<std::mutex> lock(mu_);
   if (size > cache_limit_) {
-    std::free(ptr);
+    give_back(ptr, size);
     return;
   }
-  free_[static_cast<size_t>(device)].emplace(size, ptr);
+  try {
+    free_[static_cast<size_t>(device)].emplace(size, ptr);
+  } catch (const std::bad_alloc &) {
+    give_back(ptr, size);  // no room to remember it: not cached
+    return;
+  }
   cached_bytes_ += size;
   if (cached_bytes_ > cache_limit_) trim_locked(cache_limit_ / 2);
 }
@@ -77,7 +100,7 @@ void HostAllocator::trim_locked(size_t keep) {
       }
     if (best_size == 0) break;
     auto it = std::prev(free_[best_dev].end());
-    std::free(it->second);
+    give_back(it->second, it->first);
     cached_bytes_ -= it->first;
     free_[best_dev].erase(it);
   }

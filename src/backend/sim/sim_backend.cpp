@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
+#include <system_error>
 
 #include "backend/host/collective_phases.hpp"
 #include "backend/host/copy.hpp"
@@ -21,6 +23,11 @@ namespace {
 constexpr uintptr_t kAddressTag = uintptr_t{0x5151} << 48;
 constexpr uintptr_t kAddressAlign = 256;
 constexpr int kDefaultDelayUs = 50;
+// The host memory behind every allocation (through operator new, so a
+// test that fails allocations on purpose reaches it too).
+constexpr std::align_val_t kBackingAlign{64};
+
+void release(void *host) { ::operator delete(host, kBackingAlign); }
 
 const char *kind_name(MemoryKind k) {
   switch (k) {
@@ -109,11 +116,26 @@ SimBackend::SimBackend(int devices)
     q->rng = 0x9e3779b97f4a7c15ull * static_cast<uint64_t>(d + 1);
     queues_.push_back(std::move(q));
   }
-  for (int d = 0; d < devices_; ++d)
-    queues_[static_cast<size_t>(d)]->thread = std::thread([this, d] { queue_loop(d); });
+  for (int d = 0; d < devices_; ++d) {
+    try {
+      queues_[static_cast<size_t>(d)]->thread = std::thread([this, d] { queue_loop(d); });
+    } catch (const std::system_error &e) {
+      stop_queues();
+      fail(SPMD_ERR_OUT_OF_MEMORY, "the system refused to start the queue thread of device ", d,
+           " (", e.what(), "); the sim platform needs one thread per device");
+    }
+  }
 }
 
 SimBackend::~SimBackend() {
+  stop_queues();
+  for (auto &[base, a] : device_memory_)
+    if (a.live) release(a.host);
+  for (auto &[base, a] : mapped_memory_)
+    if (a.live) release(a.host);
+}
+
+void SimBackend::stop_queues() {
   for (auto &q : queues_) {
     {
       std::lock_guard<std::mutex> lock(q->mu);
@@ -121,11 +143,8 @@ SimBackend::~SimBackend() {
     }
     q->cv.notify_one();
   }
-  for (auto &q : queues_) q->thread.join();
-  for (auto &[base, a] : device_memory_)
-    if (a.live) std::free(a.host);
-  for (auto &[base, a] : mapped_memory_)
-    if (a.live) std::free(a.host);
+  for (auto &q : queues_)
+    if (q->thread.joinable()) q->thread.join();
 }
 
 std::string SimBackend::device_repr(int device) const { return cat("CpuDevice(id=", device, ")"); }
@@ -140,8 +159,8 @@ void SimBackend::violation(const std::string &message) const {
 
 DevicePtr SimBackend::allocate(int device, size_t bytes, MemoryKind kind) {
   if (kind == MemoryKind::Host) fail(SPMD_ERR_INTERNAL, "sim: host memory is not allocated here");
-  void *host = nullptr;
-  if (posix_memalign(&host, 64, bytes ? bytes : 1) != 0 || host == nullptr)
+  void *host = ::operator new(bytes ? bytes : 1, kBackingAlign, std::nothrow);
+  if (host == nullptr)
     fail(SPMD_ERR_OUT_OF_MEMORY, "device ", device, ": cannot allocate ", bytes, " bytes");
   std::lock_guard<std::mutex> lock(arena_mu_);
   if (kind == MemoryKind::Mapped) {
@@ -172,7 +191,7 @@ void SimBackend::deallocate(int device, DevicePtr ptr, size_t bytes, MemoryKind 
     if (a.pins != 0)
       violation(cat("device ", device, ": ", kind_name(kind), " memory 0x", std::hex, ptr.bits,
                     std::dec, " (", bytes, " bytes) freed while a task still uses it"));
-    std::free(a.host);
+    release(a.host);
     a.host = nullptr;
     a.live = false;
     // Mapped addresses come from malloc and may come back; device

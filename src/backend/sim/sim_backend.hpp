@@ -84,6 +84,7 @@ class SimBackend final : public Backend {
   };
   class Pins;
 
+  void stop_queues();
   EventPtr enqueue(int device, const EventList &after, std::string name,
                    std::function<void()> run, std::shared_ptr<JoinedEvent> join = nullptr);
   void queue_loop(int device);
