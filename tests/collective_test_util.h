@@ -147,7 +147,7 @@ static inline void *fetch(spmd_array *a, spmd_dtype dtype, size_t ndim, const in
   assert_int_equal(t, dtype);
   assert_ok(spmd_array_ndim(a, &nd));
   assert_int_equal(nd, ndim);
-  assert_ok(spmd_array_shape(a, got));
+  assert_ok(spmd_array_shape(a, sizeof got / sizeof got[0], got, NULL));
   for (size_t i = 0; i < ndim; ++i)
     if (got[i] != shape[i]) fail_msg("dim %zu: got %lld, expected %lld", i, (long long)got[i],
                                      (long long)shape[i]);

@@ -4,7 +4,10 @@
  * them, and whether the sharding is fully replicated. Where JAX refuses an
  * uneven shape, libspmd must accept it and follow its own documented rule
  * (ceil(D/n) long shards, the last ones shorter or empty; docs/differences.md).
- * Pairs of shardings are compared with JAX's ==. */
+ * Where JAX accepts the shape, an array of it (zeros, possibly with a
+ * dimension of size 0) must report the same metadata through
+ * spmd_array_shard_info as the sharding does through
+ * spmd_sharding_shard_info. Pairs of shardings are compared with JAX's ==. */
 #include "conformance.h"
 #include "conformance_cases.h"
 #include "spmd_test.h"
@@ -16,7 +19,7 @@ static void expected_uneven(spmd_mesh *mesh, spmd_spec *spec, int device, size_t
                             const int64_t *shape, int64_t *start, int64_t *stop) {
   int64_t coords[SPMD_MAX_NDIM];
   size_t spec_ndim = 0;
-  assert_ok(spmd_mesh_device_coords(mesh, device, coords));
+  assert_ok(spmd_mesh_device_coords(mesh, device, sizeof coords / sizeof coords[0], coords, NULL));
   assert_ok(spmd_spec_ndim(spec, &spec_ndim));
   for (size_t d = 0; d < ndim; ++d) {
     int64_t index = 0, n = 1;
@@ -72,6 +75,8 @@ static void check_case(conformance_tally *tally, const conformance_meshes *meshe
 
   size_t count = 0;
   assert_ok(spmd_sharding_device_count(sharding, &count));
+  spmd_array *array = NULL;
+  if (!refused) assert_ok(spmd_array_zeros(sharding, SPMD_U8, ndim, shape, &array));
   if (!refused && json_count(shards) != count) {
     agreed = 0;
     conformance_detail(detail, sizeof detail, "  %zu shards, JAX has %zu\n", count, json_count(shards));
@@ -115,6 +120,24 @@ static void check_case(conformance_tally *tally, const conformance_meshes *meshe
     for (size_t d = 0; d < ndim; ++d)
       same = same && info.start[d] == start[d] && info.stop[d] == stop[d] &&
              info.local_shape[d] == stop[d] - start[d];
+    if (array != NULL) {
+      spmd_shard_info held;
+      memset(&held, 0, sizeof held);
+      held.struct_size = sizeof held;
+      assert_ok(spmd_array_shard_info(array, i, &held));
+      int agree = held.device == info.device && held.replica_id == info.replica_id &&
+                  held.ndim == info.ndim;
+      for (size_t d = 0; agree && d < ndim; ++d)
+        agree = held.start[d] == info.start[d] && held.stop[d] == info.stop[d] &&
+                held.local_shape[d] == info.local_shape[d];
+      if (!agree) {
+        agreed = 0;
+        conformance_detail(detail, sizeof detail,
+                           "  shard %zu: the array says device %d replica %d, the sharding "
+                           "device %d replica %d\n",
+                           i, held.device, held.replica_id, info.device, info.replica_id);
+      }
+    }
     if (!same) {
       agreed = 0;
       conformance_detail(detail, sizeof detail, "  device %d: libspmd [", info.device);
@@ -130,6 +153,7 @@ static void check_case(conformance_tally *tally, const conformance_meshes *meshe
     }
   }
   conformance_record(tally, name, agreed, detail);
+  spmd_array_destroy(array);
   spmd_sharding_destroy(sharding);
   spmd_spec_destroy(spec);
 }

@@ -94,22 +94,30 @@ static void psum_over_tuple_wraps_integers(void **state) {
   spmd_array_destroy(out);
 }
 
-/* f16 and bf16 sums accumulate in f32 and round once: 2048+1+1+1 is 2051
- * before rounding, 2052 in f16 (an f16 accumulator would stay at 2048);
- * 256+1+1+1 is 260 in bf16 (a bf16 accumulator stays at 256). */
-static void half_precision_sums_accumulate_in_f32(void **state) {
+/* bf16 sums accumulate in f32 and round once: 256+1+1+1 is 259 before
+ * rounding, 260 in bf16 (a bf16 accumulator stays at 256). f16 sums round
+ * to f16 after every addition, in group order, as XLA's CPU collectives do:
+ * 2048+1+1+1 stays 2048 (2049 rounds to even), while 1+1+1+2048 reaches
+ * 2051 and rounds to 2052. */
+static void half_precision_sums_round_as_xla(void **state) {
   fixture *f = *state;
   const int64_t shape[1] = {4}, oshape[1] = {1};
   const op_t op = {OP_PSUM, "x", 0, 0, 0, 0, NULL, 0};
-  uint16_t h[4], b[4];
+  uint16_t h[4], h_rev[4], b[4];
   const float hv[4] = {2048, 1, 1, 1}, bv[4] = {256, 1, 1, 1};
   for (int i = 0; i < 4; ++i) {
     h[i] = float_to_f16_exact(hv[i]);
+    h_rev[i] = float_to_f16_exact(hv[3 - i]);
     b[i] = float_to_bf16_exact(bv[i]);
   }
   spmd_array *out = NULL;
   assert_ok(run_op(f->m4, SPMD_F16, 1, shape, h, "x", "", &op, NULL, &out));
   uint16_t *g = fetch(out, SPMD_F16, 1, oshape);
+  assert_float_equal(f16_to_float(g[0]), 2048.0f, 0);
+  free(g);
+  spmd_array_destroy(out);
+  assert_ok(run_op(f->m4, SPMD_F16, 1, shape, h_rev, "x", "", &op, NULL, &out));
+  g = fetch(out, SPMD_F16, 1, oshape);
   assert_float_equal(f16_to_float(g[0]), 2052.0f, 0);
   free(g);
   spmd_array_destroy(out);
@@ -118,6 +126,134 @@ static void half_precision_sums_accumulate_in_f32(void **state) {
   assert_float_equal(bf16_to_float(g[0]), 260.0f, 0);
   free(g);
   spmd_array_destroy(out);
+}
+
+/* The sign bit of element i of a float buffer (f32, f64, or 16-bit). */
+static int sign_of(spmd_dtype t, const void *p, size_t i) {
+  switch (t) {
+    case SPMD_F32: return signbit(((const float *)p)[i]) != 0;
+    case SPMD_F64: return signbit(((const double *)p)[i]) != 0;
+    default: return (((const uint16_t *)p)[i] >> 15) != 0;
+  }
+}
+
+/* Sums start from +0, as XLA's do: psum, pmean and psum_scatter of -0.0
+ * give +0.0, over a group of four and over a group of one (the 'y' axis of
+ * an 8x1 mesh). */
+static void sums_of_negative_zeros_are_positive_zero(void **state) {
+  fixture *f = *state;
+  const spmd_dtype floats[4] = {SPMD_F32, SPMD_F64, SPMD_F16, SPMD_BF16};
+  const int64_t s81[2] = {8, 1}, shape[1] = {16}, four[1] = {4};
+  spmd_mesh *m81 = test_mesh(f->rt, 2, s81);
+  for (size_t k = 0; k < 4; ++k) {
+    const spmd_dtype t = floats[k];
+    void *in = malloc(16 * spmd_dtype_size(t));
+    for (size_t i = 0; i < 16; ++i) set_elem(t, in, i, -0.0);
+    assert_true(sign_of(t, in, 0));
+    const op_t ops[3] = {{OP_PSUM, "x", 0, 0, 0, 0, NULL, 0},
+                         {OP_PMEAN, "x", 0, 0, 0, 0, NULL, 0},
+                         {OP_PSUM_SCATTER, "x", 0, 0, 1, 0, NULL, 0}};
+    for (size_t o = 0; o < 3; ++o) {
+      spmd_array *out = NULL;
+      /* Blocks of 4: psum and pmean give 4 elements everywhere, psum_scatter
+       * one on each of the 4 devices. */
+      assert_ok(run_op(f->m4, t, 1, shape, in, "x", o == 2 ? "x" : "", &ops[o], NULL, &out));
+      void *g = fetch(out, t, 1, four);
+      for (size_t i = 0; i < 4; ++i) assert_false(sign_of(t, g, i));
+      free(g);
+      spmd_array_destroy(out);
+      /* A group of one: every device alone on 'y'. */
+      op_t alone = ops[o];
+      alone.axes = "y";
+      assert_ok(run_op(m81, t, 1, shape, in, "x", "x", &alone, NULL, &out));
+      g = fetch(out, t, 1, shape);
+      for (size_t i = 0; i < 16; ++i) assert_false(sign_of(t, g, i));
+      free(g);
+      spmd_array_destroy(out);
+    }
+    free(in);
+  }
+  spmd_mesh_destroy(m81);
+}
+
+/* XLA's CPU code flushes f32, f64 and bf16 subnormals to zero in sums, in
+ * and out: FLT_MIN/4 counts as 0, and FLT_MIN*1.5 - FLT_MIN (a subnormal
+ * difference) is 0. f16 sums keep their subnormals (2^-24 + 2^-24). */
+static void sums_flush_subnormals_as_xla(void **state) {
+  fixture *f = *state;
+  const int64_t shape[1] = {4}, one[1] = {1};
+  const op_t op = {OP_PSUM, "x", 0, 0, 0, 0, NULL, 0};
+  const float fmin = 1.17549435e-38f;
+  const float in[4] = {fmin / 4, fmin / 4, fmin / 4, fmin / 4};
+  const float diff[4] = {fmin * 1.5f, -fmin, 0, 0};
+  spmd_array *out = NULL;
+  assert_ok(run_op(f->m4, SPMD_F32, 1, shape, in, "x", "", &op, NULL, &out));
+  float *g = fetch(out, SPMD_F32, 1, one);
+  assert_true(g[0] == 0 && !signbit(g[0]));
+  free(g);
+  spmd_array_destroy(out);
+  assert_ok(run_op(f->m4, SPMD_F32, 1, shape, diff, "x", "", &op, NULL, &out));
+  g = fetch(out, SPMD_F32, 1, one);
+  assert_true(g[0] == 0);
+  free(g);
+  spmd_array_destroy(out);
+  const double dmin = 2.2250738585072014e-308;
+  const double din[4] = {dmin / 2, dmin, 0, 0};
+  assert_ok(run_op(f->m4, SPMD_F64, 1, shape, din, "x", "", &op, NULL, &out));
+  double *gd = fetch(out, SPMD_F64, 1, one);
+  assert_true(gd[0] == dmin);
+  free(gd);
+  spmd_array_destroy(out);
+  const uint16_t h[4] = {0x0001, 0x0001, 0, 0}; /* f16 2^-24 twice */
+  assert_ok(run_op(f->m4, SPMD_F16, 1, shape, h, "x", "", &op, NULL, &out));
+  uint16_t *gh = fetch(out, SPMD_F16, 1, one);
+  assert_int_equal(gh[0], 0x0002);
+  free(gh);
+  spmd_array_destroy(out);
+}
+
+/* pmean over a group of 3 multiplies the sum by the reciprocal of 3 rounded
+ * to the dtype, as XLA's CPU code does, which differs from a division for a
+ * sum of 5: f32 5 * (1/3) is 1.6666667, 5 / 3 is 1.6666666; f64 likewise in
+ * its last bit; f16 multiplies by 1/3 rounded to f16. Integers are summed,
+ * converted, and multiplied the same way. */
+static void pmean_multiplies_by_the_reciprocal(void **state) {
+  fixture *f = *state;
+  const int64_t s3[1] = {3}, shape[1] = {3}, one[1] = {1};
+  spmd_mesh *m3 = test_mesh(f->rt, 1, s3);
+  const op_t op = {OP_PMEAN, "x", 0, 0, 0, 0, NULL, 0};
+  spmd_array *out = NULL;
+  const float in32[3] = {2, 0, 3};
+  const float want32 = 5.0f * (1.0f / 3.0f);
+  assert_true(want32 != 5.0f / 3.0f);
+  assert_ok(run_op(m3, SPMD_F32, 1, shape, in32, "x", "", &op, NULL, &out));
+  float *g = fetch(out, SPMD_F32, 1, one);
+  assert_true(g[0] == want32);
+  free(g);
+  spmd_array_destroy(out);
+  const int32_t ints[3] = {2, 0, 3};
+  assert_ok(run_op(m3, SPMD_I32, 1, shape, ints, "x", "", &op, NULL, &out));
+  g = fetch(out, SPMD_F32, 1, one);
+  assert_true(g[0] == want32);
+  free(g);
+  spmd_array_destroy(out);
+  const double in64[3] = {2, 0, 3};
+  const double want64 = 5.0 * (1.0 / 3.0);
+  assert_true(want64 != 5.0 / 3.0);
+  assert_ok(run_op(m3, SPMD_F64, 1, shape, in64, "x", "", &op, NULL, &out));
+  double *gd = fetch(out, SPMD_F64, 1, one);
+  assert_true(gd[0] == want64);
+  free(gd);
+  spmd_array_destroy(out);
+  /* f16: 1/3 rounds to 0x3555 (0.33325195); 5 * that is 1.6662598, which
+   * rounds to f16 1.666 (0x3eaa), where 5 / 3 rounds to 1.667 (0x3eab). */
+  const uint16_t h[3] = {float_to_f16_exact(2), 0, float_to_f16_exact(3)};
+  assert_ok(run_op(m3, SPMD_F16, 1, shape, h, "x", "", &op, NULL, &out));
+  uint16_t *gh = fetch(out, SPMD_F16, 1, one);
+  assert_int_equal(gh[0], 0x3eaa);
+  free(gh);
+  spmd_array_destroy(out);
+  spmd_mesh_destroy(m3);
 }
 
 /* A large psum takes the chunked reduce-scatter + all-gather path; every
@@ -266,6 +402,255 @@ static void pmax_propagates_nan(void **state) {
   assert_true(isnan(g[0]));
   free(g);
   spmd_array_destroy(out);
+}
+
+/* pmean's product is flushed when it is tiny after rounding to the full
+ * precision, as x86 decides with subnormals flushed: f32 0x013fffff times
+ * f32(1/3) lies within half a subnormal ulp below FLT_MIN (so rounding on
+ * the subnormal grid gives FLT_MIN) but rounds to 24 bits below it: 0.
+ * Likewise f64 2.8925960160593614e-307 / 13 (on a runtime of 16 devices). */
+static void pmean_flushes_products_tiny_after_rounding(void **state) {
+  fixture *f = *state;
+  const int64_t s3[1] = {3}, shape3[1] = {3}, one[1] = {1};
+  spmd_mesh *m3 = test_mesh(f->rt, 1, s3);
+  const op_t op = {OP_PMEAN, "x", 0, 0, 0, 0, NULL, 0};
+  const uint32_t bits = 0x013fffffu;
+  float in[3] = {0, 0, 0};
+  memcpy(&in[0], &bits, 4);
+  assert_true(in[0] * (1.0f / 3.0f) == 1.17549435e-38f); /* on the subnormal grid */
+  spmd_array *out = NULL;
+  assert_ok(run_op(m3, SPMD_F32, 1, shape3, in, "x", "", &op, NULL, &out));
+  float *g = fetch(out, SPMD_F32, 1, one);
+  assert_true(g[0] == 0);
+  free(g);
+  spmd_array_destroy(out);
+  spmd_mesh_destroy(m3);
+
+  spmd_runtime *rt16 = test_runtime(16);
+  const int64_t s13[1] = {13}, shape13[1] = {13};
+  spmd_mesh *m13 = test_mesh(rt16, 1, s13);
+  double d[13] = {2.8925960160593614e-307};
+  assert_true(d[0] * (1.0 / 13) == 2.2250738585072014e-308);
+  assert_ok(run_op(m13, SPMD_F64, 1, shape13, d, "x", "", &op, NULL, &out));
+  double *gd = fetch(out, SPMD_F64, 1, one);
+  assert_true(gd[0] == 0);
+  free(gd);
+  spmd_array_destroy(out);
+  spmd_mesh_destroy(m13);
+  spmd_runtime_destroy(rt16);
+}
+
+/* On a tie (+0 and -0) pmax and pmin keep the earlier member's value, as
+ * XLA's CPU collectives compare: the first member's zero wins over the
+ * three others'. */
+static void pmax_pmin_keep_the_earlier_of_equal_zeros(void **state) {
+  fixture *f = *state;
+  const int64_t shape[1] = {4}, one[1] = {1};
+  const float plus_first[4] = {0.0f, -0.0f, -0.0f, -0.0f};
+  const float minus_first[4] = {-0.0f, 0.0f, 0.0f, 0.0f};
+  for (int which = 0; which < 2; ++which) {
+    const op_t op = {which ? OP_PMIN : OP_PMAX, "x", 0, 0, 0, 0, NULL, 0};
+    spmd_array *out = NULL;
+    assert_ok(run_op(f->m4, SPMD_F32, 1, shape, plus_first, "x", "", &op, NULL, &out));
+    float *g = fetch(out, SPMD_F32, 1, one);
+    assert_true(g[0] == 0 && !signbit(g[0]));
+    free(g);
+    spmd_array_destroy(out);
+    assert_ok(run_op(f->m4, SPMD_F32, 1, shape, minus_first, "x", "", &op, NULL, &out));
+    g = fetch(out, SPMD_F32, 1, one);
+    assert_true(g[0] == 0 && signbit(g[0]));
+    free(g);
+    spmd_array_destroy(out);
+  }
+}
+
+/* ---- the empty tuple of axes ---- */
+
+/* "()": every device is a group of one and, as in JAX, nothing moves:
+ * psum, pmax, pmin, all_gather and psum_scatter return the input as it is
+ * (-0.0 and subnormals kept, no new or removed dimension, bool stays bool),
+ * pmean turns integers into float32, all_to_all moves its split dimension
+ * of size 1 to concat_axis. */
+static void empty_axis_tuple_returns_the_block(void **state) {
+  fixture *f = *state;
+  const int64_t shape[1] = {8};
+  const float in[8] = {-0.0f, 1.17549435e-38f / 4, 1, -2, 3, -4, 5, -6};
+  const op_t same[6] = {{OP_PSUM, "()", 0, 0, 0, 0, NULL, 0},
+                        {OP_PMEAN, "()", 0, 0, 0, 0, NULL, 0},
+                        {OP_PMAX, "( )", 0, 0, 0, 0, NULL, 0},
+                        {OP_PMIN, "()", 0, 0, 0, 0, NULL, 0},
+                        {OP_ALL_GATHER, "()", 0, 0, 0, 0, NULL, 0},
+                        {OP_PSUM_SCATTER, "()", 0, 0, 0, 0, NULL, 0}};
+  for (size_t o = 0; o < 6; ++o) {
+    spmd_array *out = NULL;
+    assert_ok(run_op(f->m24, SPMD_F32, 1, shape, in, "(x,y)", "(x,y)", &same[o], NULL, &out));
+    float *g = fetch(out, SPMD_F32, 1, shape);
+    assert_memory_equal(g, in, sizeof in);
+    free(g);
+    spmd_array_destroy(out);
+  }
+  /* psum keeps bool; pmean of int32 is float32. */
+  const uint8_t b[8] = {1, 0, 1, 1, 0, 0, 1, 0};
+  spmd_array *out = NULL;
+  assert_ok(run_op(f->m24, SPMD_BOOL, 1, shape, b, "(x,y)", "(x,y)", &same[0], NULL, &out));
+  uint8_t *gb = fetch(out, SPMD_BOOL, 1, shape);
+  assert_memory_equal(gb, b, sizeof b);
+  free(gb);
+  spmd_array_destroy(out);
+  const int32_t ints[8] = {-3, 7, 0, 1, 2, 3, 4, 16777217};
+  assert_ok(run_op(f->m24, SPMD_I32, 1, shape, ints, "(x,y)", "(x,y)", &same[1], NULL, &out));
+  float *g = fetch(out, SPMD_F32, 1, shape);
+  for (size_t i = 0; i < 8; ++i) assert_true(g[i] == (float)ints[i]);
+  free(g);
+  spmd_array_destroy(out);
+  /* all_to_all without tiled: local (1, 3) -> (3, 1), elements in order. */
+  const int64_t s2[2] = {8, 3}, s2out[2] = {24, 1};
+  float m[24];
+  for (int i = 0; i < 24; ++i) m[i] = (float)i;
+  const op_t a2a = {OP_ALL_TO_ALL, "()", 0, 1, 0, 0, NULL, 0};
+  assert_ok(run_op(f->m24, SPMD_F32, 2, s2, m, "(x,y)", "(x,y)", &a2a, NULL, &out));
+  g = fetch(out, SPMD_F32, 2, s2out);
+  assert_memory_equal(g, m, sizeof m);
+  free(g);
+  spmd_array_destroy(out);
+}
+
+static spmd_status empty_tuple_index_and_size(spmd_ctx *ctx, void *ud) {
+  (void)ud;
+  int64_t index = -1, size = -1;
+  spmd_status st = spmd_ctx_axis_index(ctx, "()", &index);
+  if (st == SPMD_OK) st = spmd_ctx_axis_size(ctx, "()", &size);
+  if (st != SPMD_OK) return st;
+  spmd_block out = SPMD_BLOCK_INIT;
+  const int64_t two[1] = {2};
+  if ((st = spmd_ctx_alloc(ctx, SPMD_I64, 1, two, &out)) != SPMD_OK) return st;
+  ((int64_t *)out.data)[0] = index;
+  ((int64_t *)out.data)[1] = size;
+  return spmd_ctx_set_output(ctx, 0, &out);
+}
+
+/* axis_index(()) is 0 and axis_size(()) is 1 on every device; ppermute over
+ * () permutes a group of one; text naming no axis other than "()" fails. */
+static void empty_axis_tuple_index_size_and_errors(void **state) {
+  fixture *f = *state;
+  const int64_t shape[1] = {8}, oshape[1] = {16};
+  const float in[8] = {0};
+  spmd_array *a = test_put(f->m24, "(x,y)", SPMD_F32, 1, shape, in), *out = NULL;
+  const char *in_spec = "(x,y)";
+  assert_ok(spmd_shard_map_text(f->m24, empty_tuple_index_and_size, NULL, 1, &a, &in_spec, 1,
+                                &in_spec, NULL, &out));
+  int64_t *g = fetch(out, SPMD_I64, 1, oshape);
+  for (size_t d = 0; d < 8; ++d) {
+    assert_int_equal(g[2 * d], 0);
+    assert_int_equal(g[2 * d + 1], 1);
+  }
+  free(g);
+  spmd_array_destroy(out);
+  spmd_array_destroy(a);
+  const int64_t self[2] = {0, 0}, away[2] = {0, 1};
+  op_t perm = {OP_PPERMUTE, "()", 0, 0, 0, 1, self, 0};
+  assert_ok(run_op(f->m24, SPMD_F32, 1, shape, in, "(x,y)", "(x,y)", &perm, NULL, &out));
+  spmd_array_destroy(out);
+  out = NULL;
+  perm.pairs = away;
+  assert_fails(run_op(f->m24, SPMD_F32, 1, shape, in, "(x,y)", "(x,y)", &perm, NULL, &out),
+               SPMD_ERR_INVALID_ARGUMENT,
+               "ppermute over (): pairs: pair (0, 1) names an index outside 0..0");
+  op_t a2a = {OP_ALL_TO_ALL, "()", 0, 1, 0, 0, NULL, 0};
+  const int64_t s2[2] = {16, 2};
+  const float m[32] = {0};
+  assert_fails(run_op(f->m24, SPMD_F32, 2, s2, m, "(x,y)", "(x,y)", &a2a, NULL, &out),
+               SPMD_ERR_INVALID_ARGUMENT,
+               "all_to_all over (): split_axis 0 has size 2 but the axis size is 1");
+  op_t bad = {OP_PSUM, "", 0, 0, 0, 0, NULL, 0};
+  assert_fails(run_op(f->m24, SPMD_F32, 1, shape, in, "(x,y)", "(x,y)", &bad, NULL, &out),
+               SPMD_ERR_INVALID_ARGUMENT,
+               "axes '': names no mesh axis (axes: x, y); write \"()\" for the empty tuple");
+  bad.axes = "(,)";
+  assert_fails(run_op(f->m24, SPMD_F32, 1, shape, in, "(x,y)", "(x,y)", &bad, NULL, &out),
+               SPMD_ERR_INVALID_ARGUMENT, "axes '(,)': names no mesh axis");
+  assert_null(out);
+}
+
+/* Persistent collectives over "()": the output keeps the input's spec and
+ * blocks; a non-tiled all_to_all moves its split dimension of size 1 to
+ * concat_axis, and is refused when the spec splits that dimension (no spec
+ * could place the result). */
+static void empty_axis_tuple_in_persistent_collectives(void **state) {
+  fixture *f = *state;
+  const int64_t shape[1] = {8};
+  const float in[8] = {-0.0f, 1.17549435e-38f / 4, 1, -2, 3, -4, 5, -6};
+  spmd_sharding *xs = test_sharding(f->m24, "x");
+  spmd_array *a = test_put(f->m24, "x", SPMD_F32, 1, shape, in), *out = NULL;
+  spmd_collective *c = NULL;
+  assert_ok(spmd_collective_create(xs, SPMD_COLLECTIVE_PSUM, "()", SPMD_F32, 1, shape, NULL, &c));
+  spmd_sharding *os = NULL;
+  int equal = 0;
+  assert_ok(spmd_collective_output_sharding(c, &os));
+  assert_ok(spmd_sharding_equal(os, xs, &equal));
+  assert_true(equal);
+  spmd_sharding_destroy(os);
+  assert_ok(spmd_collective_execute(c, a, &out));
+  float *g = fetch(out, SPMD_F32, 1, shape);
+  assert_memory_equal(g, in, sizeof in);
+  free(g);
+  spmd_array_destroy(out);
+  spmd_collective_destroy(c);
+  spmd_array_destroy(a);
+
+  /* pmean of uint8 over (): float32, the same values. */
+  const uint8_t u[8] = {0, 1, 2, 3, 250, 251, 252, 255};
+  a = test_put(f->m24, "x", SPMD_U8, 1, shape, u);
+  assert_ok(spmd_collective_create(xs, SPMD_COLLECTIVE_PMEAN, "()", SPMD_U8, 1, shape, NULL, &c));
+  assert_ok(spmd_collective_execute(c, a, &out));
+  g = fetch(out, SPMD_F32, 1, shape);
+  for (size_t i = 0; i < 8; ++i) assert_true(g[i] == (float)u[i]);
+  free(g);
+  spmd_array_destroy(out);
+  spmd_collective_destroy(c);
+  spmd_array_destroy(a);
+  spmd_sharding_destroy(xs);
+
+  /* all_to_all, split_axis 0 (1 long, unsplit) to concat_axis 1: (1, 8)
+   * laid out P(None, (x, y)) becomes (8, 1) laid out P((x, y), None). */
+  const int64_t s18[2] = {1, 8}, s81[2] = {8, 1};
+  spmd_sharding *cols = test_sharding(f->m24, "None, (x,y)");
+  a = test_put(f->m24, "None, (x,y)", SPMD_F32, 2, s18, in);
+  spmd_collective_options o = SPMD_COLLECTIVE_OPTIONS_INIT;
+  o.axis = 0;
+  o.concat_axis = 1;
+  assert_ok(
+      spmd_collective_create(cols, SPMD_COLLECTIVE_ALL_TO_ALL, "()", SPMD_F32, 2, s18, &o, &c));
+  assert_ok(spmd_collective_output_sharding(c, &os));
+  spmd_sharding *rows = test_sharding(f->m24, "(x,y), None");
+  assert_ok(spmd_sharding_equal(os, rows, &equal));
+  assert_true(equal);
+  spmd_sharding_destroy(rows);
+  spmd_sharding_destroy(os);
+  assert_ok(spmd_collective_execute(c, a, &out));
+  g = fetch(out, SPMD_F32, 2, s81);
+  assert_memory_equal(g, in, sizeof in);
+  free(g);
+  spmd_array_destroy(out);
+  spmd_collective_destroy(c);
+  spmd_array_destroy(a);
+  spmd_sharding_destroy(cols);
+  /* split_axis longer than 1 is refused as in JAX; one split over x (into
+   * blocks of 1 and 0) has a result no spec can place. */
+  spmd_sharding *split = test_sharding(f->m24, "x, y");
+  const int64_t s24[2] = {2, 4}, s14[2] = {1, 4};
+  c = NULL;
+  assert_fails(spmd_collective_create(split, SPMD_COLLECTIVE_ALL_TO_ALL, "()", SPMD_F32, 2, s24,
+                                      &o, &c),
+               SPMD_ERR_INVALID_ARGUMENT,
+               "all_to_all over (): options->axis 0 has size 2 but the axis size is 1");
+  assert_fails(spmd_collective_create(split, SPMD_COLLECTIVE_ALL_TO_ALL, "()", SPMD_F32, 2, s14,
+                                      &o, &c),
+               SPMD_ERR_UNSUPPORTED,
+               "all_to_all over (): the input's spec splits split_axis 0, which the result "
+               "no longer has");
+  assert_null(c);
+  spmd_sharding_destroy(split);
 }
 
 /* ---- all_gather ---- */
@@ -684,12 +1069,20 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(psum_over_one_axis_every_dtype),
       cmocka_unit_test(psum_over_tuple_wraps_integers),
-      cmocka_unit_test(half_precision_sums_accumulate_in_f32),
+      cmocka_unit_test(half_precision_sums_round_as_xla),
+      cmocka_unit_test(sums_of_negative_zeros_are_positive_zero),
+      cmocka_unit_test(sums_flush_subnormals_as_xla),
+      cmocka_unit_test(pmean_multiplies_by_the_reciprocal),
+      cmocka_unit_test(pmean_flushes_products_tiny_after_rounding),
       cmocka_unit_test(large_psum_is_chunked_and_replicated),
       cmocka_unit_test(large_blocks_gather_and_permute_intact),
       cmocka_unit_test(pmean_of_integers_is_float32),
       cmocka_unit_test(pmax_pmin_every_dtype_over_tuple),
       cmocka_unit_test(pmax_propagates_nan),
+      cmocka_unit_test(pmax_pmin_keep_the_earlier_of_equal_zeros),
+      cmocka_unit_test(empty_axis_tuple_returns_the_block),
+      cmocka_unit_test(empty_axis_tuple_index_size_and_errors),
+      cmocka_unit_test(empty_axis_tuple_in_persistent_collectives),
       cmocka_unit_test(all_gather_tiled_and_not_every_dtype),
       cmocka_unit_test(all_gather_follows_tuple_order),
       cmocka_unit_test(all_gather_tiled_uneven_rebuilds_the_array),

@@ -1,53 +1,80 @@
 """Collectives inside shard_map: psum, pmean, pmax, pmin, all_gather,
-psum_scatter, all_to_all, ppermute and axis_index, run by JAX on the (2,4)
-and (2,2,2) meshes over one mesh axis and over tuples of axes, so the C test
-can run the same program through spmd_shard_map and compare.
+psum_scatter, all_to_all, ppermute, axis_index and axis_size, run by JAX on
+the (2,4) and (2,2,2) meshes over one mesh axis, over tuples of axes and
+over the empty tuple (), so the C test can run the same program through
+spmd_shard_map and compare.
 
 Writes tests/conformance/collectives/cases.json: a "meshes" table (as
 refio.mesh_table) and "cases", each holding
 
-  name       unique, readable: op, mesh, axes, parameters, dtype
+  name       unique, readable: op, mesh, axes ("noaxes" for ()),
+             parameters, dtype
   mesh       a key of "meshes"
   in_spec    the input's spec, one list of axis names per dimension
   out_spec   the output's spec: the tuple of every mesh axis on dimension 0
   op         psum | pmean | pmax | pmin | all_gather | psum_scatter |
-             all_to_all | ppermute | axis_index
-  axes       the axis names the collective runs over (one, or a tuple)
+             all_to_all | ppermute | axis_index | axis_size
+  axes       the axis names the collective runs over (one, a tuple, or []
+             for the empty tuple, which the C test writes "()")
   params     axis, tiled (all_gather); scatter_dimension, tiled
              (psum_scatter); split_axis, concat_axis, tiled (all_to_all);
              perm as [source, dest] pairs (ppermute); {} otherwise
   input      {"dtype", "shape", "hex"}: the global input, raw little-endian
              bytes of the row-major array
-  output     {"dtype", "shape", "hex"}: the global output
-  rtol, atol tolerance of float outputs: |libspmd - JAX| <= atol + rtol*|JAX|;
-             integer and bool outputs must be equal
+  output     {"dtype", "shape", "hex"}: the global output; every output,
+             float sums and means included, must be equal byte for byte
+  error      instead of output, where JAX refuses the call: its exception
+             ("ValueError: ..."); libspmd must refuse it too
+             (SPMD_ERR_INVALID_ARGUMENT)
   libspmd_rule  only where libspmd deliberately answers differently
              (docs/differences.md): what it answers instead, also computed
-             by JAX, as {"difference", "axes", "perm", "output"}. Today:
-             ppermute over a tuple of axes not in mesh order, whose indices
-             libspmd takes in the tuple's order (as axis_index does) and
-             JAX's ppermute in mesh order. The output is JAX's ppermute over
-             the mesh-ordered tuple with every index renumbered ("perm").
+             by JAX, as {"difference", "output"} (and "axes", "perm" for
+             the ppermute rule). Today:
+             - ppermute over a tuple of axes not in mesh order, whose
+               indices libspmd takes in the tuple's order (as axis_index
+               does) and JAX's ppermute in mesh order. The output is JAX's
+               ppermute over the mesh-ordered tuple with every index
+               renumbered ("perm").
+             - pmax and pmin of values with NaNs: XLA's CPU collectives
+               skip NaNs (a group of NaNs gives -inf or +inf); libspmd's
+               result is NaN where any member's is. The output is JAX's
+               jnp.max / jnp.min over the all_gather of the group.
+             - psum, pmean, pmax and pmin on a mesh of one device: XLA
+               drops the collectives of a one-device program, so JAX
+               returns the input (-0.0 and subnormals kept); libspmd
+               computes them as for every group of one. The output is JAX's answer for the
+               same group of one in an 8-device program (mesh 1x8, over x).
 
 Every device's own result is made visible: the program returns
 `op(x)[None]` with out_spec P((all mesh axes)), so the output's row k is the
 local result of the device at row-major mesh position k (on 2x4 and 2x2x2,
 device k; a few cases use 2x4_perm2, whose devices are not in id order).
-axis_index returns a scalar, so its rows have shape (1,).
+axis_index and axis_size return scalars, so their rows have shape (1,).
 
-Values: integers are small random numbers (sums exact in any order), plus
-one int32 and one uint8 psum whose sums wrap around. float32 values are
-random normals, so sums depend on the order of summation: psum, pmean and
-psum_scatter are compared with rtol 1e-6 and atol 1e-5 (8 terms of magnitude
-about 1, each addition rounding by at most 2^-24 of the partial sum). bf16
-and f16 values are small multiples of 1/4, exactly representable with
-exactly representable sums, so any summation order and any accumulation
-width give the same bits; their tolerance is 0 except pmean, whose
-division rounds once (rtol of one ulp: 2^-8 for bf16, 2^-11 for f16).
-pmean of integers and bool (exact sums, one division into float32 or, for
-int64, float64) allows one ulp of the result type; float64 sums 1e-12.
-Data-movement ops (all_gather, all_to_all, ppermute) and pmax/pmin are
-exact for every dtype.
+Values: integers are small random numbers, plus one int32 and one uint8
+psum whose sums wrap around; float32 values are random normals; bf16 and
+f16 values small multiples of 1/4. XLA's CPU collectives add in group
+order from +0, so libspmd agrees bit for bit, float sums included. The
+corner cases (_corner_cases) pin down what that takes, each with inputs
+chosen so that the rule shows (the generator checks it does):
+
+  - sums start from +0: psum, pmean and psum_scatter of -0.0 give +0.0,
+    also over a group of one (an axis of size 1);
+  - subnormals: XLA's CPU code flushes them to zero, in and out, for f32,
+    f64 and bf16 (whose sums run in f32); f16 keeps them;
+  - pmean multiplies the sum by the reciprocal of the group size, computed
+    in the dtype (f16: rounded to f16; bf16: in f32), so groups of 3, 6 and
+    7 devices give results a division would not;
+  - f16 sums round to f16 after every addition, in group order (a tuple's
+    order); bf16 sums add in f32 and round once; values of a wide range
+    make both roundings show, also in pmean and psum_scatter;
+  - pmax and pmin keep the earlier member's value on a tie (+0 and -0);
+  - the empty tuple (): psum, pmean, pmax, pmin, all_gather and
+    psum_scatter return the input (no new dimension, bool stays bool, pmean
+    makes integers float), all_to_all moves a split dimension of size 1,
+    ppermute permutes a group of one, axis_index is 0 and axis_size 1;
+    all_to_all with a split dimension of another size or an axis out of
+    range, and ppermute to index 1 or with a repeated pair, are refused.
 
 float64 and int64 need JAX's x64 mode, which is process-wide: those cases
 are generated by x64_main() of this module in a fresh interpreter with
@@ -66,10 +93,27 @@ HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 import refio  # noqa: E402
 
-F32_SUM_TOL = (1e-6, 1e-5)   # rtol, atol for float32 sums and means
-F64_SUM_TOL = (1e-12, 1e-12)
-ULP_MEAN = {"bfloat16": 2.0 ** -8, "float16": 2.0 ** -11, "float32": 2.0 ** -23,
-            "float64": 2.0 ** -52}
+# Meshes of this family beyond refio.MESHES (which other families iterate):
+# groups of one inside an 8-device program, and groups of 6 and 7 devices.
+EXTRA_MESHES = {
+    "1x8": ((1, 8), ("x", "y"), list(range(8))),
+    "2x3": ((2, 3), ("x", "y"), list(range(6))),
+    "7": ((7,), ("x",), list(range(7))),
+}
+MESHES = {**refio.MESHES, **EXTRA_MESHES}
+
+
+def _jax_mesh(name: str):
+    import jax
+    import numpy as np
+    from jax.sharding import Mesh
+    shape, axes, devices = MESHES[name]
+    return Mesh(np.array(jax.devices())[np.array(devices)].reshape(shape), axes)
+
+
+def _mesh_table(names) -> dict:
+    return {n: {"shape": list(MESHES[n][0]), "axis_names": list(MESHES[n][1]),
+                "devices": list(MESHES[n][2])} for n in names}
 
 
 def _shard_map(f, **kw):
@@ -99,14 +143,41 @@ def _values(rng, dtype: str, shape, kind: str = "small"):
         if kind == "wrap":
             return rng.integers(2 ** 29, 2 ** 31 - 1, n).astype(dtype).reshape(shape)
         return rng.integers(-50, 51, n).astype(dtype).reshape(shape)
+    np_dtype = {"bfloat16": ml_dtypes.bfloat16, "float16": np.float16}.get(dtype, dtype)
+    if kind == "negzero":
+        return np.full(shape, -0.0, dtype=np_dtype)
+    if kind == "subnormal":
+        # Subnormals of either sign, the smallest normals around them, signed
+        # zeros and ordinary values, in random places.
+        tiny = float(ml_dtypes.finfo(np_dtype).smallest_normal)
+        choices = np.array([tiny / 4, -tiny / 4, tiny / 2, -tiny / 2, tiny, -tiny, 1.5 * tiny,
+                            -1.5 * tiny, 2 * tiny, -2 * tiny, 0.0, -0.0, 1.0, -3.0])
+        return rng.choice(choices, n).astype(np_dtype).reshape(shape)
+    if kind == "nan":
+        v = rng.normal(size=n)
+        v[rng.random(n) < 0.5] = np.nan
+        return v.astype(np_dtype).reshape(shape)
+    if kind == "wide":
+        # Full-width mantissas over a wide range of exponents, so sums and
+        # means round (and f16's rounding after every addition shows).
+        if dtype == "float16":
+            v = rng.integers(-2048, 2048, n) * 2.0 ** (rng.integers(-6, 12, n) - 10)
+        elif dtype == "bfloat16":
+            v = rng.integers(-256, 256, n) * 2.0 ** (rng.integers(-3, 20, n) - 8)
+        else:
+            v = rng.normal(size=n) * 10.0 ** rng.integers(-4, 5, n)
+        return v.astype(np_dtype).reshape(shape)
     if dtype in ("bfloat16", "float16"):
-        np_dtype = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.float16
         return (rng.integers(-40, 41, n) / 4.0).astype(np_dtype).reshape(shape)
     return rng.normal(size=n).astype(dtype).reshape(shape)
 
 
 def _jax_axes(axes: list[str]):
     return axes[0] if len(axes) == 1 else tuple(axes)
+
+
+def _axes_name(axes: list[str]) -> str:
+    return "".join(axes) or "noaxes"
 
 
 def _apply(op: str, x, axes, params: dict):
@@ -131,23 +202,10 @@ def _apply(op: str, x, axes, params: dict):
         return lax.ppermute(x, axes, perm=[tuple(p) for p in params["perm"]])
     if op == "axis_index":
         return lax.axis_index(axes)
+    if op == "axis_size":
+        import jax.numpy as jnp
+        return jnp.asarray(lax.axis_size(axes), jnp.int32)
     raise ValueError(op)
-
-
-def _tolerance(op: str, dtype: str, out_dtype: str) -> tuple[float, float]:
-    if out_dtype not in ("float32", "float64", "bfloat16", "float16"):
-        return 0.0, 0.0
-    sums = op in ("psum", "pmean", "psum_scatter")
-    if not sums:
-        return 0.0, 0.0
-    if dtype in ("bfloat16", "float16"):
-        return (ULP_MEAN[dtype], 0.0) if op == "pmean" else (0.0, 0.0)
-    if dtype == "float64":
-        return F64_SUM_TOL
-    if dtype == "float32":
-        return F32_SUM_TOL
-    # integer / bool pmean: an exact sum divided once in the output's type
-    return ULP_MEAN[out_dtype], 0.0
 
 
 class _Cases:
@@ -157,35 +215,65 @@ class _Cases:
         self.cases: dict[str, dict] = {}
 
     def add(self, mesh_name: str, in_spec: list[list[str]] | None, op: str, axes: list[str],
-            params: dict, dtype: str, local_shape, kind: str = "small", tag: str = "") -> None:
+            params: dict, dtype: str, local_shape, kind: str = "small", tag: str = "",
+            refused: bool = False, rule=None, check=None, values=None) -> None:
+        """One case. values: the global input, instead of drawn ones.
+        refused: JAX must refuse it (recorded as "error").
+        rule: (difference, fn) where libspmd deliberately differs, fn(host,
+        run) computing libspmd's answer with JAX; run(g) runs the per-device
+        program g on the case's input. check: fn(host, out, run) raising
+        when the case does not show what it is for."""
         import jax
         import numpy as np
         from jax.sharding import NamedSharding
         if in_spec is None:
             in_spec = _full(mesh_name, len(local_shape))
-        shape, names, _ = refio.MESHES[mesh_name]
+        shape, names, _ = MESHES[mesh_name]
         sizes = dict(zip(names, shape))
         global_shape = [d * int(np.prod([sizes[a] for a in (in_spec[i] if i < len(in_spec) else [])]))
                         for i, d in enumerate(local_shape)]
-        host = _values(self.rng, dtype, global_shape, kind)
-        mesh = refio.jax_mesh(mesh_name)
+        host = _values(self.rng, dtype, global_shape, kind) if values is None else values
+        if list(host.shape) != global_shape or str(host.dtype) != dtype:
+            raise ValueError(f"values of shape {host.shape} and dtype {host.dtype}, "
+                             f"expected {global_shape} and {dtype}")
+        mesh = _jax_mesh(mesh_name)
         spec = refio.jax_spec(in_spec)
         out_spec = [list(names)]
         x = jax.device_put(host, NamedSharding(mesh, spec))
         ax = _jax_axes(axes)
         f = _shard_map(lambda v: _apply(op, v, ax, params)[None], mesh=mesh, in_specs=spec,
                        out_specs=refio.jax_spec(out_spec))
-        out = np.asarray(jax.jit(f)(x))
-        rtol, atol = _tolerance(op, dtype, str(out.dtype))
         pstr = "".join(f"_{k}{_pname(v)}" for k, v in sorted(params.items()))
-        name = (f"{op}_{mesh_name}_{''.join(axes)}{pstr}_{dtype}"
+        name = (f"{op}_{mesh_name}_{_axes_name(axes)}{pstr}_{dtype}"
                 f"_in{''.join(''.join(d) or 'N' for d in in_spec)}{tag}")
         if name in self.cases:
             raise ValueError(f"duplicate case {name}")
-        self.cases[name] = {
-            "name": name, "mesh": mesh_name, "in_spec": in_spec, "out_spec": out_spec,
-            "op": op, "axes": axes, "params": params, "input": refio.array_hex(host),
-            "output": refio.array_hex(out), "rtol": rtol, "atol": atol}
+        case = {"name": name, "mesh": mesh_name, "in_spec": in_spec, "out_spec": out_spec,
+                "op": op, "axes": axes, "params": params, "input": refio.array_hex(host)}
+        self.cases[name] = case
+        try:
+            out = np.asarray(jax.jit(f)(x))
+        except Exception as e:  # noqa: BLE001 - JAX's refusal is the reference
+            if not refused:
+                raise
+            case["error"] = f"{type(e).__name__}: {str(e).splitlines()[0]}"
+            return
+        if refused:
+            raise ValueError(f"{name}: JAX was expected to refuse it")
+        case["output"] = refio.array_hex(out)
+
+        def run(g):  # another per-device program on the same input
+            h = _shard_map(lambda v: g(v)[None], mesh=mesh, in_specs=spec,
+                           out_specs=refio.jax_spec(out_spec))
+            return np.asarray(jax.jit(h)(x))
+        if check is not None:
+            check(host, out, run)
+        if rule is not None:
+            difference, fn = rule
+            answer = np.asarray(fn(host, run))
+            if np.array_equal(answer.view(np.uint8), out.view(np.uint8)):
+                raise ValueError(f"{name}: libspmd's rule gives JAX's answer here")
+            case["libspmd_rule"] = {"difference": difference, "output": refio.array_hex(answer)}
         in_mesh_order = sorted(axes, key=names.index)
         if op == "ppermute" and axes != in_mesh_order:
             # JAX's ppermute numbers a group's devices in mesh order whatever
@@ -198,12 +286,12 @@ class _Cases:
             perm = [[renumber[src], renumber[dst]] for src, dst in params["perm"]]
             g = _shard_map(lambda v: _apply(op, v, tuple(in_mesh_order), {"perm": perm})[None],
                            mesh=mesh, in_specs=spec, out_specs=refio.jax_spec(out_spec))
-            rule = np.asarray(jax.jit(g)(x))
-            if np.array_equal(rule, out):
+            rule_out = np.asarray(jax.jit(g)(x))
+            if np.array_equal(rule_out, out):
                 raise ValueError(f"{name}: the tuple order makes no difference")
-            self.cases[name]["libspmd_rule"] = {
+            case["libspmd_rule"] = {
                 "difference": "ppermute over a tuple of axes: tuple order",
-                "axes": in_mesh_order, "perm": perm, "output": refio.array_hex(rule)}
+                "axes": in_mesh_order, "perm": perm, "output": refio.array_hex(rule_out)}
 
 
 def _renumber(axes: list[str], target: list[str], sizes: dict) -> list[int]:
@@ -229,10 +317,12 @@ def _pname(v) -> str:
 
 def _full(mesh_name: str, ndim: int) -> list[list[str]]:
     """An input spec splitting the input over every mesh axis, so each
-    device holds different values: P('x','y') on 2x4 (P('x','y',None) in
-    3-D), P('x',('y','z')) or P('x','y','z') on 2x2x2."""
-    if refio.MESHES[mesh_name][0] == (2, 4):
-        return [["x"], ["y"]] + [[]] * (ndim - 2)
+    device holds different values: P('x','y') on 2x4 and other 2-D meshes
+    (P('x','y',None) in 3-D), P('x',('y','z')) or P('x','y','z') on 2x2x2,
+    P('x') on 1-D meshes."""
+    axes = MESHES[mesh_name][1]
+    if len(axes) < 3:
+        return [[a] for a in axes] + [[]] * (ndim - len(axes))
     return [["x"], ["y", "z"]] if ndim == 2 else [["x"], ["y"], ["z"]]
 
 # The axis choices per mesh: each single axis and tuples in both orders.
@@ -243,7 +333,7 @@ AXES = {
 
 
 def _size(mesh_name: str, axes: list[str]) -> int:
-    shape, names, _ = refio.MESHES[mesh_name]
+    shape, names, _ = MESHES[mesh_name]
     n = 1
     for a in axes:
         n *= dict(zip(names, shape))[a]
@@ -381,6 +471,261 @@ def _main_cases(c: _Cases) -> None:
               {"split_axis": 1, "concat_axis": 0, "tiled": True}, dtype, (2, 8))
 
 
+# ---- corner cases: what bit-for-bit agreement with XLA's CPU collectives
+# takes. Each check raises when its case would not tell the rule it pins
+# down from the obvious other one.
+
+def _no_negative_zero(host, out, run) -> None:
+    import numpy as np
+    h, o = np.asarray(host, np.float32), np.asarray(out, np.float32)
+    if not (np.signbit(h).all() and (o == 0).all() and not np.signbit(o).any()):
+        raise ValueError("-0.0 inputs should sum to +0.0 everywhere")
+
+
+def _same_as_input(host, out, run) -> None:
+    blocks = run(lambda v: v)  # each device's block, laid out as the output
+    if out.dtype != blocks.dtype or out.tobytes() != blocks.tobytes():
+        raise ValueError("over () the input should come back as it is")
+
+
+def _not_a_division(axes, n):
+    """pmean: the result is not what dividing JAX's own psum by n gives."""
+    def check(host, out, run) -> None:
+        import numpy as np
+        from jax import lax
+        ax = _jax_axes(axes)
+        total = run(lambda v: lax.psum(v, ax))
+        wide = np.float64 if out.dtype == np.float64 else np.float32
+        divided = (total.astype(wide) / wide(n)).astype(out.dtype)
+        if np.array_equal(divided.view(np.uint8), out.view(np.uint8)):
+            raise ValueError("a division by the group size gives the same bits")
+    return check
+
+
+def _tiny_after_rounding(axes, n):
+    """pmean: a product just below the smallest normal that rounds up to it
+    on the subnormal grid is still flushed (x86 judges tininess after
+    rounding to the full precision)."""
+    def check(host, out, run) -> None:
+        import numpy as np
+        from jax import lax
+        ax = _jax_axes(axes)
+        total = run(lambda v: lax.psum(v, ax))
+        naive = total * (np.float32(1) / np.float32(n))
+        tiny = np.finfo(np.float32).tiny
+        naive = np.where(np.abs(naive) < tiny, np.copysign(np.float32(0), naive), naive)
+        if np.array_equal(naive.view(np.uint8), out.view(np.uint8)):
+            raise ValueError("flushing the rounded product gives the same bits")
+    return check
+
+
+def _not_rounded_once(op, axes, params):
+    """f16: the result is not what adding in f32 and rounding once gives."""
+    def check(host, out, run) -> None:
+        import jax.numpy as jnp
+        import numpy as np
+        from jax import lax
+        ax = _jax_axes(axes)
+        if op == "psum":
+            once = run(lambda v: lax.psum(v.astype(jnp.float32), ax).astype(v.dtype))
+        elif op == "pmean":
+            once = run(lambda v: lax.pmean(v.astype(jnp.float32), ax).astype(v.dtype))
+        else:
+            once = run(lambda v: lax.psum_scatter(v.astype(jnp.float32), ax,
+                                                  **params).astype(v.dtype))
+        if np.array_equal(once.view(np.uint8), out.view(np.uint8)):
+            raise ValueError("adding in f32 and rounding once gives the same bits")
+    return check
+
+
+def _nan_propagates(axes, op):
+    """libspmd's pmax/pmin: the NaN (every input NaN is the quiet positive
+    one) wherever a member has one, else jnp.max / jnp.min over the
+    gathered group."""
+    def rule(host, run):
+        import jax.numpy as jnp
+        from jax import lax
+        ax = _jax_axes(axes)
+        reduce = jnp.max if op == "pmax" else jnp.min
+
+        def f(v):
+            group = lax.all_gather(v, ax)
+            return jnp.where(jnp.isnan(group).any(axis=0), jnp.array(jnp.nan, v.dtype),
+                             reduce(group, axis=0))
+        return run(f)
+    return ("pmax and pmin: a NaN propagates", rule)
+
+
+def _as_in_an_8_device_program(op):
+    """libspmd on a one-device mesh: what JAX gives for the same group of one
+    inside an 8-device program (mesh 1x8, the block replicated, over x)."""
+    def rule(host, run):
+        import jax
+        import numpy as np
+        from jax.sharding import NamedSharding, PartitionSpec as P
+        mesh = _jax_mesh("1x8")
+        f = _shard_map(lambda v: _apply(op, v, "x", {})[None], mesh=mesh, in_specs=P(),
+                       out_specs=P())
+        return np.asarray(jax.jit(f)(jax.device_put(host, NamedSharding(mesh, P()))))
+    return ("a mesh of one device: the collective runs as for any group of one", rule)
+
+
+def _corner_cases(c: _Cases) -> None:
+    # Sums start from +0: -0.0 sums to +0.0, over a group of four and over a
+    # group of one (x on 1x8).
+    for dtype in ("float32", "float16", "bfloat16"):
+        c.add("2x4", None, "psum", ["y"], {}, dtype, (2, 3), kind="negzero", tag="_negzero",
+              check=_no_negative_zero)
+        c.add("2x4", None, "pmean", ["x", "y"], {}, dtype, (2, 3), kind="negzero",
+              tag="_negzero", check=_no_negative_zero)
+        c.add("2x4", [["x"], []], "psum_scatter", ["y"], {"scatter_dimension": 1, "tiled": True},
+              dtype, (2, 8), kind="negzero", tag="_negzero", check=_no_negative_zero)
+        for op, params in (("psum", {}), ("pmean", {}),
+                           ("psum_scatter", {"scatter_dimension": 0, "tiled": True})):
+            c.add("1x8", [["x"], ["y"]], op, ["x"], params, dtype, (2, 3), kind="negzero",
+                  tag="_negzero", check=_no_negative_zero)
+
+    # Subnormals flushed (f32, bf16) or kept (f16) by sums, means, max and
+    # min; ties of +0 and -0 in max and min keep the earlier member's.
+    for dtype in ("float32", "float16", "bfloat16"):
+        c.add("2x4", None, "psum", ["x", "y"], {}, dtype, (4, 6), kind="subnormal",
+              tag="_subnormal")
+        c.add("2x4", None, "pmean", ["y"], {}, dtype, (4, 6), kind="subnormal",
+              tag="_subnormal")
+        c.add("3", [["x"], []], "pmean", ["x"], {}, dtype, (4, 6), kind="subnormal",
+              tag="_subnormal")
+        c.add("2x4", None, "psum_scatter", ["y"], {"scatter_dimension": 0, "tiled": True},
+              dtype, (8, 6), kind="subnormal", tag="_subnormal")
+        c.add("2x4", None, "pmax", ["y"], {}, dtype, (4, 6), kind="subnormal", tag="_subnormal")
+        c.add("2x4", None, "pmin", ["y", "x"], {}, dtype, (4, 6), kind="subnormal",
+              tag="_subnormal")
+        c.add("1x8", [["x"], ["y"]], "psum", ["x"], {}, dtype, (4, 6), kind="subnormal",
+              tag="_subnormal")
+        c.add("1x8", [["x"], ["y"]], "pmax", ["x"], {}, dtype, (4, 6), kind="subnormal",
+              tag="_subnormal")
+
+    # pmean multiplies by the reciprocal of the group size: groups of 3, 6
+    # and 7. (bf16's product in f32 rounds to the same bits as a division,
+    # so bf16 pins the reciprocal's rounding only.)
+    groups = [("3", [["x"], []], ["x"], 3), ("2x3", None, ["x", "y"], 6),
+              ("2x3", None, ["y"], 3), ("7", [["x"], []], ["x"], 7)]
+    for mesh, in_spec, axes, n in groups:
+        for dtype in ("float32", "float16", "bfloat16", "int32", "uint8"):
+            check = None if dtype == "bfloat16" else _not_a_division(axes, n)
+            kind = "small" if dtype in ("int32", "uint8") else "wide"
+            c.add(mesh, in_spec, "pmean", axes, {}, dtype, (4, 8), kind=kind, tag="_" + kind,
+                  check=check)
+    c.add("7", [["x"], []], "pmean", ["x"], {}, "bool", (4, 8), check=_not_a_division(["x"], 7))
+    # The products near the smallest normal: x = 0x013fffff times f32(1/3) is
+    # below it by less than half an ulp of the subnormal grid, so rounding
+    # there gives the smallest normal, but x86 decides tininess after
+    # rounding to 24 bits, which stays below: flushed to 0. The next float
+    # gives the smallest normal; the one before, 0.
+    import numpy as np
+    edge = np.array([0x013fffff, 0x81 << 24 | 0x3fffff, 0x01400000, 0x81400000, 0x013ffffe,
+                     0x813ffffe, 0x40400000, 0x80000000], np.uint32).view(np.float32)
+    window = np.zeros((6, 4), np.float32)
+    window[:2] = edge.reshape(2, 4)  # device 0's block; the others add zeros
+    c.add("3", [["x"], []], "pmean", ["x"], {}, "float32", (2, 4), tag="_tiny", values=window,
+          check=_tiny_after_rounding(["x"], 3))
+
+    # f16 rounds after every addition in group order (the tuple's); bf16
+    # adds in f32 and rounds once. Wide-ranged values make it show.
+    for dtype in ("float16", "bfloat16"):
+        for mesh, axes in (("2x4", ["y"]), ("2x4", ["x", "y"]), ("2x4", ["y", "x"]),
+                           ("2x2x2", ["z", "x"]), ("2x2x2", ["z", "y", "x"])):
+            check = _not_rounded_once("psum", axes, {}) if dtype == "float16" else None
+            c.add(mesh, None, "psum", axes, {}, dtype, (4, 8), kind="wide", tag="_wide",
+                  check=check)
+        for mesh, axes in (("2x4", ["y", "x"]), ("2x2x2", ["x", "z"])):
+            check = _not_rounded_once("pmean", axes, {}) if dtype == "float16" else None
+            c.add(mesh, None, "pmean", axes, {}, dtype, (4, 8), kind="wide", tag="_wide",
+                  check=check)
+        params = {"scatter_dimension": 0, "tiled": True}
+        check = (_not_rounded_once("psum_scatter", ["y", "x"], params) if dtype == "float16"
+                 else None)
+        c.add("2x4", None, "psum_scatter", ["y", "x"], params, dtype, (16, 4), kind="wide",
+              tag="_wide", check=check)
+
+    # NaN: XLA's CPU pmax and pmin skip it; libspmd propagates it
+    # (docs/differences.md), also in a group of one.
+    for mesh, in_spec, op, axes, dtype in (("2x4", None, "pmax", ["y"], "float32"),
+                                           ("2x4", None, "pmin", ["x", "y"], "float32"),
+                                           ("2x4", None, "pmax", ["y"], "float16"),
+                                           ("2x4", None, "pmin", ["y"], "bfloat16"),
+                                           ("1x8", [["x"], ["y"]], "pmax", ["x"], "float32")):
+        c.add(mesh, in_spec, op, axes, {}, dtype, (4, 6), kind="nan", tag="_nan",
+              rule=_nan_propagates(axes, op))
+
+    # A mesh of one device: JAX's psum, pmean, pmax and pmin return the input
+    # (XLA drops them); libspmd computes them as for any group of one
+    # (docs/differences.md). psum_scatter is computed by JAX too.
+    for op in ("psum", "pmean", "pmax", "pmin"):
+        c.add("1", [["x"]], op, ["x"], {}, "float32", (4, 6), kind="subnormal",
+              tag="_subnormal", rule=_as_in_an_8_device_program(op))
+    c.add("1", [["x"]], "psum_scatter", ["x"], {"scatter_dimension": 0, "tiled": True},
+          "float32", (4, 6), kind="subnormal", tag="_subnormal")
+
+    # The empty tuple (): every device a group of one, nothing moved.
+    for op in ("psum", "pmean", "pmax", "pmin"):
+        c.add("2x4", None, op, [], {}, "float32", (2, 3), kind="subnormal",
+              check=_same_as_input)
+    c.add("2x2x2", None, "psum", [], {}, "bfloat16", (2, 3), kind="subnormal",
+          check=_same_as_input)
+    c.add("2x4", None, "psum", [], {}, "bool", (2, 3), check=_same_as_input)
+    c.add("2x4", None, "pmax", [], {}, "float32", (2, 3), kind="nan", tag="_nan",
+          check=_same_as_input)
+    for dtype in ("int32", "uint8", "bool", "float16"):
+        c.add("2x4", None, "pmean", [], {}, dtype, (2, 3))
+    c.add("2x4", None, "all_gather", [], {"axis": 0, "tiled": False}, "float32", (2, 3),
+          check=_same_as_input)
+    c.add("2x4", None, "all_gather", [], {"axis": 1, "tiled": True}, "int32", (2, 3),
+          check=_same_as_input)
+    c.add("2x4", None, "psum_scatter", [], {"scatter_dimension": 0, "tiled": False}, "float32",
+          (2, 3), kind="subnormal", check=_same_as_input)
+    c.add("2x4", None, "psum_scatter", [], {"scatter_dimension": 1, "tiled": True}, "bool",
+          (2, 3), check=_same_as_input)
+    c.add("2x4", None, "all_to_all", [], {"split_axis": 0, "concat_axis": 1, "tiled": False},
+          "float32", (1, 3))
+    c.add("2x4", None, "all_to_all", [], {"split_axis": 1, "concat_axis": 0, "tiled": False},
+          "int32", (2, 1))
+    c.add("2x4", None, "all_to_all", [], {"split_axis": 0, "concat_axis": 1, "tiled": True},
+          "float32", (2, 3), check=_same_as_input)
+    c.add("2x4", None, "all_to_all", [], {"split_axis": 0, "concat_axis": 1, "tiled": False},
+          "float32", (2, 3), tag="_split2", refused=True)
+    c.add("2x4", None, "ppermute", [], {"perm": [[0, 0]]}, "float32", (2, 3),
+          check=_same_as_input)
+    c.add("2x4", None, "ppermute", [], {"perm": []}, "int32", (2, 3))
+    c.add("2x4", None, "ppermute", [], {"perm": [[0, 1]]}, "float32", (2, 3), refused=True)
+    c.add("2x4", None, "ppermute", [], {"perm": [[0, 0], [0, 0]]}, "float32", (2, 3),
+          refused=True)
+    c.add("2x4", None, "all_to_all", [], {"split_axis": 5, "concat_axis": 0, "tiled": True},
+          "float32", (2, 3), refused=True)
+    c.add("2x4", None, "all_to_all", [], {"split_axis": 0, "concat_axis": 5, "tiled": True},
+          "float32", (2, 3), refused=True)
+    for mesh in ("2x4", "2x2x2"):
+        c.add(mesh, None, "axis_index", [], {}, "float32", (1, 1))
+        c.add(mesh, None, "axis_size", [], {}, "float32", (1, 1))
+    c.add("2x4", None, "axis_size", ["x"], {}, "float32", (1, 1))
+    c.add("2x4", None, "axis_size", ["y", "x"], {}, "float32", (1, 1))
+
+
+def _x64_corner_cases(c: _Cases) -> None:
+    c.add("2x4", None, "psum", ["y"], {}, "float64", (2, 3), kind="negzero", tag="_negzero",
+          check=_no_negative_zero)
+    c.add("1x8", [["x"], ["y"]], "pmean", ["x"], {}, "float64", (2, 3), kind="negzero",
+          tag="_negzero", check=_no_negative_zero)
+    c.add("2x4", None, "psum", ["x", "y"], {}, "float64", (4, 6), kind="subnormal",
+          tag="_subnormal")
+    c.add("2x4", None, "pmax", ["y"], {}, "float64", (4, 6), kind="subnormal", tag="_subnormal")
+    for mesh, in_spec, axes, n in (("3", [["x"], []], ["x"], 3), ("7", [["x"], []], ["x"], 7)):
+        c.add(mesh, in_spec, "pmean", axes, {}, "float64", (4, 8), kind="wide", tag="_wide",
+              check=_not_a_division(axes, n))
+        c.add(mesh, in_spec, "pmean", axes, {}, "int64", (4, 8), check=_not_a_division(axes, n))
+    c.add("2x4", None, "psum", [], {}, "float64", (2, 3), kind="subnormal", check=_same_as_input)
+    c.add("2x4", None, "pmean", [], {}, "int64", (2, 3))
+
+
 def _x64_cases(c: _Cases) -> None:
     for dtype in ("float64", "int64"):
         c.add("2x4", None, "psum", ["x", "y"], {}, dtype, (2, 3))
@@ -420,19 +765,24 @@ def x64_main() -> None:
         raise SystemExit("x64_main needs JAX_ENABLE_X64=1")
     c64 = _Cases(seed=64)
     _x64_cases(c64)
+    _x64_corner_cases(c64)
     json.dump(list(c64.cases.values()), sys.stdout)
 
 
 def generate(out_dir: pathlib.Path) -> None:
     c = _Cases(seed=4)
     _main_cases(c)
+    corners = _Cases(seed=5)
+    _corner_cases(corners)
     cases = list(c.cases.values())
     names = {k["name"] for k in cases}
-    for case in _x64_subprocess():
+    for case in list(corners.cases.values()) + _x64_subprocess():
         if case["name"] in names:
             raise ValueError(f"duplicate case {case['name']}")
+        names.add(case["name"])
         cases.append(case)
     cases.sort(key=lambda k: k["name"])
     refio.write_json(out_dir / "cases.json",
-                     {"meshes": refio.mesh_table(["2x4", "2x2x2", "2x4_perm2"]), "cases": cases})
-
+                     {"meshes": _mesh_table(["2x4", "2x2x2", "2x4_perm2", "1", "3", "1x8", "2x3",
+                                             "7"]),
+                      "cases": cases})

@@ -3,6 +3,11 @@ device's block lies (JAX's devices_indices_map, as start/stop per
 dimension) and its replica id (Shard.replica_id), or JAX's refusal of an
 uneven shape. Also JAX's == between pairs of shardings.
 
+Shapes with a dimension of size 0 are cases too (named ".../0x4" and so
+on): every block along such a dimension is the same empty block, and JAX's
+replica id counts the devices holding each distinct index, so the mesh axes
+that split only such dimensions number replicas like unused axes do.
+
 Writes metadata/cases.json:
   meshes:   name -> {shape, axis_names, devices (row-major)}
   cases:    [{name, mesh, spec (per dim, list of axes; [] is None), shape,
@@ -143,6 +148,21 @@ def _equality_cases() -> list[dict]:
     return out
 
 
+# Meshes whose specs are also tried on shapes with a dimension of size 0:
+# devices in order and not, one, two and three axes.
+ZERO_LENGTH_MESHES = ("3", "2x4", "2x2x2", "2x4_perm")
+
+
+def _zero_length_shapes(splits: list[int]) -> list[tuple[int, ...]]:
+    """The even shape with each dimension in turn set to 0, and with all of
+    them 0: dimensions that are split and ones that are not."""
+    even = _shapes(splits)[0]
+    shapes = [even[:d] + (0,) + even[d + 1:] for d in range(len(even))]
+    if len(even) > 1:
+        shapes.append((0,) * len(even))
+    return shapes
+
+
 def generate(out_dir) -> None:
     cases = []
     for mesh_name, (mesh_shape, axes, _) in refio.MESHES.items():
@@ -151,7 +171,10 @@ def generate(out_dir) -> None:
             rank_min = max(len(spec), 1)
             for rank in range(rank_min, min(rank_min + 1, 3) + 1):
                 splits = _splits(mesh_shape, axes, spec, rank)
-                for shape in _shapes(splits):
+                shapes = _shapes(splits)
+                if mesh_name in ZERO_LENGTH_MESHES:
+                    shapes += _zero_length_shapes(splits)
+                for shape in shapes:
                     case = {
                         "name": f"{mesh_name}/{refio.spec_name(spec)}/"
                                 f"{refio.shape_name(shape)}",

@@ -12,7 +12,7 @@ const char *kernel_name(KernelKind kind) {
     case KernelKind::Arange: return "arange";
     case KernelKind::Random: return "random";
     case KernelKind::Convert: return "convert";
-    case KernelKind::Divide: return "divide";
+    case KernelKind::ScaleByReciprocal: return "scale_by_reciprocal";
     case KernelKind::FirstDifference: return "first_difference";
   }
   return "unknown";
@@ -68,9 +68,10 @@ Kernel Kernel::convert(Place out, spmd_dtype to, Place in, spmd_dtype from, size
   return k;
 }
 
-Kernel Kernel::divide(Place out, Place in, spmd_dtype dtype, size_t count, double divisor) {
+Kernel Kernel::scale_by_reciprocal(Place out, Place in, spmd_dtype dtype, size_t count,
+                                   double divisor) {
   Kernel k;
-  k.kind = KernelKind::Divide;
+  k.kind = KernelKind::ScaleByReciprocal;
   k.device = out.device;
   k.dtype = dtype;
   k.out = out;

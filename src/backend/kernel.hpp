@@ -26,9 +26,11 @@ enum class KernelKind {
   Random,
   // out[i] = in0[i] converted from `in_dtype` to `dtype` (as jnp.astype), count elements.
   Convert,
-  // out[i] = in0[i] / scalar in `dtype` (floating types), count elements;
+  // out[i] = in0[i] * (1 / scalar) in `dtype` (floating types), count
+  // elements: a division by the count `scalar` as XLA's CPU code computes
+  // it, a multiplication by the reciprocal rounded as XLA rounds it;
   // out and in0 may be the same memory.
-  Divide,
+  ScaleByReciprocal,
   // out (one int64 in any memory) = the first i < count at which the
   // elements of `dtype` at in0 and in1 differ bitwise, or -1.
   FirstDifference,
@@ -45,7 +47,7 @@ struct Kernel {
   Place out;
   Place in0, in1;          // may be memory of other devices of the same backend
   size_t count = 0;        // elements
-  double scalar = 0;       // Divide: the divisor
+  double scalar = 0;       // ScaleByReciprocal: the count whose reciprocal scales
   double start = 0, step = 0;           // Arange
   unsigned char pattern[8] = {0};       // Fill
   size_t pattern_bytes = 0;
@@ -59,7 +61,8 @@ struct Kernel {
                        double step);
   static Kernel draw(Place out, const rng::Request &request, Shape global, Box box);
   static Kernel convert(Place out, spmd_dtype to, Place in, spmd_dtype from, size_t count);
-  static Kernel divide(Place out, Place in, spmd_dtype dtype, size_t count, double divisor);
+  static Kernel scale_by_reciprocal(Place out, Place in, spmd_dtype dtype, size_t count,
+                                    double divisor);
   static Kernel first_difference(Place out, Place a, Place b, spmd_dtype dtype, size_t count,
                                  int device);
 };

@@ -34,7 +34,16 @@ std::vector<int> parse_axes(const Mesh &mesh, const char *text, const char *arg)
     }
   }
   flush();
-  if (axes.empty()) invalid(arg, " '", text, "': names no mesh axis (axes: ", mesh.axes_list(), ")");
+  // "()" is the empty tuple (every device a group of one, as in JAX); any
+  // other text naming no axis is a mistake.
+  if (axes.empty()) {
+    std::string bare;
+    for (const char *p = text; *p; ++p)
+      if (!std::isspace(static_cast<unsigned char>(*p))) bare += *p;
+    if (bare != "()")
+      invalid(arg, " '", text, "': names no mesh axis (axes: ", mesh.axes_list(),
+              "); write \"()\" for the empty tuple");
+  }
   return axes;
 }
 

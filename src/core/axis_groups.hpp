@@ -2,7 +2,8 @@
 // A collective over axes A splits the mesh into groups of the devices that
 // share their coordinates on every other axis; a device's rank in its group
 // is row-major over its coordinates along A, in the order A is given (as
-// jax.lax.axis_index over a tuple of axes).
+// jax.lax.axis_index over a tuple of axes). Over no axes every device is a
+// group of one, of rank 0.
 #pragma once
 
 #include <string>
@@ -12,9 +13,10 @@
 
 namespace spmd {
 
-// Mesh axis indices of an axes argument: "x", "x,y", "(x, y)", "('x','y')".
-// Throws INVALID_ARGUMENT naming `arg` for an empty list, an unknown axis
-// (listing the mesh's axes) or a repeated one.
+// Mesh axis indices of an axes argument: "x", "x,y", "(x, y)", "('x','y')",
+// or "()", the empty tuple (no axes: every device is a group of one).
+// Throws INVALID_ARGUMENT naming `arg` for other text naming no axis ("",
+// ","), an unknown axis (listing the mesh's axes) or a repeated one.
 std::vector<int> parse_axes(const Mesh &mesh, const char *text, const char *arg);
 
 // "'x'" or "('x', 'y')", for messages.

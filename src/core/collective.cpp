@@ -24,6 +24,26 @@ constexpr CollectiveTraits kTraits[] = {
     {CollectiveKind::Ppermute, "ppermute", Transport::Permute, ReduceOp::Sum, false, "axis"},
 };
 
+// The rows over the empty tuple of axes, where every device is a group of
+// one and JAX moves nothing: psum, pmean, pmax, pmin, all_gather and
+// psum_scatter return their input as it is (no sum from +0, no new or
+// removed dimension; only pmean turns integers into floats), all_to_all
+// moves its split dimension of size 1 to concat_axis, which keeps the
+// element order, and ppermute permutes the group of one. Each is a copy
+// from the member itself.
+constexpr CollectiveTraits kTraitsOverNoAxes[] = {
+    {CollectiveKind::Psum, "psum", Transport::Permute, ReduceOp::Sum, false, "axis"},
+    {CollectiveKind::Pmean, "pmean", Transport::Permute, ReduceOp::Sum, false, "axis"},
+    {CollectiveKind::Pmax, "pmax", Transport::Permute, ReduceOp::Max, false, "axis"},
+    {CollectiveKind::Pmin, "pmin", Transport::Permute, ReduceOp::Min, false, "axis"},
+    {CollectiveKind::AllGather, "all_gather", Transport::Permute, ReduceOp::Sum, false, "axis"},
+    {CollectiveKind::PsumScatter, "psum_scatter", Transport::Permute, ReduceOp::Sum, false,
+     "scatter_dimension"},
+    {CollectiveKind::AllToAll, "all_to_all", Transport::Permute, ReduceOp::Sum, false,
+     "split_axis"},
+    {CollectiveKind::Ppermute, "ppermute", Transport::Permute, ReduceOp::Sum, false, "axis"},
+};
+
 bool is_float(spmd_dtype t) {
   return t == SPMD_F32 || t == SPMD_F64 || t == SPMD_F16 || t == SPMD_BF16;
 }
@@ -39,8 +59,8 @@ const char *py_bool(bool b) { return b ? "True" : "False"; }
 
 }  // namespace
 
-const CollectiveTraits &collective_traits(CollectiveKind kind) {
-  for (const auto &t : kTraits)
+const CollectiveTraits &collective_traits(CollectiveKind kind, bool over_no_axes) {
+  for (const auto &t : over_no_axes ? kTraitsOverNoAxes : kTraits)
     if (t.kind == kind) return t;
   fail(SPMD_ERR_INTERNAL, "collective kind ", static_cast<int>(kind), " has no descriptor");
 }
@@ -52,7 +72,9 @@ std::pair<int64_t, int64_t> chunk_of(int64_t size, int64_t n, int64_t index) {
 }
 
 Collective::Collective(CollectiveKind kind, std::vector<int> axes, CollectiveParams params)
-    : traits_(&collective_traits(kind)), axes_(std::move(axes)), params_(std::move(params)) {}
+    : traits_(&collective_traits(kind, axes.empty())),
+      axes_(std::move(axes)),
+      params_(std::move(params)) {}
 
 std::string Collective::label(const Mesh &mesh) const {
   return cat(name(), " over ", axes_label(mesh, axes_));
@@ -84,6 +106,10 @@ Collective Collective::normalized(spmd_dtype dtype, const Shape &shape, size_t g
       invalid(what, ": ", param(jax_name), " ", axis, " has size ", size,
               " but the axis size is ", n, "; without tiled they must be equal");
   };
+  // Over () JAX returns the input of all_gather and psum_scatter before
+  // looking at their parameters or dtype; all_to_all and ppermute check
+  // theirs against a group of one.
+  const bool no_axes = axes_.empty();
   switch (kind()) {
     case CollectiveKind::Psum:
     case CollectiveKind::Pmean:
@@ -91,9 +117,11 @@ Collective Collective::normalized(spmd_dtype dtype, const Shape &shape, size_t g
     case CollectiveKind::Pmin:
       break;
     case CollectiveKind::AllGather:
+      if (no_axes) break;
       p.axis = norm(p.axis, p.tiled ? nd : nd + 1, "axis");
       break;
     case CollectiveKind::PsumScatter:
+      if (no_axes) break;
       if (dtype == SPMD_BOOL)
         invalid(what, ": bool has no sum to scatter (jax.lax.psum_scatter refuses bool too); "
                 "convert to int32 first");
@@ -122,7 +150,19 @@ Collective Collective::normalized(spmd_dtype dtype, const Shape &shape, size_t g
   return c;
 }
 
+namespace {
+
+// pmean's result type for an integer or bool input, as JAX's x / n gives it.
+spmd_dtype mean_dtype(spmd_dtype input) {
+  if (is_float(input)) return input;
+  return input == SPMD_I64 ? SPMD_F64 : SPMD_F32;
+}
+
+}  // namespace
+
 spmd_dtype Collective::transport_dtype(spmd_dtype input) const {
+  // Over (), pmean's only work is the conversion to float, done before the copy.
+  if (axes_.empty()) return kind() == CollectiveKind::Pmean ? mean_dtype(input) : input;
   if (transport() == Transport::AllReduce && traits_->reduce == ReduceOp::Sum &&
       input == SPMD_BOOL)
     return SPMD_I32;
@@ -130,13 +170,14 @@ spmd_dtype Collective::transport_dtype(spmd_dtype input) const {
 }
 
 spmd_dtype Collective::output_dtype(spmd_dtype input) const {
+  if (axes_.empty()) return transport_dtype(input);
   if (transport() != Transport::AllReduce) return input;
-  if (traits_->mean && !is_float(input)) return input == SPMD_I64 ? SPMD_F64 : SPMD_F32;
+  if (traits_->mean) return mean_dtype(input);
   return transport_dtype(input);
 }
 
 int64_t Collective::free_dimension() const {
-  if (!params_.tiled) return -1;
+  if (!params_.tiled || axes_.empty()) return -1;
   if (kind() == CollectiveKind::AllGather) return params_.axis;
   if (kind() == CollectiveKind::AllToAll) return params_.concat_axis;
   return -1;
@@ -174,6 +215,13 @@ Shape Collective::output_block(const std::vector<Shape> &inputs, size_t rank) co
   const int64_t me = static_cast<int64_t>(rank);
   Shape out = inputs.at(rank);
   const size_t a = static_cast<size_t>(p.axis);
+  if (axes_.empty()) {
+    if (kind() == CollectiveKind::AllToAll && !p.tiled) {
+      out.erase(out.begin() + p.axis);
+      out.insert(out.begin() + p.concat_axis, 1);
+    }
+    return out;
+  }
   switch (transport()) {
     case Transport::AllReduce:
     case Transport::Permute:
@@ -213,6 +261,8 @@ Shape Collective::output_block(const std::vector<Shape> &inputs, size_t rank) co
 }
 
 int64_t Collective::source_of(size_t rank) const {
+  // Over () every kind but ppermute copies the member's own block.
+  if (axes_.empty() && kind() != CollectiveKind::Ppermute) return static_cast<int64_t>(rank);
   for (const auto &[s, d] : params_.pairs)
     if (d == static_cast<int64_t>(rank)) return s;
   return -1;
@@ -232,6 +282,21 @@ PartitionSpec Collective::output_spec(const PartitionSpec &in, size_t ndim, cons
   const Transport t = transport();
   std::vector<PartitionSpec::Dim> dims = in.dims();
   dims.resize(ndim);
+  if (axes_.empty()) {
+    // Every device keeps its own block, so the input's spec holds, except
+    // that a non-tiled all_to_all moves its split dimension (of size 1 in
+    // each block) to concat_axis.
+    if (kind() == CollectiveKind::AllToAll && !params_.tiled) {
+      const size_t split = static_cast<size_t>(params_.axis);
+      if (!dims[split].empty())
+        fail(SPMD_ERR_UNSUPPORTED, what, ": the input's spec splits split_axis ", params_.axis,
+             ", which the result no longer has, so no spec can place it; call it inside "
+             "spmd_shard_map");
+      dims.erase(dims.begin() + params_.axis);
+      dims.insert(dims.begin() + params_.concat_axis, PartitionSpec::Dim{});
+    }
+    return PartitionSpec(dims);
+  }
   std::vector<std::string> names;
   for (int a : axes_) names.push_back(mesh.axis_names()[static_cast<size_t>(a)]);
   // ppermute moves blocks between devices but keeps them where the spec

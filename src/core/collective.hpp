@@ -31,7 +31,9 @@ struct CollectiveTraits {
   const char *axis_param;  // jax's name of `axis`: "axis", "scatter_dimension", "split_axis"
 };
 
-const CollectiveTraits &collective_traits(CollectiveKind kind);
+// The row of `kind`; over_no_axes: its row over the empty tuple of axes
+// (every device a group of one, nothing moved: a copy of the own block).
+const CollectiveTraits &collective_traits(CollectiveKind kind, bool over_no_axes = false);
 
 // What the caller asked for, before any checking.
 struct CollectiveParams {
@@ -66,7 +68,8 @@ class Collective {
 
   // JAX's promotions. The dtype the data moves and sums in: the input's,
   // except bool sums (psum, pmean) in int32. The dtype of the result: pmean
-  // of integers and bool is a float (int64 gives float64).
+  // of integers and bool is a float (int64 gives float64). Over () nothing
+  // is summed: psum keeps bool, and pmean converts to float before the copy.
   spmd_dtype transport_dtype(spmd_dtype input) const;
   spmd_dtype output_dtype(spmd_dtype input) const;
 

@@ -50,9 +50,13 @@ void Sharding::check_rank(const Shape &global) const {
 std::vector<ShardLayout> Sharding::layout(const Shape &global) const {
   check_rank(global);
   const Mesh &m = *mesh_;
+  // The mesh axes that split the array. An axis splitting only dimensions
+  // of size 0 does not: its blocks are all the same empty block, which JAX
+  // (counting the devices that hold each distinct index) numbers as replicas.
   std::vector<bool> used(m.ndim(), false);
-  for (const auto &axes : dim_axes_)
-    for (int a : axes) used[static_cast<size_t>(a)] = true;
+  for (size_t d = 0; d < dim_axes_.size(); ++d)
+    if (global[d] != 0)
+      for (int a : dim_axes_[d]) used[static_cast<size_t>(a)] = true;
 
   std::vector<ShardLayout> out(m.size());
   for (size_t p = 0; p < m.size(); ++p) {
@@ -74,7 +78,7 @@ std::vector<ShardLayout> Sharding::layout(const Shape &global) const {
       s.box.start[d] = std::min(index * chunk, global[d]);
       s.box.stop[d] = std::min(s.box.start[d] + chunk, global[d]);
     }
-    // Replica id: row-major over the coordinates of the unused mesh axes.
+    // Replica id: row-major over the coordinates of the other mesh axes.
     int64_t replica = 0;
     for (size_t a = 0; a < m.ndim(); ++a)
       if (!used[a]) replica = replica * m.shape()[a] + coords[a];

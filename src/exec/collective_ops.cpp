@@ -115,8 +115,8 @@ OpResult run_collective_op(Session &session, size_t position, Backend &backend,
       out->add_read(done);
       target->set_written(done);
     }
-    const Kernel k = Kernel::divide(target->place(), target->place(), out_dtype, count,
-                                    static_cast<double>(n));
+    const Kernel k = Kernel::scale_by_reciprocal(target->place(), target->place(), out_dtype,
+                                                 count, static_cast<double>(n));
     done = backend.launch({&k, 1}, target->before_write());
     target->set_written(done);
     result = {target->place(), out_dtype, call.out_shape};

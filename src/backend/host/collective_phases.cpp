@@ -54,11 +54,17 @@ void all_reduce(const CollectiveCall &c, void *out_v, const HostGroup &g, int ph
 }
 
 void all_gather(const CollectiveCall &c, void *out, const HostGroup &g) {
+  // An empty block has no memory (a null pointer) to offset: skip it.
+  if (shape_elements(c.out_shape) == 0) return;
   const size_t n = g.size(), es = dtype_size(c.dtype);
   const Shape ostr = dense_strides(c.out_shape);
   int64_t offset = 0;
   for (size_t r = 0; r < n; ++r) {
     const HostSlot &s = g.slot(r);
+    if (shape_elements(*s.in_shape) == 0) {
+      if (c.tiled) offset += (*s.in_shape)[static_cast<size_t>(c.axis)];
+      continue;
+    }
     const Shape sstr = dense_strides(*s.in_shape);
     char *dst = static_cast<char *>(out);
     Shape dstr;
@@ -103,6 +109,8 @@ void reduce_scatter(const CollectiveCall &c, void *out, const HostGroup &g) {
 }
 
 void all_to_all(const CollectiveCall &c, void *out, const HostGroup &g) {
+  // Empty pieces have no memory (null pointers) to offset: skip them.
+  if (shape_elements(c.out_shape) == 0) return;
   const size_t n = g.size(), me = g.rank(), es = dtype_size(c.dtype);
   const size_t sa = static_cast<size_t>(c.axis), ca = static_cast<size_t>(c.concat_axis);
   const Shape ostr = dense_strides(c.out_shape);
@@ -118,6 +126,10 @@ void all_to_all(const CollectiveCall &c, void *out, const HostGroup &g) {
       const int64_t start = std::min<int64_t>(dim, static_cast<int64_t>(me) * chunk);
       Shape ext = *s.in_shape;
       ext[sa] = std::min<int64_t>(dim, start + chunk) - start;
+      if (shape_elements(ext) == 0) {
+        offset += ext[ca];
+        continue;
+      }
       src += start * sstr[sa] * static_cast<int64_t>(es);
       dst += offset * ostr[ca] * static_cast<int64_t>(es);
       offset += ext[ca];

@@ -1,7 +1,9 @@
 #include "backend/host/kernels.hpp"
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 
 #include "base/dtype.hpp"
 #include "base/error.hpp"
@@ -47,35 +49,75 @@ void convert(const void *src, spmd_dtype from, void *dst, spmd_dtype to, size_t 
                       static_cast<char *>(dst) + i * ts);
 }
 
-void divide(const void *in, void *out, spmd_dtype dtype, size_t count, double n) {
+// XLA's CPU code runs with subnormals flushed (x86's DAZ and FTZ): a
+// subnormal operand is a zero of its sign, and so is a product that is tiny
+// after rounding (rounded to T's precision with an unbounded exponent, as
+// x86 decides), even where rounding to the subnormal grid would give the
+// smallest normal.
+template <typename T>
+T flush(T x) {
+  return std::fabs(x) < std::numeric_limits<T>::min() ? std::copysign(T(0), x) : x;
+}
+template <typename T>
+T multiply_flushed(T x, T c) {
+  x = flush(x);
+  const T r = x * c;
+  if (!(std::fabs(r) <= std::numeric_limits<T>::min())) return r;  // normal, inf or NaN
+  // |x| is at most a few smallest normals (c is a reciprocal), so scaling by
+  // 2^64 is exact and keeps the product normal: rounded to T's precision.
+  const T big = T(18446744073709551616.0);  // 2^64
+  const T scaled = (x * big) * c;
+  if (std::fabs(scaled) < std::numeric_limits<T>::min() * big) return std::copysign(T(0), r);
+  return scaled / big;
+}
+
+// x / n as XLA computes pmean's division: its simplifier turns a division by
+// a constant into a multiplication by the constant's reciprocal, computed in
+// the dtype from n converted to the dtype. f32 and f64 multiply with
+// subnormals flushed; bf16 runs in f32 (1 / f32(bf16(n))) and rounds once;
+// f16 multiplies by 1 / f16(n) rounded to f16, whose product is exact in
+// f32, so it rounds once too. n = 1 leaves the values as they are (XLA
+// drops the multiplication by 1).
+void scale_by_reciprocal(const void *in, void *out, spmd_dtype dtype, size_t count, double n) {
+  const size_t es = dtype_size(dtype);
+  if (n == 1) {
+    if (in != out && count) std::memmove(out, in, count * es);
+    return;
+  }
   switch (dtype) {
     case SPMD_F32: {
       const auto *p = static_cast<const float *>(in);
       auto *q = static_cast<float *>(out);
-      const float fn = static_cast<float>(n);
-      for (size_t i = 0; i < count; ++i) q[i] = p[i] / fn;
+      const float c = 1.0f / static_cast<float>(n);
+      for (size_t i = 0; i < count; ++i) q[i] = multiply_flushed(p[i], c);
       return;
     }
     case SPMD_F64: {
       const auto *p = static_cast<const double *>(in);
       auto *q = static_cast<double *>(out);
-      for (size_t i = 0; i < count; ++i) q[i] = p[i] / n;
+      const double c = 1.0 / n;
+      for (size_t i = 0; i < count; ++i) q[i] = multiply_flushed(p[i], c);
       return;
     }
-    case SPMD_F16:
     case SPMD_BF16: {
       const auto *p = static_cast<const uint16_t *>(in);
       auto *q = static_cast<uint16_t *>(out);
-      const bool bf = dtype == SPMD_BF16;
-      for (size_t i = 0; i < count; ++i) {
-        const float v =
-            (bf ? bf16_bits_to_f32(p[i]) : f16_bits_to_f32(p[i])) / static_cast<float>(n);
-        q[i] = bf ? f32_to_bf16_bits(v) : f32_to_f16_bits(v);
-      }
+      const float c = 1.0f / bf16_bits_to_f32(f32_to_bf16_bits(static_cast<float>(n)));
+      for (size_t i = 0; i < count; ++i)
+        q[i] = f32_to_bf16_bits(multiply_flushed(bf16_bits_to_f32(p[i]), c));
+      return;
+    }
+    case SPMD_F16: {
+      const auto *p = static_cast<const uint16_t *>(in);
+      auto *q = static_cast<uint16_t *>(out);
+      const float c = f16_bits_to_f32(
+          f32_to_f16_bits(1.0f / f16_bits_to_f32(f32_to_f16_bits(static_cast<float>(n)))));
+      for (size_t i = 0; i < count; ++i) q[i] = f32_to_f16_bits(f16_bits_to_f32(p[i]) * c);
       return;
     }
     default:
-      fail(SPMD_ERR_INTERNAL, "divide kernel: ", dtype_name(dtype), " is not a float type");
+      fail(SPMD_ERR_INTERNAL, "scale_by_reciprocal kernel: ", dtype_name(dtype),
+           " is not a float type");
   }
 }
 
@@ -106,7 +148,7 @@ size_t kernel_in_bytes(const Kernel &k) {
   switch (k.kind) {
     case KernelKind::Convert:
       return k.count * dtype_size(k.in_dtype);
-    case KernelKind::Divide:
+    case KernelKind::ScaleByReciprocal:
     case KernelKind::FirstDifference:
       return k.count * dtype_size(k.dtype);
     default:
@@ -124,8 +166,8 @@ void run_kernel(const Kernel &k, void *out, const void *in0, const void *in1) {
       return rng::generate_box(k.random, k.global, k.box, out);
     case KernelKind::Convert:
       return convert(in0, k.in_dtype, out, k.dtype, k.count);
-    case KernelKind::Divide:
-      return divide(in0, out, k.dtype, k.count, k.scalar);
+    case KernelKind::ScaleByReciprocal:
+      return scale_by_reciprocal(in0, out, k.dtype, k.count, k.scalar);
     case KernelKind::FirstDifference: {
       const int64_t at = first_difference(in0, in1, k.count, dtype_size(k.dtype));
       std::memcpy(out, &at, sizeof at);

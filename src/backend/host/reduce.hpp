@@ -1,8 +1,18 @@
-// Elementwise reductions of n equally long host buffers into one, per dtype.
-// Sums use the dtype's own arithmetic (integers wrap), f16/bf16 accumulate in
-// f32 and round once; max/min propagate NaN as XLA does; bool max/min are
-// any/all. Sources are combined in order 0..n-1, so every caller reducing the
-// same inputs gets bit-identical results.
+// Elementwise reductions of n equally long host buffers into one, per dtype,
+// computing what XLA's CPU collectives compute (measured against JAX, see
+// docs/shard_map.md):
+//
+// - Sums start from +0 and add the sources in order 0..n-1, so -0 + -0 is +0,
+//   also for n = 1. Integers wrap. f32 and f64 flush subnormals to zero of
+//   their sign, in and out, as XLA's CPU code runs. bf16 adds in f32 (with
+//   the same flushing) and rounds once; f16 rounds to f16 after every
+//   addition (Eigen::half arithmetic) and keeps subnormals.
+// - Max and min keep the earlier value when two compare equal (+0 and -0),
+//   and flush subnormals for f32, f64 and bf16 as the sums do. A NaN wins:
+//   the first NaN in source order is the result (XLA's CPU collectives skip
+//   NaNs instead; docs/differences.md). Bool max and min are any and all.
+//
+// Every caller reducing the same inputs gets bit-identical results.
 #pragma once
 
 #include <cstddef>
