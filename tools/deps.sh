@@ -3,7 +3,9 @@
 # As root it runs apt-get; otherwise it prints the apt-get line and stops.
 set -euo pipefail
 
-packages=(cmake make g++ gcc pkg-config libcmocka-dev libopenblas-dev abigail-tools binutils python3)
+# clang and libclang-rt-14-dev (libclang_rt.fuzzer): the libFuzzer targets.
+packages=(cmake make g++ gcc pkg-config libcmocka-dev libopenblas-dev abigail-tools binutils python3
+          clang libclang-rt-14-dev)
 
 missing=()
 for p in "${packages[@]}"; do

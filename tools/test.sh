@@ -4,17 +4,28 @@
 # one with ThreadSanitizer. Every suite runs on the cpu platform and again on
 # the sim platform. The plain build also compiles the CUDA platform when
 # nvcc is found (it runs only where a GPU is); the sanitizer builds leave it
-# out, the CUDA runtime not being instrumented. Fails on the first
-# configuration that fails.
+# out, the CUDA runtime not being instrumented. A fourth configuration,
+# clang with ASan + UBSan, builds only the libFuzzer targets (tests/fuzz)
+# and runs each from its corpus for SPMD_FUZZ_SECONDS (60). Fails on the
+# first configuration that fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 tools/deps.sh
 jobs=$(nproc)
 
+# run_config DIR [--only TARGET LABEL] CMAKE_ARGS...: configures DIR, builds
+# it (only TARGET when given) and runs its tests (only those labelled LABEL,
+# each printing its own summary).
 run_config() {
   local dir=$1
   shift
+  local build=() select=()
+  if [ "${1:-}" = --only ]; then
+    build=(--target "$2")
+    select=(-L "$3" --verbose)
+    shift 3
+  fi
   echo "=== $dir: configure ($*) ==="
   local log
   log=$(mktemp)
@@ -26,12 +37,14 @@ run_config() {
   grep -E "^-- libspmd platforms" "$log" || true
   rm -f "$log"
   echo "=== $dir: build ==="
-  cmake --build "$dir" -j "$jobs"
+  cmake --build "$dir" -j "$jobs" "${build[@]}"
   echo "=== $dir: test ==="
-  (cd "$dir" && ctest --output-on-failure -j "$jobs")
+  (cd "$dir" && ctest --output-on-failure -j "$jobs" "${select[@]}")
 }
 
 run_config build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 run_config build-asan -DCMAKE_BUILD_TYPE=Debug -DSPMD_SANITIZE=address,undefined -DSPMD_WITH_CUDA=OFF
 run_config build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSPMD_SANITIZE=thread -DSPMD_WITH_CUDA=OFF
+run_config build-fuzz --only spmd_fuzz fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSPMD_SANITIZE=address,undefined -DSPMD_FUZZ=ON -DSPMD_WITH_CUDA=OFF
 echo "=== all configurations passed ==="
