@@ -68,7 +68,8 @@ class Backend {
   // ---- memory ----
   // Device or Mapped memory of `device`. Freed memory may be cached.
   virtual DevicePtr allocate(int device, size_t bytes, MemoryKind kind) = 0;
-  // Returns memory once everything in `after` has finished.
+  // Returns memory once everything in `after` has finished (failed work
+  // included). Never fails: it runs in destructors.
   virtual void deallocate(int device, DevicePtr ptr, size_t bytes, MemoryKind kind,
                           const EventList &after) = 0;
   // The kind of memory shard_map callbacks receive and hand back: Device

@@ -4,7 +4,7 @@
 
 namespace spmd {
 
-void Event::complete(spmd_status status, std::string message) {
+void Event::complete(spmd_status status, std::string message) noexcept {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (done_) return;
@@ -57,21 +57,21 @@ JoinedEvent::JoinedEvent(size_t count) : event_(std::make_shared<Event>()), left
   if (count == 0) event_->complete();
 }
 
-void JoinedEvent::part_done(spmd_status status, const std::string &message) {
+void JoinedEvent::part_done(spmd_status status, const std::string &message) noexcept {
   bool last;
-  spmd_status st;
-  std::string msg;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (status != SPMD_OK && status_ == SPMD_OK) {
       status_ = status;
-      message_ = message;
+      try {
+        message_ = message;
+      } catch (...) {  // the status says enough
+      }
     }
     last = --left_ == 0;
-    st = status_;
-    msg = message_;
   }
-  if (last) event_->complete(st, std::move(msg));
+  // The last part is the only one left to touch the message.
+  if (last) event_->complete(status_, std::move(message_));
 }
 
 }  // namespace spmd

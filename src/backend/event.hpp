@@ -26,7 +26,7 @@ class Event {
 
   // Marks the work done, with an error when status is not SPMD_OK. The
   // first call wins; later ones are ignored.
-  void complete(spmd_status status = SPMD_OK, std::string message = {});
+  void complete(spmd_status status = SPMD_OK, std::string message = {}) noexcept;
 
   bool done() const;
   // Blocks until done; throws the work's error (an Error with its status).
@@ -70,7 +70,8 @@ class JoinedEvent {
  public:
   explicit JoinedEvent(size_t count);
   const EventPtr &event() const { return event_; }
-  void part_done(spmd_status status = SPMD_OK, const std::string &message = {});
+  // Never fails: a part that cannot be told of would leave the event open.
+  void part_done(spmd_status status = SPMD_OK, const std::string &message = {}) noexcept;
 
  private:
   EventPtr event_;

@@ -22,9 +22,13 @@ class Error : public std::runtime_error {
 };
 
 // Concatenates anything streamable: cat("axis '", name, "' of size ", n).
+// A stream swallows a failed allocation and keeps what it had; this one
+// throws it instead, so a message (or a signature compared across devices)
+// is never silently cut short.
 template <typename... Args>
 std::string cat(Args &&...args) {
   std::ostringstream os;
+  os.exceptions(std::ios::badbit);
   (os << ... << std::forward<Args>(args));
   return os.str();
 }

@@ -25,6 +25,9 @@ WorkerPool::WorkerPool(int threads) {
       stop_and_join();
       fail(SPMD_ERR_OUT_OF_MEMORY, "worker_threads: the system refused to start worker thread ",
            i + 1, " of ", threads, " (", e.what(), ")");
+    } catch (...) {
+      stop_and_join();
+      throw;
     }
   }
 }

@@ -7,13 +7,16 @@
 #include <cstring>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "base/error.hpp"
 #include "spmd/status.h"
 
 namespace spmd::capi {
 
-void set_last_error(const char *function, const std::string &message);
+// Records "function: message detail" for spmd_last_error(); never
+// allocates, so it works when memory has run out.
+void set_last_error(const char *function, const char *message, const char *detail = "") noexcept;
 
 template <typename F>
 spmd_status guard(const char *function, F &&body) noexcept {
@@ -27,7 +30,7 @@ spmd_status guard(const char *function, F &&body) noexcept {
     set_last_error(function, "out of memory");
     return SPMD_ERR_OUT_OF_MEMORY;
   } catch (const std::exception &e) {
-    set_last_error(function, std::string("internal error: ") + e.what());
+    set_last_error(function, "internal error: ", e.what());
     return SPMD_ERR_INTERNAL;
   } catch (...) {
     set_last_error(function, "internal error: unknown exception");
@@ -51,7 +54,15 @@ void produce(T *out, Make &&make, const char *arg = "out") {
   *out = make();
 }
 
-// A malloc'd copy the caller frees with spmd_string_free.
+// Hands `values` to a caller's array of `capacity` (and their count to
+// *count when count is not NULL): the one shape of every call that fills
+// a caller's array. NULL with a capacity of 0 asks for the count alone; a
+// capacity too small is SPMD_ERR_OUT_OF_RANGE, with the count still
+// written so the caller can size the array.
+void write_values(const std::vector<int64_t> &values, size_t capacity, int64_t *out,
+                  size_t *count, const char *what);
+
+// A copy the caller frees with spmd_string_free.
 char *to_c_string(const std::string &s);
 
 // No public struct will ever grow past this: a struct_size above it is an
@@ -69,6 +80,22 @@ inline size_t checked_struct_size(size_t size, const char *arg) {
             "than ", kMaxStructSize, " bytes); initialise the struct with its _INIT macro or "
             "_init() function");
   return size;
+}
+
+// spmd_X_init(s, size): fills a caller's struct of `size` bytes (the sizeof
+// it was compiled with) with T's defaults, zeroing what this library does
+// not know, and sets struct_size to `size`; never writes past `size`.
+template <typename T>
+void init_struct(T *s, size_t size, const T &defaults, const char *arg) {
+  out_arg(s, arg);
+  if (size < sizeof(size_t))
+    invalid("size: ", size, " is too small for any libspmd struct; pass sizeof *", arg);
+  if (size > kMaxStructSize)
+    invalid("size: ", size, " is larger than any libspmd struct (", kMaxStructSize,
+            " bytes); pass sizeof *", arg);
+  std::memset(static_cast<void *>(s), 0, size);
+  std::memcpy(static_cast<void *>(s), &defaults, std::min(size, sizeof(T)));
+  s->struct_size = size;
 }
 
 // Reads a caller's versioned options struct: missing trailing fields of an

@@ -155,7 +155,7 @@ bool PersistentCollective::run_grouped(const Array &input, const Array &output) 
   }
   if (op_.traits().mean) {
     // pmean: the sums, converted to float where the input was not, divided
-    // by the group size.
+    // by the group size (as XLA does: times its reciprocal).
     std::vector<Kernel> converts, divides;
     EventList after{done};
     for (size_t p = 0; p < n; ++p) {
@@ -165,8 +165,8 @@ bool PersistentCollective::run_grouped(const Array &input, const Array &output) 
       const Place out = output.buffer(p).place();
       after.add(output.buffer(p).before_write());
       if (promote_out) converts.push_back(Kernel::convert(out, out_dtype_, c.out, sum_dtype_, count));
-      divides.push_back(
-          Kernel::divide(out, out, out_dtype_, count, static_cast<double>(g.calls.size())));
+      divides.push_back(Kernel::scale_by_reciprocal(out, out, out_dtype_, count,
+                                                    static_cast<double>(g.calls.size())));
     }
     if (promote_out) {
       const EventPtr converted_out = backend.launch(converts, after);
@@ -206,19 +206,22 @@ void PersistentCollective::run_on_device_threads(const Array &input, const Array
       const OpResult r =
           run_collective_op(*session_, p, rt.backend(), op_, in, in_buffer.before_read(), mem);
       in_buffer.add_read(r.done);
-      session_->depart(p, SPMD_OK, "");
     } catch (const Error &e) {
       status[p] = e.status();
-      message[p] = e.what();
-      session_->depart(p, e.status(), e.what());
+      try {
+        message[p] = e.what();
+      } catch (const std::bad_alloc &) {
+      }
     } catch (const std::bad_alloc &) {
       status[p] = SPMD_ERR_OUT_OF_MEMORY;
-      message[p] = "out of memory";
-      session_->depart(p, status[p], message[p]);
     }
+    // Whatever happened, the device departs: its peers must hear of it.
+    session_->depart(p, status[p], message[p]);
   });
   for (size_t p = 0; p < m.size(); ++p)
-    if (status[p] != SPMD_OK) fail(status[p], "device ", m.devices()[p], ": ", message[p]);
+    if (status[p] != SPMD_OK)
+      fail(status[p], "device ", m.devices()[p], ": ",
+           message[p].empty() && status[p] == SPMD_ERR_OUT_OF_MEMORY ? "out of memory" : message[p]);
 }
 
 ArrayPtr PersistentCollective::execute(const ArrayPtr &input) {

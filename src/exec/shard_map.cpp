@@ -271,29 +271,34 @@ std::vector<ArrayPtr> ShardMapRun::run(const std::vector<ArrayPtr> &inputs,
 
   runtime().device_threads().run(m.devices(), [&](size_t p) {
     ShardContext &c = ctxs[p];
+    // Whatever happens, the device departs: its peers must hear of it.
     try {
-      call(c);
-    } catch (const Error &e) {
-      c.status = e.status();
-      c.message = e.what();
-    } catch (const std::bad_alloc &) {
-      c.status = SPMD_ERR_OUT_OF_MEMORY;
-      c.message = "out of memory";
-    } catch (const std::exception &e) {
-      c.status = SPMD_ERR_INTERNAL;
-      c.message = cat("internal error: ", e.what());
+      try {
+        call(c);
+      } catch (const Error &e) {
+        c.status = e.status();
+        c.message = e.what();
+      } catch (const std::bad_alloc &) {
+        c.status = SPMD_ERR_OUT_OF_MEMORY;
+        c.message = "out of memory";
+      } catch (const std::exception &e) {
+        c.status = SPMD_ERR_INTERNAL;
+        c.message = cat("internal error: ", e.what());
+      }
+      if (c.status == SPMD_OK && c.collective_status != SPMD_OK) {
+        c.status = c.collective_status;
+        c.message = c.collective_message;
+      }
+      if (c.status == SPMD_OK)
+        for (size_t i = 0; i < c.outputs.size(); ++i)
+          if (!c.outputs[i].set) {
+            c.status = SPMD_ERR_INVALID_ARGUMENT;
+            c.message = cat("output ", i, " was never set (call spmd_ctx_set_output)");
+            break;
+          }
+    } catch (...) {  // a message could not be made: the status is enough
+      if (c.status == SPMD_OK) c.status = SPMD_ERR_OUT_OF_MEMORY;
     }
-    if (c.status == SPMD_OK && c.collective_status != SPMD_OK) {
-      c.status = c.collective_status;
-      c.message = c.collective_message;
-    }
-    if (c.status == SPMD_OK)
-      for (size_t i = 0; i < c.outputs.size(); ++i)
-        if (!c.outputs[i].set) {
-          c.status = SPMD_ERR_INVALID_ARGUMENT;
-          c.message = cat("output ", i, " was never set (call spmd_ctx_set_output)");
-          break;
-        }
     session_.depart(p, c.status, c.message);
   });
 

@@ -61,7 +61,7 @@ EventList Array::before_read() const {
   return e;
 }
 
-void Array::add_read(const EventPtr &done) const {
+void Array::add_read(const EventPtr &done) const noexcept {
   if (!done) return;
   for (const auto &b : buffers_) b->add_read(done);
 }

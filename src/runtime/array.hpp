@@ -65,7 +65,7 @@ class Array {
   // What reading every shard must wait for.
   EventList before_read() const;
   // Records a queued read of every shard.
-  void add_read(const EventPtr &done) const;
+  void add_read(const EventPtr &done) const noexcept;
   // Queues kernels that each fill one whole shard (the pair's index; the
   // kernel's out is that shard's buffer) and records them as its contents.
   void write_shards(std::vector<std::pair<size_t, Kernel>> writes);

@@ -9,8 +9,16 @@ Buffer::Buffer(std::shared_ptr<Backend> backend, int device, size_t bytes, Memor
 Buffer::~Buffer() {
   if (!ptr_) return;
   // Ordered after every pending user; a failed write does not keep the
-  // memory alive.
-  backend_->deallocate(device_, ptr_, bytes_, kind_, before_write());
+  // memory alive. Should there be no room for the list of users, they are
+  // waited for here instead: a destructor must not fail.
+  EventList after;
+  try {
+    after = before_write();
+  } catch (...) {
+    if (written_) written_->wait_status();
+    for (const auto &e : reads_.events()) e->wait_status();
+  }
+  backend_->deallocate(device_, ptr_, bytes_, kind_, after);
 }
 
 EventList Buffer::before_read() const {
@@ -27,14 +35,20 @@ EventList Buffer::before_write() const {
   return e;
 }
 
-void Buffer::add_read(const EventPtr &done) {
+void Buffer::add_read(const EventPtr &done) noexcept {
   if (!done) return;
   std::lock_guard<std::mutex> lock(mu_);
-  reads_.add(done);
-  has_events_.store(true, std::memory_order_release);
+  try {
+    reads_.add(done);
+    has_events_.store(true, std::memory_order_release);
+  } catch (...) {
+    // No room to remember the read: let it finish now, so nothing written
+    // or freed later can overtake it.
+    done->wait_status();
+  }
 }
 
-void Buffer::set_written(const EventPtr &done) {
+void Buffer::set_written(const EventPtr &done) noexcept {
   if (!done && !has_events_.load(std::memory_order_acquire)) return;
   std::lock_guard<std::mutex> lock(mu_);
   has_events_.store(true, std::memory_order_release);

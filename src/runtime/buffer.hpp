@@ -33,8 +33,9 @@ class Buffer {
   // What work writing it must wait for: its last write and every read since.
   EventList before_write() const;
   // Records queued work: a read, or a write that waited for before_write().
-  void add_read(const EventPtr &done);
-  void set_written(const EventPtr &done);
+  // Neither fails: work that is queued must be remembered.
+  void add_read(const EventPtr &done) noexcept;
+  void set_written(const EventPtr &done) noexcept;
   // Waits for the last write; throws its error.
   void wait() const;
 

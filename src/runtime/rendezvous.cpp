@@ -192,7 +192,7 @@ void Group::barrier(size_t rank, const std::string &what) {
 Session::Session(std::shared_ptr<const Mesh> mesh, std::chrono::milliseconds timeout)
     : mesh_(std::move(mesh)), timeout_(timeout),
       left_(new std::atomic<int>[mesh_->size()]), left_status_(mesh_->size(), SPMD_OK),
-      left_message_(mesh_->size()), waiting_(mesh_->size()) {
+      left_message_(mesh_->size()), waiting_(mesh_->size()), to_wake_(mesh_->size()) {
   for (size_t p = 0; p < mesh_->size(); ++p) left_[p].store(0);
 }
 
@@ -205,6 +205,14 @@ Session::Member Session::member(size_t position, const std::vector<int> &axes) {
     for (size_t g = 0; g < groups.members.size(); ++g)
       set.groups.push_back(
           std::make_unique<Group>(*this, GroupIdentity{groups.members[g], axes, g}));
+    // Room for depart() to list every group without allocating. A device
+    // that has departed reads its list after the lock is released, and
+    // departs only once a run, so its list is left alone.
+    all_groups_.reserve(all_groups_.size() + set.groups.size());
+    for (size_t p = 0; p < to_wake_.size(); ++p)
+      if (left_[p].load(std::memory_order_relaxed) == 0)
+        to_wake_[p].reserve(all_groups_.size() + set.groups.size());
+    for (auto &g : set.groups) all_groups_.push_back(g.get());
     set.of_position.resize(mesh_->size());
     for (size_t p = 0; p < mesh_->size(); ++p)
       set.of_position[p] = {set.groups[groups.group_of[p]].get(), groups.rank_of[p]};
@@ -271,17 +279,22 @@ void Session::arrived(Group &group, int device) {
                            w->for_devices.end());
 }
 
-void Session::depart(size_t position, spmd_status status, const std::string &message) {
+void Session::depart(size_t position, spmd_status status, const std::string &message) noexcept {
   // Groups lock themselves before asking departed(), so they are woken
   // after this lock is released (groups live as long as the session).
-  std::vector<Group *> groups;
+  // Nothing here may fail: a departure nobody hears of is a hang. The
+  // list of groups to wake has its room reserved when groups are made.
+  std::vector<Group *> &groups = to_wake_[position];
   {
     std::lock_guard<std::mutex> lock(mu_);
     left_status_[position] = status;
-    left_message_[position] = message;
+    try {
+      left_message_[position] = message;
+    } catch (const std::bad_alloc &) {
+      left_message_[position].clear();  // the status still says what happened
+    }
     left_[position].store(1, std::memory_order_release);
-    for (auto &[axes, set] : sets_)
-      for (auto &g : set.groups) groups.push_back(g.get());
+    groups.assign(all_groups_.begin(), all_groups_.end());
   }
   for (Group *g : groups) g->wake();
 }
@@ -297,6 +310,7 @@ bool Session::departed(int device, spmd_status &status, std::string &message) co
 
 void Session::reset_departures() {
   std::lock_guard<std::mutex> lock(mu_);
+  for (auto &w : to_wake_) w.reserve(all_groups_.size());
   for (size_t p = 0; p < mesh_->size(); ++p) {
     left_[p].store(0);
     left_status_[p] = SPMD_OK;

@@ -137,7 +137,8 @@ class Session {
 
   // The device at `position` has left its callback: with SPMD_OK when it
   // returned normally, else with its error. Wakes every waiting group.
-  void depart(size_t position, spmd_status status, const std::string &message);
+  // Never fails (a message that cannot be kept is dropped).
+  void depart(size_t position, spmd_status status, const std::string &message) noexcept;
   // True, with the status and message, if device `device` has left.
   bool departed(int device, spmd_status &status, std::string &message) const;
   // Forgets departures, for the next execution of a persistent collective.
@@ -183,6 +184,8 @@ class Session {
   std::vector<std::string> left_message_;
   std::atomic<bool> broken_{false};
   std::vector<std::optional<Waiting>> waiting_;  // per position, under mu_
+  std::vector<Group *> all_groups_;              // under mu_
+  std::vector<std::vector<Group *>> to_wake_;    // per position: depart's list
 };
 
 }  // namespace spmd

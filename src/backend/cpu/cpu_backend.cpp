@@ -87,7 +87,7 @@ DevicePtr CpuBackend::allocate(int device, size_t bytes, MemoryKind) {
 
 void CpuBackend::deallocate(int device, DevicePtr ptr, size_t bytes, MemoryKind,
                             const EventList &after) {
-  after.wait();
+  for (const auto &e : after.events()) e->wait_status();
   allocator_.deallocate(device, reinterpret_cast<void *>(ptr.bits), bytes);
 }
 

@@ -52,8 +52,11 @@ size_t box_bytes(const CopyEndpoint &e, size_t elem_size) {
   return static_cast<size_t>(shape_elements(e.shape)) * elem_size;
 }
 
+}  // namespace
+
 // A barrier of the queue threads running one group's members. All members
-// are enqueued by one call, so all of them arrive; no timeout is needed.
+// are queued by one call, so all of them arrive; no timeout is needed.
+// Nothing here allocates except keeping a failure's message.
 struct GroupRun {
   explicit GroupRun(size_t n) : size(n) {}
   void arrive() {
@@ -67,18 +70,27 @@ struct GroupRun {
     }
     cv.wait(lock, [&] { return generation != mine; });
   }
-  void fail(spmd_status st, const std::string &msg) {
+  void fail(spmd_status st, const char *msg) noexcept {
     std::lock_guard<std::mutex> lock(mu);
-    if (status == SPMD_OK) {
-      status = st;
+    if (status != SPMD_OK) return;
+    status = st;
+    try {
       message = msg;
+    } catch (...) {  // the status says enough
     }
   }
-  bool failed(spmd_status &st, std::string &msg) {
+  void fail(spmd_status st, const std::string &msg) noexcept { fail(st, msg.c_str()); }
+  bool failed() {
+    std::lock_guard<std::mutex> lock(mu);
+    return status != SPMD_OK;
+  }
+  void outcome(spmd_status &st, std::string &msg) noexcept {
     std::lock_guard<std::mutex> lock(mu);
     st = status;
-    msg = message;
-    return status != SPMD_OK;
+    try {
+      msg = message;
+    } catch (...) {
+    }
   }
   const size_t size;
   std::mutex mu;
@@ -88,8 +100,6 @@ struct GroupRun {
   spmd_status status = SPMD_OK;
   std::string message;
 };
-
-}  // namespace
 
 // The allocations one task touches, pinned while it runs: freeing one of
 // them meanwhile is a violation, not a silent race.
@@ -123,6 +133,9 @@ SimBackend::SimBackend(int devices)
       stop_queues();
       fail(SPMD_ERR_OUT_OF_MEMORY, "the system refused to start the queue thread of device ", d,
            " (", e.what(), "); the sim platform needs one thread per device");
+    } catch (...) {
+      stop_queues();  // no queue thread may outlive the backend it serves
+      throw;
     }
   }
 }
@@ -163,23 +176,42 @@ DevicePtr SimBackend::allocate(int device, size_t bytes, MemoryKind kind) {
   if (host == nullptr)
     fail(SPMD_ERR_OUT_OF_MEMORY, "device ", device, ": cannot allocate ", bytes, " bytes");
   std::lock_guard<std::mutex> lock(arena_mu_);
-  if (kind == MemoryKind::Mapped) {
-    const auto base = reinterpret_cast<uintptr_t>(host);
-    mapped_memory_[base] = {base, bytes, device, kind, host, true, 0};
+  try {
+    if (kind == MemoryKind::Mapped) {
+      const auto base = reinterpret_cast<uintptr_t>(host);
+      mapped_memory_[base] = {base, bytes, device, kind, host, true, 0};
+      return {base};
+    }
+    const uintptr_t base = next_address_;
+    device_memory_[base] = {base, bytes, device, kind, host, true, 0};
+    next_address_ += (bytes + kAddressAlign - 1) / kAddressAlign * kAddressAlign + kAddressAlign;
     return {base};
+  } catch (...) {
+    release(host);  // no record of it could be kept
+    throw;
   }
-  const uintptr_t base = next_address_;
-  next_address_ += (bytes + kAddressAlign - 1) / kAddressAlign * kAddressAlign + kAddressAlign;
-  device_memory_[base] = {base, bytes, device, kind, host, true, 0};
-  return {base};
 }
 
 void SimBackend::deallocate(int device, DevicePtr ptr, size_t bytes, MemoryKind kind,
                             const EventList &after) {
   // Ordered after its users on the device's queue, as cudaFreeAsync is;
-  // users that failed still free it.
-  enqueue(device, {}, "free", [this, device, ptr, bytes, kind, after] {
+  // users that failed still free it. Should even the task not be made
+  // (out of memory), the users are waited for here and the memory freed
+  // at once: a free must not fail.
+  auto free_now = [this, device, ptr, bytes, kind] { free_memory(device, ptr, bytes, kind); };
+  try {
+    queue(make_task(device, {}, "free", [after, free_now] {
+      for (const auto &e : after.events()) e->wait_status();
+      free_now();
+    }));
+  } catch (...) {
     for (const auto &e : after.events()) e->wait_status();
+    free_now();
+  }
+}
+
+void SimBackend::free_memory(int device, DevicePtr ptr, size_t bytes, MemoryKind kind) {
+  {
     std::lock_guard<std::mutex> lock(arena_mu_);
     auto &memory = kind == MemoryKind::Mapped ? mapped_memory_ : device_memory_;
     auto it = memory.find(ptr.bits);
@@ -197,7 +229,7 @@ void SimBackend::deallocate(int device, DevicePtr ptr, size_t bytes, MemoryKind 
     // Mapped addresses come from malloc and may come back; device
     // addresses never do, so their records stay to name late users.
     if (kind == MemoryKind::Mapped) memory.erase(it);
-  });
+  }
 }
 
 void *SimBackend::host_of(const Place &place, size_t bytes, const std::string &task, Pins &pins) {
@@ -228,25 +260,38 @@ void *SimBackend::host_of(const Place &place, size_t bytes, const std::string &t
   if (a.device != place.device)
     violation(cat(task, ": names memory of device ", a.device, " as memory of device ",
                   place.device));
+  pins.add(&a);  // first: it may fail, and a pin must not be left behind
   ++a.pins;
-  pins.add(&a);
   return static_cast<char *>(a.host) + (place.ptr.bits - a.base);
 }
 
 // ---- queues ----
 
-EventPtr SimBackend::enqueue(int device, const EventList &after, std::string name,
-                             std::function<void()> run, std::shared_ptr<JoinedEvent> join) {
+SimBackend::Made SimBackend::make_task(int device, const EventList &after, std::string name,
+                                      std::function<void()> run,
+                                      std::shared_ptr<JoinedEvent> join) {
   if (device < 0 || device >= devices_)
     fail(SPMD_ERR_INTERNAL, "sim: ", name, " on device ", device, " which does not exist");
-  auto done = std::make_shared<Event>();
-  Queue &q = *queues_[static_cast<size_t>(device)];
+  Made made{device, {}};
+  made.second.push_back(
+      {after, std::move(name), std::move(run), std::make_shared<Event>(), std::move(join)});
+  return made;
+}
+
+EventPtr SimBackend::queue(Made task) noexcept {
+  Queue &q = *queues_[static_cast<size_t>(task.first)];
+  EventPtr done = task.second.front().done;
   {
     std::lock_guard<std::mutex> lock(q.mu);
-    q.tasks.push_back({after, std::move(name), std::move(run), done, std::move(join)});
+    q.tasks.splice(q.tasks.end(), task.second);
   }
   q.cv.notify_one();
   return done;
+}
+
+EventPtr SimBackend::enqueue(int device, const EventList &after, std::string name,
+                             std::function<void()> run, std::shared_ptr<JoinedEvent> join) {
+  return queue(make_task(device, after, std::move(name), std::move(run), std::move(join)));
 }
 
 void SimBackend::delay(Queue &q) {
@@ -266,35 +311,43 @@ void SimBackend::delay(Queue &q) {
 void SimBackend::queue_loop(int device) {
   Queue &q = *queues_[static_cast<size_t>(device)];
   for (;;) {
-    Task task;
+    std::list<Task> node;  // taken off the queue without allocating
     {
       std::unique_lock<std::mutex> lock(q.mu);
       q.cv.wait(lock, [&] { return q.stop || !q.tasks.empty(); });
       if (q.tasks.empty()) return;  // stopping, and nothing is left
-      task = std::move(q.tasks.front());
-      q.tasks.pop_front();
+      node.splice(node.begin(), q.tasks, q.tasks.begin());
     }
+    Task &task = node.front();
+    // Nothing may escape: a task whose event never completes is a hang.
     std::string message;
     spmd_status status = SPMD_OK;
-    for (const auto &e : task.after.events()) {
-      status = e->wait_status(&message);
-      if (status != SPMD_OK) break;
-    }
-    if (status == SPMD_OK) {
-      delay(q);
-      try {
+    try {
+      for (const auto &e : task.after.events()) {
+        status = e->wait_status(&message);
+        if (status != SPMD_OK) break;
+      }
+      if (status == SPMD_OK) {
+        delay(q);
         task.run();
-      } catch (const Error &e) {
-        status = e.status();
+      }
+    } catch (const Error &e) {
+      status = e.status();
+      try {
         message = e.what();
       } catch (const std::bad_alloc &) {
-        status = SPMD_ERR_OUT_OF_MEMORY;
-        message = "out of memory";
-      } catch (const std::exception &e) {
-        status = SPMD_ERR_INTERNAL;
+      }
+    } catch (const std::bad_alloc &) {
+      status = SPMD_ERR_OUT_OF_MEMORY;
+      message.clear();
+    } catch (const std::exception &e) {
+      status = SPMD_ERR_INTERNAL;
+      try {
         message = cat("internal error: ", e.what());
+      } catch (const std::bad_alloc &) {
       }
     }
+    if (status == SPMD_ERR_OUT_OF_MEMORY && message.empty()) message = "out of memory";  // SSO
     if (task.join) task.join->part_done(status, message);
     task.done->complete(status, std::move(message));
   }
@@ -318,9 +371,11 @@ EventPtr SimBackend::copy_boxes(std::span<const BoxCopy> copies, const EventList
     by_device[d].push_back(c);
   }
   auto joined = std::make_shared<JoinedEvent>(by_device.size());
+  std::vector<Made> tasks;
+  tasks.reserve(by_device.size());
   for (auto &[device, batch] : by_device) {
     const int d = device;
-    enqueue(d, after, "copy", [this, d, batch = std::move(batch)] {
+    tasks.push_back(make_task(d, after, "copy", [this, d, batch = std::move(batch)] {
       check_injected_fault("copy", d);
       Pins pins(*this);
       for (const auto &c : batch) {
@@ -330,8 +385,9 @@ EventPtr SimBackend::copy_boxes(std::span<const BoxCopy> copies, const EventList
         host::copy_box(src, c.src.shape, c.src.offset, dst, c.dst.shape, c.dst.offset, c.extent,
                        c.elem_size);
       }
-    }, joined);
+    }, joined));
   }
+  for (auto &t : tasks) queue(std::move(t));  // all made: queued whole
   return joined->event();
 }
 
@@ -339,9 +395,11 @@ EventPtr SimBackend::launch(std::span<const Kernel> kernels, const EventList &af
   std::map<int, std::vector<Kernel>> by_device;
   for (const auto &k : kernels) by_device[k.device].push_back(k);
   auto joined = std::make_shared<JoinedEvent>(by_device.size());
+  std::vector<Made> tasks;
+  tasks.reserve(by_device.size());
   for (auto &[device, batch] : by_device) {
     const int d = device;
-    enqueue(d, after, "kernel", [this, d, batch = std::move(batch)] {
+    tasks.push_back(make_task(d, after, "kernel", [this, d, batch = std::move(batch)] {
       Pins pins(*this);
       for (const auto &k : batch) {
         const char *name = kernel_name(k.kind);
@@ -353,8 +411,9 @@ EventPtr SimBackend::launch(std::span<const Kernel> kernels, const EventList &af
         const void *in1 = host_of(k.in1, k.in1.ptr ? in_bytes : 0, task, pins);
         host::run_kernel(k, out, in0, in1);
       }
-    }, joined);
+    }, joined));
   }
+  for (auto &t : tasks) queue(std::move(t));  // all made: queued whole
   return joined->event();
 }
 
@@ -392,71 +451,85 @@ EventPtr SimBackend::run_collective(const CollectiveCall &call, GroupSync &group
 
 bool SimBackend::run_collective_groups(const std::vector<GroupCall> &groups, EventPtr &done) {
   // NCCL's grouped calls: every member is queued on its device, and the
-  // queue threads of a group meet at the sim's own barriers.
+  // queue threads of a group meet at the sim's own barriers. Every member
+  // reaches every barrier whatever fails on the way, or its peers would
+  // wait for ever; and all members are made before any is queued.
   size_t members = 0;
   for (const auto &g : groups) members += g.calls.size();
   auto joined = std::make_shared<JoinedEvent>(members);
-  std::lock_guard<std::mutex> order(group_enqueue_mu_);
+  std::vector<Made> tasks;
+  tasks.reserve(members);
   for (const auto &g : groups) {
     auto run = std::make_shared<GroupRun>(g.calls.size());
     auto shared = std::make_shared<GroupCall>(g);
     for (size_t r = 0; r < g.calls.size(); ++r) {
-      const CollectiveCall &c = g.calls[r];
-      const int d = c.device;
-      // The member waits for its own inputs inside the task, so that it
-      // always reaches the group's barriers, failed or not.
-      const EventList after = c.after;
-      enqueue(d, {}, "collective", [this, run, shared, r, d, after, joined] {
-        const GroupCall &gc = *shared;
-        const CollectiveCall &call = gc.calls[r];
-        std::string msg;
-        for (const auto &e : after.events()) {
-          const spmd_status st = e->wait_status(&msg);
-          if (st != SPMD_OK) {
-            run->fail(st, msg);
-            break;
-          }
-        }
-        run->arrive();
+      const int d = g.calls[r].device;
+      tasks.push_back(make_task(d, {}, "collective", [this, run, shared, r, d, joined] {
+        run_group_member(*run, *shared, r, d);
         spmd_status st = SPMD_OK;
-        if (!run->failed(st, msg)) {
-          const std::string task = cat("device ", d, ": collective");
-          Pins pins(*this);
-          std::vector<host::HostSlot> slots(gc.slots.size());
-          try {
-            for (size_t m = 0; m < gc.slots.size(); ++m) {
-              const CollSlot &s = gc.slots[m];
-              const size_t es = dtype_size(gc.calls[m].dtype);
-              slots[m] = {host_of(s.in, static_cast<size_t>(shape_elements(s.in_shape)) * es, task,
-                                  pins),
-                          &s.in_shape,
-                          host_of(s.out,
-                                  static_cast<size_t>(shape_elements(gc.calls[m].out_shape)) * es,
-                                  task, pins)};
-            }
-          } catch (const Error &e) {
-            run->fail(e.status(), e.what());
-          }
-          const host::HostGroup view(slots, r);
-          const int phases = host::phase_count(call, false);
-          for (int k = 0; k < phases; ++k) {
-            if (!run->failed(st, msg)) {
-              try {
-                host::run_phase(call, slots[r].out, view, k, false);
-              } catch (const Error &e) {
-                run->fail(e.status(), e.what());
-              }
-            }
-            run->arrive();
-          }
-          run->failed(st, msg);
-        }
+        std::string msg;
+        run->outcome(st, msg);
         joined->part_done(st, msg);
-      });
+      }));
     }
+  }
+  {
+    std::lock_guard<std::mutex> order(group_enqueue_mu_);
+    for (auto &t : tasks) queue(std::move(t));
   }
   done = joined->event();
   return true;
+}
+
+void SimBackend::run_group_member(GroupRun &run, const GroupCall &gc, size_t r, int d) {
+  const CollectiveCall &call = gc.calls[r];
+  // Its own inputs first (inside the task, so that it always arrives).
+  try {
+    for (const auto &e : call.after.events()) {
+      std::string msg;
+      const spmd_status st = e->wait_status(&msg);
+      if (st != SPMD_OK) {
+        run.fail(st, msg);
+        break;
+      }
+    }
+  } catch (...) {
+    run.fail(SPMD_ERR_OUT_OF_MEMORY, "out of memory");
+  }
+  run.arrive();
+  Pins pins(*this);
+  std::vector<host::HostSlot> slots;
+  if (!run.failed()) {
+    try {
+      const std::string task = cat("device ", d, ": collective");
+      slots.resize(gc.slots.size());
+      for (size_t m = 0; m < gc.slots.size(); ++m) {
+        const CollSlot &s = gc.slots[m];
+        const size_t es = dtype_size(gc.calls[m].dtype);
+        slots[m] = {host_of(s.in, static_cast<size_t>(shape_elements(s.in_shape)) * es, task, pins),
+                    &s.in_shape,
+                    host_of(s.out, static_cast<size_t>(shape_elements(gc.calls[m].out_shape)) * es,
+                            task, pins)};
+      }
+    } catch (const Error &e) {
+      run.fail(e.status(), e.what());
+    } catch (...) {
+      run.fail(SPMD_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+  }
+  const int phases = host::phase_count(call, false);
+  for (int k = 0; k < phases; ++k) {
+    if (!run.failed()) {
+      try {
+        host::run_phase(call, slots[r].out, host::HostGroup(slots, r), k, false);
+      } catch (const Error &e) {
+        run.fail(e.status(), e.what());
+      } catch (...) {
+        run.fail(SPMD_ERR_OUT_OF_MEMORY, "out of memory");
+      }
+    }
+    run.arrive();
+  }
 }
 
 }  // namespace spmd::sim

@@ -19,7 +19,7 @@
 
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
+#include <list>
 #include <functional>
 #include <map>
 #include <memory>
@@ -31,6 +31,8 @@
 #include "backend/backend.hpp"
 
 namespace spmd::sim {
+
+struct GroupRun;
 
 class SimBackend final : public Backend {
  public:
@@ -78,18 +80,27 @@ class SimBackend final : public Backend {
     std::thread thread;
     std::mutex mu;
     std::condition_variable cv;
-    std::deque<Task> tasks;
+    std::list<Task> tasks;  // a list: a task made elsewhere joins it without allocating
     bool stop = false;
     uint64_t rng = 0;
   };
   class Pins;
 
   void stop_queues();
+  // A task is made (which may fail) apart from being queued (which cannot),
+  // so a batch of tasks is queued whole or not at all.
+  using Made = std::pair<int, std::list<Task>>;
+  Made make_task(int device, const EventList &after, std::string name,
+                 std::function<void()> run, std::shared_ptr<JoinedEvent> join = nullptr);
+  EventPtr queue(Made task) noexcept;
   EventPtr enqueue(int device, const EventList &after, std::string name,
                    std::function<void()> run, std::shared_ptr<JoinedEvent> join = nullptr);
   void queue_loop(int device);
   void delay(Queue &q);
   void check_injected_fault(const char *what, int device) const;
+  void free_memory(int device, DevicePtr ptr, size_t bytes, MemoryKind kind);
+  // One member's part of a grouped collective, on its queue thread.
+  void run_group_member(GroupRun &run, const GroupCall &call, size_t rank, int device);
 
   // The host bytes behind `place` for `bytes` bytes, pinned until `pins`
   // ends; stops the process when the place is not live memory of its device.
