@@ -234,8 +234,47 @@ static void bad_input_is_rejected(void **state) {
   spmd_sharding_destroy(s);
 }
 
+/* Arrays the library fills come with their capacity: too small is an
+ * error that still says how many values are needed, and nothing is
+ * written; a capacity of 0 asks for the count alone. */
+static void shape_queries_respect_the_callers_capacity(void **state) {
+  (void)state;
+  spmd_sharding *s = test_sharding(mesh24, "x, y");
+  const int64_t shape[3] = {4, 8, 3};
+  spmd_array *a = NULL;
+  assert_ok(spmd_array_zeros(s, SPMD_F32, 3, shape, &a));
+  size_t ndim = 0;
+  assert_ok(spmd_array_shape(a, 0, NULL, &ndim));
+  assert_int_equal(ndim, 3);
+  int64_t got[3] = {-1, -1, -1};
+  ndim = 0;
+  assert_fails(spmd_array_shape(a, 2, got, &ndim), SPMD_ERR_OUT_OF_RANGE,
+               "capacity: 2 values, but the shape has 3");
+  assert_int_equal(ndim, 3);
+  assert_int_equal(got[0], -1);
+  assert_ok(spmd_array_shape(a, 3, got, NULL));
+  assert_memory_equal(got, shape, sizeof shape);
+  int64_t coords[1];
+  assert_fails(spmd_mesh_device_coords(mesh24, 5, 1, coords, &ndim), SPMD_ERR_OUT_OF_RANGE,
+               "capacity: 1 values, but the mesh has 2");
+  assert_int_equal(ndim, 2);
+  /* Shard info by device as by position. */
+  spmd_shard_info by_index = SPMD_SHARD_INFO_INIT, by_device = SPMD_SHARD_INFO_INIT;
+  assert_ok(spmd_array_shard_info(a, 6, &by_index));
+  assert_ok(spmd_array_shard_info_of_device(a, by_index.device, &by_device));
+  assert_int_equal(by_device.device, by_index.device);
+  assert_memory_equal(by_device.start, by_index.start, sizeof by_index.start);
+  assert_fails(spmd_array_shard_info_of_device(a, 99, &by_device), SPMD_ERR_INVALID_ARGUMENT,
+               "no shard of the array is on device 99");
+  assert_ok(spmd_sharding_shard_info_of_device(s, 3, shape, 5, &by_device));
+  assert_int_equal(by_device.device, 5);
+  spmd_array_destroy(a);
+  spmd_sharding_destroy(s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(shape_queries_respect_the_callers_capacity),
       cmocka_unit_test(round_trip_every_dtype),
       cmocka_unit_test(shards_hold_their_blocks),
       cmocka_unit_test(generators_fill_every_dtype),

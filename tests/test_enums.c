@@ -116,8 +116,26 @@ static void a_callback_status_that_is_not_a_status_becomes_callback_error(void *
   spmd_runtime_destroy(rt);
 }
 
+static void dtype_names_round_trip(void **state) {
+  (void)state;
+  for (int v = SPMD_F32; v <= SPMD_BOOL; ++v) {
+    spmd_dtype t;
+    memcpy(&t, &v, sizeof t);
+    spmd_dtype back = SPMD_DTYPE_INVALID;
+    assert_ok(spmd_dtype_from_name(spmd_dtype_name(t), &back));
+    assert_int_equal(back, v);
+  }
+  spmd_dtype out = SPMD_DTYPE_INVALID;
+  assert_fails(spmd_dtype_from_name("float128", &out), SPMD_ERR_INVALID_ARGUMENT,
+               "name: 'float128' is not a dtype (float32, float64, float16, bfloat16");
+  assert_fails(spmd_dtype_from_name(NULL, &out), SPMD_ERR_INVALID_ARGUMENT, "name: NULL");
+  assert_fails(spmd_dtype_from_name("int32", NULL), SPMD_ERR_INVALID_ARGUMENT, "out: NULL");
+  assert_int_equal(out, SPMD_DTYPE_INVALID);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(dtype_names_round_trip),
       cmocka_unit_test(dtype_queries_answer_nothing_for_unknown_values),
       cmocka_unit_test(constructors_refuse_unknown_dtypes),
       cmocka_unit_test(a_callback_status_that_is_not_a_status_becomes_callback_error),

@@ -62,9 +62,12 @@ static void a_handle_of_another_kind_is_refused(void **state) {
   spmd_runtime_destroy(rt);
 }
 
+/* Device 0's context, kept past its run. */
 static spmd_status keep_ctx(spmd_ctx *ctx, void *ud) {
-  *(spmd_ctx **)ud = ctx;
-  return SPMD_OK;
+  int dev = -1;
+  spmd_status st = spmd_ctx_device_id(ctx, &dev);
+  if (st == SPMD_OK && dev == 0) *(spmd_ctx **)ud = ctx;
+  return st;
 }
 
 static void a_context_used_after_its_run_is_refused(void **state) {

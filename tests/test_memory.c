@@ -12,9 +12,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* GCC says so with macros, clang with __has_feature. */
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define SANITIZED 1
-#else
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+#ifndef SANITIZED
 #define SANITIZED 0
 #endif
 

@@ -24,9 +24,9 @@ static void default_devices_are_in_order_row_major(void **state) {
     for (int64_t j = 0; j < 4; ++j) {
       int64_t c[2] = {i, j}, back[2];
       int d;
-      assert_ok(spmd_mesh_device_at(m, c, &d));
+      assert_ok(spmd_mesh_device_at(m, 2, c, &d));
       assert_int_equal(d, i * 4 + j);
-      assert_ok(spmd_mesh_device_coords(m, d, back));
+      assert_ok(spmd_mesh_device_coords(m, d, sizeof back / sizeof back[0], back, NULL));
       assert_int_equal(back[0], i);
       assert_int_equal(back[1], j);
     }
@@ -45,18 +45,18 @@ static void explicit_device_order_is_kept(void **state) {
   assert_ok(spmd_mesh_create(suite_rt, 2, shape, names, devices, &m));
   int d;
   int64_t c[2] = {0, 0};
-  assert_ok(spmd_mesh_device_at(m, c, &d));
+  assert_ok(spmd_mesh_device_at(m, 2, c, &d));
   assert_int_equal(d, 3);
   c[0] = 1;
-  assert_ok(spmd_mesh_device_at(m, c, &d));
+  assert_ok(spmd_mesh_device_at(m, 2, c, &d));
   assert_int_equal(d, 2);
   assert_ok(spmd_mesh_device(m, 3, &d));
   assert_int_equal(d, 0);
   int64_t back[2];
-  assert_ok(spmd_mesh_device_coords(m, 1, back));
+  assert_ok(spmd_mesh_device_coords(m, 1, sizeof back / sizeof back[0], back, NULL));
   assert_int_equal(back[0], 0);
   assert_int_equal(back[1], 1);
-  assert_fails(spmd_mesh_device_coords(m, 5, back), SPMD_ERR_INVALID_ARGUMENT,
+  assert_fails(spmd_mesh_device_coords(m, 5, sizeof back / sizeof back[0], back, NULL), SPMD_ERR_INVALID_ARGUMENT,
                "device_id: device 5 is not in Mesh('data': 2, 'model': 2)");
   char *s;
   assert_ok(spmd_mesh_to_string(m, &s));
@@ -153,7 +153,7 @@ static void lookups_outside_the_mesh_fail(void **state) {
                "mesh has no axis 'model' (axes: x, y)");
   int64_t c[2] = {1, 4};
   int d;
-  assert_fails(spmd_mesh_device_at(m, c, &d), SPMD_ERR_OUT_OF_RANGE,
+  assert_fails(spmd_mesh_device_at(m, 2, c, &d), SPMD_ERR_OUT_OF_RANGE,
                "coords[1]: 4 is outside axis 'y' of size 4");
   assert_fails(spmd_mesh_device(m, 8, &d), SPMD_ERR_OUT_OF_RANGE, "index: 8");
   spmd_mesh_destroy(m);

@@ -22,7 +22,7 @@ static void default_runtime_has_eight_cpu_devices(void **state) {
 static void device_count_option_and_environment(void **state) {
   (void)state;
   spmd_runtime_options o;
-  spmd_runtime_options_init(&o);
+  spmd_runtime_options_init(&o, sizeof o);
   assert_int_equal(o.struct_size, sizeof(spmd_runtime_options));
   o.cpu_device_count = 3;
   spmd_runtime *rt = NULL;

@@ -62,7 +62,7 @@ static void arange_rows_over_three_devices(void **state) {
     for (int c = 0; c < 8; ++c) assert_float_equal(row[c], (float)(i * 8 + (size_t)c), 0.0);
   }
   int64_t got[2];
-  assert_ok(spmd_array_shape(sharded, got));
+  assert_ok(spmd_array_shape(sharded, sizeof got / sizeof got[0], got, NULL));
   assert_int_equal(got[0], 3);
   assert_int_equal(got[1], 8);
   spmd_array_destroy(sharded);

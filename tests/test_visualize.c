@@ -170,7 +170,7 @@ static void ascii_fallback_uses_plain_characters(void **state) {
   spmd_sharding *s = test_sharding(m, "x");
   int64_t shape[1] = {4};
   spmd_visualize_options o;
-  spmd_visualize_options_init(&o);
+  spmd_visualize_options_init(&o, sizeof o);
   o.ascii = 1;
   char *pic;
   assert_ok(spmd_sharding_visualize(s, 1, shape, &o, &pic));

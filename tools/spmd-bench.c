@@ -349,7 +349,7 @@ static void run_one(const bench *b, int op, size_t size) {
   int64_t out_shape[1];
   CHECK(spmd_collective_output_sharding(coll, &out_s));
   CHECK(spmd_collective_output_dtype(coll, &out_t));
-  CHECK(spmd_collective_output_shape(coll, out_shape));
+  CHECK(spmd_collective_output_shape(coll, sizeof out_shape / sizeof out_shape[0], out_shape, NULL));
   spmd_array *out = NULL;
   CHECK(spmd_array_zeros(out_s, out_t, 1, out_shape, &out));
 

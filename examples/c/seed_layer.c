@@ -168,7 +168,7 @@ static spmd_status layer_program(spmd_ctx *ctx, void *user_data) {
   spmd_block x = SPMD_BLOCK_INIT, w[N_WEIGHTS];
   TRY(spmd_ctx_input(ctx, 0, &x));
   for (int i = 0; i < N_WEIGHTS; ++i) {
-    spmd_block_init(&w[i]);
+    spmd_block_init(&w[i], sizeof w[i]);
     TRY(spmd_ctx_input(ctx, (size_t)i + 1, &w[i]));
   }
   if (x.dtype != SPMD_F32 || x.ndim != 3 || x.shape[2] != layer->hidden) {

@@ -249,7 +249,7 @@ static spmd_status check_batch(const seed_trainer *t, spmd_array *x, spmd_array 
     size_t ndim;
     spmd_status st = spmd_array_dtype(arrays[k], &dtype);
     if (st == SPMD_OK) st = spmd_array_ndim(arrays[k], &ndim);
-    if (st == SPMD_OK) st = spmd_array_shape(arrays[k], shapes[k]);
+    if (st == SPMD_OK) st = spmd_array_shape(arrays[k], sizeof shapes[k] / sizeof shapes[k][0], shapes[k], NULL);
     if (st != SPMD_OK) return seed_lib_fail(st, fn, names[k]);
     if (dtype != SPMD_F32) {
       const char *name = spmd_dtype_name(dtype);

@@ -128,7 +128,7 @@ static void rows_over_three_devices(spmd_runtime *rt) {
   spmd_array *arr, *sharded;
   CHECK(spmd_array_arange(dev0, SPMD_F32, 2, shape, 0, 1, &arr));
   int64_t got[2];
-  CHECK(spmd_array_shape(arr, got));
+  CHECK(spmd_array_shape(arr, sizeof got / sizeof got[0], got, NULL));
   printf("(%lld, %lld)\n", (long long)got[0], (long long)got[1]);
 
   cell("arr_sharded = jax.device_put(arr, sharding); arr_sharded.sharding");
@@ -389,13 +389,13 @@ static void check_against_host_product(const spmd_array *b, const spmd_array *co
   int64_t n, rows, k;
   float *acc = to_host_f32(factors[0], &n);
   int64_t shape[2];
-  CHECK(spmd_array_shape(factors[0], shape));
+  CHECK(spmd_array_shape(factors[0], sizeof shape / sizeof shape[0], shape, NULL));
   rows = shape[0];
   k = shape[1];
   for (size_t f = 1; f < nfactors; ++f) {
     int64_t m;
     float *w = to_host_f32(factors[f], &m);
-    CHECK(spmd_array_shape(factors[f], shape));
+    CHECK(spmd_array_shape(factors[f], sizeof shape / sizeof shape[0], shape, NULL));
     float *next = calloc((size_t)(rows * shape[1]), sizeof *next);
     for (int64_t i = 0; i < rows; ++i)
       for (int64_t t = 0; t < k; ++t)

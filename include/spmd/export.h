@@ -1,7 +1,16 @@
-/* libspmd: the one visibility macro every public declaration carries. */
+/**
+ * @file
+ * libspmd: the one visibility macro every public declaration carries.
+ */
 #ifndef SPMD_EXPORT_H
 #define SPMD_EXPORT_H
 
+/**
+ * @def SPMD_API
+ * Marks a function as part of libspmd's exported ABI: default visibility
+ * with GCC and Clang, dllexport while building the library on Windows,
+ * nothing elsewhere.
+ */
 #if defined(_WIN32)
 #  if defined(SPMD_BUILDING_LIBRARY)
 #    define SPMD_API __declspec(dllexport)
@@ -14,6 +23,14 @@
 #  define SPMD_API
 #endif
 
+/**
+ * @def SPMD_EXTERN_C_BEGIN
+ * Opens an extern "C" block when compiled as C++; empty in C.
+ */
+/**
+ * @def SPMD_EXTERN_C_END
+ * Closes the block SPMD_EXTERN_C_BEGIN opened; empty in C.
+ */
 #ifdef __cplusplus
 #  define SPMD_EXTERN_C_BEGIN extern "C" {
 #  define SPMD_EXTERN_C_END }

@@ -1,4 +1,7 @@
-/* libspmd: the runtime, the devices one process can use. */
+/**
+ * @file
+ * libspmd: the runtime, the devices one process can use.
+ */
 #ifndef SPMD_RUNTIME_H
 #define SPMD_RUNTIME_H
 
@@ -10,32 +13,42 @@
 
 SPMD_EXTERN_C_BEGIN
 
+/**
+ * A runtime: one platform's devices and the threads and memory that serve
+ * them. Made by spmd_runtime_create, released with spmd_runtime_destroy.
+ */
 typedef struct spmd_runtime spmd_runtime;
 
+/** The platforms a runtime can run on. Values are stable across releases. */
 typedef enum spmd_platform {
-  SPMD_PLATFORM_DEFAULT = 0, /* SPMD_PLATFORM from the environment, else cpu */
-  SPMD_PLATFORM_CPU = 1,     /* N virtual devices in this process          */
-  SPMD_PLATFORM_CUDA = 2,    /* one device per visible GPU                  */
-  /* Simulated devices whose memory the host cannot touch and whose work
+  SPMD_PLATFORM_DEFAULT = 0, /**< SPMD_PLATFORM from the environment, else cpu */
+  SPMD_PLATFORM_CPU = 1,     /**< N virtual devices in this process          */
+  SPMD_PLATFORM_CUDA = 2,    /**< one device per visible GPU                  */
+  /** Simulated devices whose memory the host cannot touch and whose work
    * completes later, on one queue per device: the platform that tests code
    * written for devices like GPUs on any machine (docs/design.md). As many
    * devices as the CPU platform would have. */
   SPMD_PLATFORM_SIM = 3
 } spmd_platform;
 
-/* Options of spmd_runtime_create. Zero in a field means "default".
- * Fields are only ever appended: set struct_size with SPMD_RUNTIME_OPTIONS_INIT
- * or spmd_runtime_options_init() so old callers keep working. */
+/**
+ * Options of spmd_runtime_create. Zero in a field means "default".
+ *
+ * Fields are only ever appended: set struct_size with
+ * SPMD_RUNTIME_OPTIONS_INIT or spmd_runtime_options_init() so old callers
+ * keep working.
+ */
 typedef struct spmd_runtime_options {
-  size_t struct_size;
-  spmd_platform platform;
-  /* CPU and sim platforms: number of virtual devices. 0 = $SPMD_CPU_DEVICES
-   * if set, else 8 (the same as --xla_force_host_platform_device_count=8). */
+  size_t struct_size;     /**< sizeof(spmd_runtime_options) as the caller was compiled */
+  spmd_platform platform; /**< the platform; SPMD_PLATFORM_DEFAULT reads $SPMD_PLATFORM */
+  /** CPU and sim platforms: number of virtual devices, at most 4096.
+   * 0 = $SPMD_CPU_DEVICES if set, else 8 (the same as
+   * --xla_force_host_platform_device_count=8). */
   int cpu_device_count;
-  /* Worker threads for per-shard kernels and copies, the calling thread
+  /** Worker threads for per-shard kernels and copies, the calling thread
    * included. 0 = number of cores; at most SPMD_MAX_WORKER_THREADS. */
   int worker_threads;
-  /* CPU platform: bytes of freed device memory kept per runtime for reuse
+  /** CPU platform: bytes of freed device memory kept per runtime for reuse
    * (as XLA's and PyTorch's allocators keep it; first-touch page faults cost
    * more than most copies). The cache is emptied and the allocation retried
    * before SPMD_ERR_OUT_OF_MEMORY is reported. 0 = 4 GiB; negative = keep
@@ -43,58 +56,135 @@ typedef struct spmd_runtime_options {
   int64_t device_cache_bytes;
 } spmd_runtime_options;
 
-/* The most worker threads a runtime takes. */
+/** The most worker threads a runtime takes (spmd_runtime_options.worker_threads). */
 #define SPMD_MAX_WORKER_THREADS 1024
 
+/** An initialiser of spmd_runtime_options: struct_size set, every option default. */
 #define SPMD_RUNTIME_OPTIONS_INIT \
   { sizeof(spmd_runtime_options), SPMD_PLATFORM_DEFAULT, 0, 0, 0 }
 
-/* Fills *options with the defaults (for bindings that cannot use the macro). */
-SPMD_API void spmd_runtime_options_init(spmd_runtime_options *options);
+/**
+ * Fills *options with the defaults, for bindings that cannot use the macro.
+ *
+ * Writes exactly `size` bytes: the defaults, a tail this library does not
+ * know zeroed, and struct_size set to `size`, so an older caller never gets
+ * more bytes written than it has.
+ *
+ * @param options The struct to fill; not NULL.
+ * @param size sizeof(spmd_runtime_options) as the caller was compiled.
+ * @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a NULL options or a size
+ *         smaller than a size_t or above 1024 bytes (nothing written).
+ */
+SPMD_API spmd_status spmd_runtime_options_init(spmd_runtime_options *options, size_t size);
 
-/* Creates a runtime. options may be NULL (all defaults). On success the caller
- * owns *out and releases it with spmd_runtime_destroy. Errors:
- * SPMD_ERR_INVALID_ARGUMENT (bad option values, unknown struct_size tail),
- * SPMD_ERR_UNSUPPORTED (platform not built in or not present). */
+/**
+ * Creates a runtime.
+ *
+ * On success the caller owns *out and releases it with spmd_runtime_destroy.
+ *
+ * @param options The options; NULL takes all defaults. A struct_size larger
+ *        than this library's is accepted only when the unknown tail is zero.
+ * @param out Receives the new runtime; not NULL. Left untouched on failure.
+ * @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for bad option values (an
+ *         unknown platform, a device count outside 0..4096, worker_threads
+ *         negative or above SPMD_MAX_WORKER_THREADS, a struct_size that is
+ *         too small, uninitialised or has a non-zero unknown tail), a bad
+ *         $SPMD_PLATFORM or $SPMD_CPU_DEVICES, or a NULL out;
+ *         SPMD_ERR_UNSUPPORTED when the platform is not built in or not
+ *         present.
+ */
 SPMD_API spmd_status spmd_runtime_create(const spmd_runtime_options *options,
                                          spmd_runtime **out);
 
-/* Releases the caller's reference. Meshes, shardings and arrays made from the
- * runtime keep what they need alive, so order of destruction does not matter.
- * NULL is accepted. */
+/**
+ * Releases the caller's reference to a runtime.
+ *
+ * Meshes, shardings and arrays made from the runtime keep what they need
+ * alive, so order of destruction does not matter.
+ *
+ * @param runtime The runtime; NULL and already-destroyed handles are
+ *        ignored.
+ */
 SPMD_API void spmd_runtime_destroy(spmd_runtime *runtime);
 
-/* Number of devices this runtime can address. */
+/**
+ * Number of devices this runtime can address.
+ *
+ * @param runtime The runtime; not NULL.
+ * @param out Receives the count; not NULL. Left untouched on failure.
+ * @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a NULL or destroyed
+ *         runtime or a NULL out.
+ */
 SPMD_API spmd_status spmd_runtime_device_count(const spmd_runtime *runtime,
                                                int *out);
 
-/* The platform the runtime runs on. */
+/**
+ * The platform the runtime runs on (never SPMD_PLATFORM_DEFAULT).
+ *
+ * @param runtime The runtime; not NULL.
+ * @param out Receives the platform; not NULL. Left untouched on failure.
+ * @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a NULL or destroyed
+ *         runtime or a NULL out.
+ */
 SPMD_API spmd_status spmd_runtime_platform(const spmd_runtime *runtime,
                                            spmd_platform *out);
 
-/* Description of one device. Strings point into the runtime and live as long
- * as it does. */
+/**
+ * Description of one device (jax.Device). Strings point into the runtime
+ * and live as long as it does.
+ */
 typedef struct spmd_device_info {
-  size_t struct_size;
-  int id;                /* global id, as jax.Device.id                     */
-  spmd_platform platform;
-  const char *platform_name; /* "cpu", "sim" or "cuda" (jax.Device.platform) */
-  const char *kind;      /* device kind: "cpu", or the GPU's name            */
-  int process_index;     /* the process that owns the device                */
-  int local_index;       /* index among this process's devices              */
+  size_t struct_size;    /**< sizeof(spmd_device_info) as the caller was compiled */
+  int id;                /**< global id, as jax.Device.id                     */
+  spmd_platform platform; /**< the platform the device belongs to            */
+  const char *platform_name; /**< "cpu", "sim" or "cuda" (jax.Device.platform) */
+  const char *kind;      /**< device kind: "cpu", or the GPU's name            */
+  int process_index;     /**< the process that owns the device                */
+  int local_index;       /**< index among this process's devices              */
 } spmd_device_info;
 
+/** An initialiser of spmd_device_info: struct_size set, every field zero. */
 #define SPMD_DEVICE_INFO_INIT { sizeof(spmd_device_info), 0, SPMD_PLATFORM_DEFAULT, NULL, NULL, 0, 0 }
 
-/* Describes device `device_id`. out->struct_size must be set by the caller;
- * only fields that fit are written. Errors: SPMD_ERR_OUT_OF_RANGE for an
- * unknown id. */
+/**
+ * Fills *info as SPMD_DEVICE_INFO_INIT does, writing exactly `size` bytes.
+ *
+ * @param info The struct to fill; not NULL.
+ * @param size sizeof *info as the caller was compiled.
+ * @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a NULL info or a size
+ *         smaller than a size_t or above 1024 bytes (nothing written).
+ */
+SPMD_API spmd_status spmd_device_info_init(spmd_device_info *info, size_t size);
+
+/**
+ * Describes device `device_id`.
+ *
+ * Only the fields that fit in out->struct_size are written; struct_size
+ * itself keeps the caller's value.
+ *
+ * @param runtime The runtime; not NULL.
+ * @param device_id The device's global id, 0 to the device count - 1.
+ * @param out Receives the description; not NULL, with struct_size set by the
+ *        caller (SPMD_DEVICE_INFO_INIT). Left untouched on failure.
+ * @return SPMD_OK; SPMD_ERR_OUT_OF_RANGE for an unknown id;
+ *         SPMD_ERR_INVALID_ARGUMENT for a NULL or destroyed runtime, a NULL
+ *         out, or a struct_size too small to hold id or above 1024 bytes.
+ */
 SPMD_API spmd_status spmd_runtime_device_info(const spmd_runtime *runtime,
                                               int device_id,
                                               spmd_device_info *out);
 
-/* JAX's repr of a device, "CpuDevice(id=3)". Caller frees with
- * spmd_string_free. */
+/**
+ * JAX's repr of a device, "CpuDevice(id=3)".
+ *
+ * @param runtime The runtime; not NULL.
+ * @param device_id The device's global id.
+ * @param out Receives a new string the caller frees with spmd_string_free;
+ *        not NULL. Left untouched on failure.
+ * @return SPMD_OK; SPMD_ERR_OUT_OF_RANGE for an unknown id;
+ *         SPMD_ERR_INVALID_ARGUMENT for a NULL or destroyed runtime or a
+ *         NULL out.
+ */
 SPMD_API spmd_status spmd_runtime_device_to_string(const spmd_runtime *runtime,
                                                    int device_id, char **out);
 

@@ -68,11 +68,10 @@ spmd_status spmd_array_ndim(const spmd_array *array, size_t *out) {
   });
 }
 
-spmd_status spmd_array_shape(const spmd_array *array, int64_t *shape) {
+spmd_status spmd_array_shape(const spmd_array *array, size_t capacity, int64_t *shape,
+                             size_t *ndim) {
   return guard(__func__, [&] {
-    const auto &a = *use(array, "array").impl;
-    out_arg(shape, "shape");
-    std::copy(a.shape().begin(), a.shape().end(), shape);
+    write_values(use(array, "array").impl->shape(), capacity, shape, ndim, "shape");
   });
 }
 
@@ -124,6 +123,19 @@ spmd_status spmd_array_shard_info(const spmd_array *array, size_t index, spmd_sh
       fail(SPMD_ERR_OUT_OF_RANGE, "index: shard ", index, " does not exist (the array has ",
            a.shard_count(), " shards)");
     write_shard_info(a.shard(index), out);
+  });
+}
+
+spmd_status spmd_array_shard_info_of_device(const spmd_array *array, int device_id,
+                                            spmd_shard_info *out) {
+  return guard(__func__, [&] {
+    const auto &a = *use(array, "array").impl;
+    out_arg(out);
+    const int position = a.sharding()->mesh()->position_of(device_id);
+    if (position < 0)
+      invalid("device_id: no shard of the array is on device ", device_id, " (its sharding is ",
+              a.sharding()->to_string(), ")");
+    write_shard_info(a.shard(static_cast<size_t>(position)), out);
   });
 }
 

@@ -38,8 +38,10 @@ CollectiveKind collective_kind(const spmd_collective_kind &kind) {
 
 extern "C" {
 
-void spmd_collective_options_init(spmd_collective_options *options) {
-  if (options) *options = spmd_collective_options SPMD_COLLECTIVE_OPTIONS_INIT;
+spmd_status spmd_collective_options_init(spmd_collective_options *options, size_t size) {
+  return guard(__func__, [&] {
+    init_struct(options, size, spmd_collective_options SPMD_COLLECTIVE_OPTIONS_INIT, "options");
+  });
 }
 
 spmd_status spmd_collective_create(const spmd_sharding *input_sharding, spmd_collective_kind kind,
@@ -92,11 +94,11 @@ spmd_status spmd_collective_output_ndim(const spmd_collective *collective, size_
   });
 }
 
-spmd_status spmd_collective_output_shape(const spmd_collective *collective, int64_t *shape) {
+spmd_status spmd_collective_output_shape(const spmd_collective *collective, size_t capacity,
+                                          int64_t *shape, size_t *ndim) {
   return guard(__func__, [&] {
-    const auto &c = *use(collective, "collective").impl;
-    out_arg(shape, "shape");
-    std::copy(c.output_shape().begin(), c.output_shape().end(), shape);
+    write_values(use(collective, "collective").impl->output_shape(), capacity, shape, ndim,
+                 "shape");
   });
 }
 

@@ -81,23 +81,27 @@ spmd_status spmd_mesh_axis_index(const spmd_mesh *mesh, const char *name, size_t
   });
 }
 
-spmd_status spmd_mesh_device_at(const spmd_mesh *mesh, const int64_t *coords, int *out) {
+spmd_status spmd_mesh_device_at(const spmd_mesh *mesh, size_t ndim, const int64_t *coords,
+                                int *out) {
   return guard(__func__, [&] {
     const Mesh &m = *use(mesh, "mesh").impl;
     out_arg(out);
-    if (coords == nullptr) invalid("coords: NULL");
-    *out = m.device_at(Shape(coords, coords + m.ndim()));
+    if (ndim != m.ndim())
+      invalid("ndim: ", ndim, " coordinates given, but ", m.to_string(), " has ", m.ndim(),
+              " axes");
+    if (ndim > 0 && coords == nullptr) invalid("coords: NULL");
+    *out = m.device_at(Shape(coords, coords + ndim));
   });
 }
 
-spmd_status spmd_mesh_device_coords(const spmd_mesh *mesh, int device_id, int64_t *coords) {
+spmd_status spmd_mesh_device_coords(const spmd_mesh *mesh, int device_id, size_t capacity,
+                                    int64_t *coords, size_t *ndim) {
   return guard(__func__, [&] {
     const Mesh &m = *use(mesh, "mesh").impl;
-    out_arg(coords, "coords");
     const int pos = m.position_of(device_id);
     if (pos < 0) invalid("device_id: device ", device_id, " is not in ", m.to_string());
-    const Shape c = m.coords_of_position(static_cast<size_t>(pos));
-    std::copy(c.begin(), c.end(), coords);
+    write_values(m.coords_of_position(static_cast<size_t>(pos)), capacity, coords, ndim,
+                 "mesh");
   });
 }
 

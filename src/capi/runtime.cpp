@@ -7,8 +7,16 @@ using namespace spmd::capi;
 
 extern "C" {
 
-void spmd_runtime_options_init(spmd_runtime_options *options) {
-  if (options) *options = spmd_runtime_options SPMD_RUNTIME_OPTIONS_INIT;
+spmd_status spmd_runtime_options_init(spmd_runtime_options *options, size_t size) {
+  return guard(__func__, [&] {
+    init_struct(options, size, spmd_runtime_options SPMD_RUNTIME_OPTIONS_INIT, "options");
+  });
+}
+
+spmd_status spmd_device_info_init(spmd_device_info *info, size_t size) {
+  return guard(__func__, [&] {
+    init_struct(info, size, spmd_device_info SPMD_DEVICE_INFO_INIT, "info");
+  });
 }
 
 spmd_status spmd_runtime_create(const spmd_runtime_options *options, spmd_runtime **out) {

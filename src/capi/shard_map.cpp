@@ -188,12 +188,14 @@ std::vector<ArrayPtr> input_arrays(size_t n_in, spmd_array *const *inputs) {
 
 extern "C" {
 
-void spmd_block_init(spmd_block *block) {
-  if (block) *block = spmd_block SPMD_BLOCK_INIT;
+spmd_status spmd_block_init(spmd_block *block, size_t size) {
+  return guard(__func__, [&] { init_struct(block, size, spmd_block SPMD_BLOCK_INIT, "block"); });
 }
 
-void spmd_shard_map_options_init(spmd_shard_map_options *options) {
-  if (options) *options = spmd_shard_map_options SPMD_SHARD_MAP_OPTIONS_INIT;
+spmd_status spmd_shard_map_options_init(spmd_shard_map_options *options, size_t size) {
+  return guard(__func__, [&] {
+    init_struct(options, size, spmd_shard_map_options SPMD_SHARD_MAP_OPTIONS_INIT, "options");
+  });
 }
 
 spmd_status spmd_shard_map(const spmd_mesh *mesh, spmd_shard_fn fn, void *user_data, size_t n_in,

@@ -26,6 +26,12 @@ void write_shard_info(const ShardLayout &s, spmd_shard_info *out) {
 
 extern "C" {
 
+spmd_status spmd_shard_info_init(spmd_shard_info *info, size_t size) {
+  return guard(__func__, [&] {
+    init_struct(info, size, spmd_shard_info SPMD_SHARD_INFO_INIT, "info");
+  });
+}
+
 spmd_status spmd_sharding_named(const spmd_mesh *mesh, const spmd_spec *spec,
                                 spmd_sharding **out) {
   return guard(__func__, [&] {
@@ -123,6 +129,21 @@ spmd_status spmd_sharding_shard_info(const spmd_sharding *sharding, size_t ndim,
       fail(SPMD_ERR_OUT_OF_RANGE, "index: shard ", index, " does not exist (the sharding has ",
            s.device_count(), " devices)");
     write_shard_info(s.layout(global)[index], out);
+  });
+}
+
+spmd_status spmd_sharding_shard_info_of_device(const spmd_sharding *sharding, size_t ndim,
+                                               const int64_t *shape, int device_id,
+                                               spmd_shard_info *out) {
+  return guard(__func__, [&] {
+    const auto &s = *use(sharding, "sharding").impl;
+    out_arg(out);
+    const Shape global = checked_shape("shape", ndim, shape);
+    const int position = s.mesh()->position_of(device_id);
+    if (position < 0)
+      invalid("device_id: the sharding places nothing on device ", device_id, " (",
+              s.to_string(), ")");
+    write_shard_info(s.layout(global)[static_cast<size_t>(position)], out);
   });
 }
 

@@ -32,8 +32,10 @@ PictureOptions picture_options(const spmd_visualize_options *given) {
 
 extern "C" {
 
-void spmd_visualize_options_init(spmd_visualize_options *options) {
-  if (options) *options = spmd_visualize_options SPMD_VISUALIZE_OPTIONS_INIT;
+spmd_status spmd_visualize_options_init(spmd_visualize_options *options, size_t size) {
+  return guard(__func__, [&] {
+    init_struct(options, size, spmd_visualize_options SPMD_VISUALIZE_OPTIONS_INIT, "options");
+  });
 }
 
 spmd_status spmd_sharding_visualize(const spmd_sharding *sharding, size_t ndim,

@@ -242,28 +242,107 @@ static void options_without_struct_size_are_rejected(void **state) {
   spmd_runtime_destroy(cpu);
 }
 
-static void options_init_functions_match_the_init_macros(void **state) {
+/* Each struct's _init function writes what its _INIT macro holds, into
+ * exactly `size` bytes: an older caller's smaller struct is never written
+ * past its end, a newer caller's unknown tail is zeroed (zero means
+ * "default" in every field). */
+#define CHECK_INIT(type, macro, init)                                        \
+  do {                                                                       \
+    const type want = macro;                                                 \
+    union {                                                                  \
+      type s;                                                                \
+      unsigned char bytes[sizeof(type) + 32];                                \
+    } u;                                                                     \
+    memset(&u, 0xff, sizeof u);                                              \
+    assert_ok(init(&u.s, sizeof(type)));                                     \
+    same_##type(&u.s, &want);                                                \
+    for (size_t i = sizeof(type); i < sizeof u; ++i)                         \
+      assert_int_equal(u.bytes[i], 0xff);                                    \
+    /* Older: only its own bytes. */                                         \
+    const size_t older = sizeof(type) - 8;                                   \
+    memset(&u, 0xff, sizeof u);                                              \
+    assert_ok(init(&u.s, older));                                            \
+    assert_int_equal(u.s.struct_size, older);                                \
+    for (size_t i = older; i < sizeof u; ++i) assert_int_equal(u.bytes[i], 0xff); \
+    /* Newer: its unknown tail zeroed. */                                    \
+    memset(&u, 0xff, sizeof u);                                              \
+    assert_ok(init(&u.s, sizeof u));                                         \
+    assert_int_equal(u.s.struct_size, sizeof u);                             \
+    for (size_t i = sizeof(type); i < sizeof u; ++i) assert_int_equal(u.bytes[i], 0); \
+    /* Sizes no struct has. */                                               \
+    assert_fails(init(&u.s, 4), SPMD_ERR_INVALID_ARGUMENT, "size: 4 is too small"); \
+    assert_fails(init(&u.s, 4096), SPMD_ERR_INVALID_ARGUMENT, "size: 4096");  \
+    assert_fails(init(NULL, sizeof(type)), SPMD_ERR_INVALID_ARGUMENT, "NULL"); \
+  } while (0)
+
+/* Field by field (padding bytes may differ). */
+static void same_spmd_runtime_options(const spmd_runtime_options *a,
+                                      const spmd_runtime_options *b) {
+  assert_int_equal(a->struct_size, b->struct_size);
+  assert_int_equal(a->platform, b->platform);
+  assert_int_equal(a->cpu_device_count, b->cpu_device_count);
+  assert_int_equal(a->worker_threads, b->worker_threads);
+  assert_int_equal(a->device_cache_bytes, b->device_cache_bytes);
+}
+static void same_spmd_visualize_options(const spmd_visualize_options *a,
+                                        const spmd_visualize_options *b) {
+  assert_int_equal(a->struct_size, b->struct_size);
+  assert_int_equal(a->ascii, b->ascii);
+  assert_int_equal(a->max_width, b->max_width);
+  assert_int_equal(a->min_width, b->min_width);
+  assert_true(a->scale == b->scale);
+}
+static void same_spmd_shard_map_options(const spmd_shard_map_options *a,
+                                        const spmd_shard_map_options *b) {
+  assert_int_equal(a->struct_size, b->struct_size);
+  assert_int_equal(a->check_rep, b->check_rep);
+  assert_int_equal(a->timeout_ms, b->timeout_ms);
+  assert_true(a->print_fn == b->print_fn && a->print_user_data == b->print_user_data);
+}
+static void same_spmd_collective_options(const spmd_collective_options *a,
+                                         const spmd_collective_options *b) {
+  assert_int_equal(a->struct_size, b->struct_size);
+  assert_int_equal(a->axis, b->axis);
+  assert_int_equal(a->concat_axis, b->concat_axis);
+  assert_int_equal(a->tiled, b->tiled);
+  assert_int_equal(a->npairs, b->npairs);
+  assert_true(a->pairs == b->pairs);
+  assert_int_equal(a->timeout_ms, b->timeout_ms);
+}
+static void same_spmd_block(const spmd_block *a, const spmd_block *b) {
+  assert_int_equal(a->struct_size, b->struct_size);
+  assert_true(a->data == b->data);
+  assert_int_equal(a->dtype, b->dtype);
+  assert_int_equal(a->ndim, b->ndim);
+  assert_memory_equal(a->shape, b->shape, sizeof a->shape);
+}
+static void same_spmd_device_info(const spmd_device_info *a, const spmd_device_info *b) {
+  assert_int_equal(a->struct_size, b->struct_size);
+  assert_int_equal(a->id, b->id);
+  assert_int_equal(a->platform, b->platform);
+  assert_true(a->platform_name == b->platform_name && a->kind == b->kind);
+  assert_int_equal(a->process_index, b->process_index);
+  assert_int_equal(a->local_index, b->local_index);
+}
+static void same_spmd_shard_info(const spmd_shard_info *a, const spmd_shard_info *b) {
+  assert_int_equal(a->struct_size, b->struct_size);
+  assert_int_equal(a->device, b->device);
+  assert_int_equal(a->replica_id, b->replica_id);
+  assert_int_equal(a->ndim, b->ndim);
+  assert_memory_equal(a->start, b->start, sizeof a->start);
+  assert_memory_equal(a->stop, b->stop, sizeof a->stop);
+  assert_memory_equal(a->local_shape, b->local_shape, sizeof a->local_shape);
+}
+
+static void init_functions_write_the_init_macros_into_the_callers_size(void **state) {
   (void)state;
-  spmd_runtime_options r1 = SPMD_RUNTIME_OPTIONS_INIT, r2;
-  memset(&r2, 0xff, sizeof r2);
-  spmd_runtime_options_init(&r2);
-  assert_int_equal(r2.struct_size, sizeof(spmd_runtime_options));
-  assert_int_equal(r1.struct_size, r2.struct_size);
-  assert_int_equal(r1.platform, r2.platform);
-  assert_int_equal(r1.cpu_device_count, r2.cpu_device_count);
-  assert_int_equal(r1.worker_threads, r2.worker_threads);
-
-  spmd_visualize_options v1 = SPMD_VISUALIZE_OPTIONS_INIT, v2;
-  memset(&v2, 0xff, sizeof v2);
-  spmd_visualize_options_init(&v2);
-  assert_int_equal(v2.struct_size, sizeof(spmd_visualize_options));
-  assert_int_equal(v1.ascii, v2.ascii);
-  assert_int_equal(v1.max_width, v2.max_width);
-  assert_int_equal(v1.min_width, v2.min_width);
-  assert_true(v1.scale == v2.scale);
-
-  spmd_device_info d = SPMD_DEVICE_INFO_INIT;
-  assert_int_equal(d.struct_size, sizeof(spmd_device_info));
+  CHECK_INIT(spmd_runtime_options, SPMD_RUNTIME_OPTIONS_INIT, spmd_runtime_options_init);
+  CHECK_INIT(spmd_visualize_options, SPMD_VISUALIZE_OPTIONS_INIT, spmd_visualize_options_init);
+  CHECK_INIT(spmd_shard_map_options, SPMD_SHARD_MAP_OPTIONS_INIT, spmd_shard_map_options_init);
+  CHECK_INIT(spmd_collective_options, SPMD_COLLECTIVE_OPTIONS_INIT, spmd_collective_options_init);
+  CHECK_INIT(spmd_block, SPMD_BLOCK_INIT, spmd_block_init);
+  CHECK_INIT(spmd_device_info, SPMD_DEVICE_INFO_INIT, spmd_device_info_init);
+  CHECK_INIT(spmd_shard_info, SPMD_SHARD_INFO_INIT, spmd_shard_info_init);
 }
 
 static char *picture(const spmd_sharding *s, const spmd_visualize_options *o) {
@@ -548,7 +627,7 @@ int main(void) {
       cmocka_unit_test(newer_runtime_options_with_unset_new_fields_are_accepted),
       cmocka_unit_test(newer_runtime_options_with_new_fields_set_are_rejected),
       cmocka_unit_test(options_without_struct_size_are_rejected),
-      cmocka_unit_test(options_init_functions_match_the_init_macros),
+      cmocka_unit_test(init_functions_write_the_init_macros_into_the_callers_size),
       cmocka_unit_test(older_visualize_options_take_defaults_for_missing_fields),
       cmocka_unit_test(older_device_info_gets_only_the_fields_it_knows),
       cmocka_unit_test(newer_device_info_keeps_its_unknown_tail),
