@@ -568,8 +568,65 @@ static void empty_axis_tuple_index_size_and_errors(void **state) {
                "axes '': names no mesh axis (axes: x, y); write \"()\" for the empty tuple");
   bad.axes = "(,)";
   assert_fails(run_op(f->m24, SPMD_F32, 1, shape, in, "(x,y)", "(x,y)", &bad, NULL, &out),
-               SPMD_ERR_INVALID_ARGUMENT, "axes '(,)': names no mesh axis");
+               SPMD_ERR_INVALID_ARGUMENT,
+               "axes '(,)': unexpected ',' at offset 1 where an axis name was expected");
   assert_null(out);
+}
+
+/* Axes are written as Python writes an axis or a tuple of them; text that
+ * is not (")x(", "x y") is refused, naming where it goes wrong, rather than
+ * guessed at. */
+static char *psum_output_sharding(spmd_sharding *s, const char *axes) {
+  const int64_t shape[2] = {4, 8};
+  spmd_collective *c = NULL;
+  assert_ok(spmd_collective_create(s, SPMD_COLLECTIVE_PSUM, axes, SPMD_F32, 2, shape, NULL, &c));
+  spmd_sharding *o = NULL;
+  assert_ok(spmd_collective_output_sharding(c, &o));
+  char *text = NULL;
+  assert_ok(spmd_sharding_to_string(o, &text));
+  spmd_sharding_destroy(o);
+  spmd_collective_destroy(c);
+  return text;
+}
+
+static void axes_text_follows_python_spelling(void **state) {
+  fixture *f = *state;
+  spmd_sharding *s = NULL;
+  assert_ok(spmd_sharding_named_text(f->m24, "x, y", &s));
+  const int64_t shape[2] = {4, 8};
+  char *xy = psum_output_sharding(s, "x,y");
+  const char *same[] = {" x , y ", "(x, y)", "('x', \"y\")", "(x, y,)", "x,y,"};
+  for (size_t i = 0; i < sizeof same / sizeof *same; ++i) {
+    char *text = psum_output_sharding(s, same[i]);
+    assert_string_equal(text, xy);
+    spmd_string_free(text);
+  }
+  char *y = psum_output_sharding(s, "y"), *y1 = psum_output_sharding(s, "(y,)");
+  assert_string_equal(y1, y);
+  assert_string_not_equal(y, xy);
+  spmd_string_free(y1);
+  spmd_string_free(y);
+  spmd_string_free(xy);
+  spmd_collective *c = NULL;
+  const struct {
+    const char *text, *message;
+  } bad[] = {
+      {")x(", "axes ')x(': unexpected ')' at offset 0 where an axis name was expected"},
+      {"x y", "axes 'x y': unexpected 'y' at offset 2 where the end of the text was expected"},
+      {"x,,y", "axes 'x,,y': unexpected ',' at offset 2 where an axis name was expected"},
+      {"(x", "axes '(x': ends where a ')' closing the tuple was expected"},
+      {"'x\"", "axes ''x\"': unexpected '\"' at offset 2 where the closing quote was expected"},
+      {"((x))", "axes '((x))': unexpected '(' at offset 1 where an axis name was expected"},
+      {"x;y", "axes 'x;y': unexpected ';' at offset 1 where the end of the text was expected"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; ++i) {
+    c = NULL;
+    assert_fails(
+        spmd_collective_create(s, SPMD_COLLECTIVE_PSUM, bad[i].text, SPMD_F32, 2, shape, NULL, &c),
+        SPMD_ERR_INVALID_ARGUMENT, bad[i].message);
+    assert_null(c);
+  }
+  spmd_sharding_destroy(s);
 }
 
 /* Persistent collectives over "()": the output keeps the input's spec and
@@ -880,6 +937,16 @@ static void all_to_all_not_tiled_matches_jax(void **state) {
       for (int c = 0; c < 3; ++c) assert_int_equal(g[(i * 4 + j) * 3 + c], 12 * j + 3 * i + c);
   free(g);
   spmd_array_destroy(out);
+  /* Negative axes count from the end, as everywhere in libspmd (JAX's
+   * untiled lowering refuses them; docs/differences.md): -3, -1 is 0, 2. */
+  const op_t neg = {OP_ALL_TO_ALL, "x", -3, -1, 0, 0, NULL, 2};
+  assert_ok(run_op(f->m4, SPMD_I32, 2, shape, in, "x", "x", &neg, NULL, &out));
+  g = fetch(out, SPMD_I32, 3, oshape);
+  for (int i = 0; i < 4; ++i)
+    for (int c = 0; c < 3; ++c)
+      for (int j = 0; j < 4; ++j) assert_int_equal(g[(i * 3 + c) * 4 + j], 12 * j + 3 * i + c);
+  free(g);
+  spmd_array_destroy(out);
 }
 
 /* ---- ppermute ---- */
@@ -1089,6 +1156,7 @@ int main(void) {
       cmocka_unit_test(psum_scatter_tiled_over_tuple),
       cmocka_unit_test(psum_scatter_not_tiled_removes_the_dimension),
       cmocka_unit_test(psum_scatter_uneven_and_inner_dimension),
+      cmocka_unit_test(axes_text_follows_python_spelling),
       cmocka_unit_test(all_to_all_tiled_is_the_seed_transpose),
       cmocka_unit_test(all_to_all_not_tiled_matches_jax),
       cmocka_unit_test(ppermute_pairs_and_zeros_match_jax),

@@ -191,9 +191,10 @@ SPMD_API spmd_status spmd_shard_map_text(const spmd_mesh *mesh,
  * after the callback returns, nor from another thread, and all return
  * SPMD_ERR_INVALID_ARGUMENT for a ctx that is NULL, finished or used off its
  * callback's thread. `axes` names one mesh axis or a tuple of axes, written
- * "x", "x,y" or "(x, y)" (the order of a tuple matters, as in JAX), or the
- * empty tuple "()": a group of the device alone (axis_index 0, axis_size
- * 1, and each collective gives what JAX gives over ()). ---- */
+ * as Python spells it: "x", "x,y", "(x, y)", "('x', 'y')" or "(x,)" (the
+ * order of a tuple matters, as in JAX), or the empty tuple "()": a group of
+ * the device alone (axis_index 0, axis_size 1, and each collective gives
+ * what JAX gives over ()). Other text is refused. ---- */
 
 /**
  * The global id of the device this callback runs on.
@@ -444,7 +445,8 @@ SPMD_API spmd_status spmd_ctx_pmin(spmd_ctx *ctx, const spmd_block *x,
  *
  * Not tiled: a new dimension of size axis_size at `axis` (0..ndim). Tiled:
  * the blocks are concatenated along `axis`; they may differ in length along
- * it (uneven shards), never in other dimensions. Blocks until the group has
+ * it (uneven shards), never in other dimensions. Over "()", as in JAX, the
+ * block comes back as it is, tiled or not. Blocks until the group has
  * arrived.
  *
  * @param ctx The callback's context.

@@ -7,44 +7,96 @@
 
 namespace spmd {
 
-std::vector<int> parse_axes(const Mesh &mesh, const char *text, const char *arg) {
-  if (text == nullptr) invalid(arg, ": NULL axis name");
-  std::vector<int> axes;
-  std::string name;
-  auto flush = [&] {
-    if (name.empty()) return;
-    const int a = mesh.axis_index(name);
-    if (a < 0)
-      invalid(arg, " '", text, "': mesh has no axis '", name, "' (axes: ", mesh.axes_list(), ")");
-    if (std::find(axes.begin(), axes.end(), a) != axes.end())
-      invalid(arg, " '", text, "': axis '", name, "' appears twice");
-    axes.push_back(a);
-    name.clear();
-  };
-  for (const char *p = text; *p; ++p) {
-    const char ch = *p;
-    if (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_') {
-      name += ch;
-    } else if (ch == ',' || ch == '(' || ch == ')' || ch == '\'' || ch == '"' ||
-               std::isspace(static_cast<unsigned char>(ch))) {
-      flush();
+namespace {
+
+// The grammar, Python's spelling of an axis or a tuple of axes:
+//   axes  := list | '(' [list] ')'
+//   list  := item (',' item)* [',']
+//   item  := name | 'name' | "name"
+// with spaces allowed between tokens. Anything else (")x(", "x y", "x,,y")
+// is refused rather than guessed at.
+class AxesParser {
+ public:
+  AxesParser(const Mesh &mesh, const char *text, const char *arg)
+      : mesh_(mesh), text_(text), arg_(arg), p_(text) {}
+
+  std::vector<int> parse() {
+    skip_space();
+    if (*p_ == '(') {
+      ++p_;
+      skip_space();
+      if (*p_ != ')') list();
+      expect(')', "a ')' closing the tuple");
     } else {
-      invalid(arg, " '", text, "': unexpected character '", ch,
-              "'; write one axis (\"x\") or a tuple (\"(x, y)\")");
+      if (*p_ == '\0')
+        invalid(arg_, " '", text_, "': names no mesh axis (axes: ", mesh_.axes_list(),
+                "); write \"()\" for the empty tuple");
+      list();
+    }
+    skip_space();
+    if (*p_ != '\0') unexpected("the end of the text");
+    return axes_;
+  }
+
+ private:
+  void list() {
+    item();
+    for (skip_space(); *p_ == ','; skip_space()) {
+      ++p_;
+      skip_space();
+      if (*p_ == '\0' || *p_ == ')') break;  // a trailing comma, as in "(x,)"
+      item();
     }
   }
-  flush();
-  // "()" is the empty tuple (every device a group of one, as in JAX); any
-  // other text naming no axis is a mistake.
-  if (axes.empty()) {
-    std::string bare;
-    for (const char *p = text; *p; ++p)
-      if (!std::isspace(static_cast<unsigned char>(*p))) bare += *p;
-    if (bare != "()")
-      invalid(arg, " '", text, "': names no mesh axis (axes: ", mesh.axes_list(),
-              "); write \"()\" for the empty tuple");
+
+  void item() {
+    const char quote = (*p_ == '\'' || *p_ == '"') ? *p_ : '\0';
+    if (quote) ++p_;
+    std::string name;
+    while (std::isalnum(static_cast<unsigned char>(*p_)) || *p_ == '_') name += *p_++;
+    if (name.empty()) unexpected("an axis name");
+    if (quote) expect(quote, "the closing quote");
+    const int a = mesh_.axis_index(name);
+    if (a < 0)
+      invalid(arg_, " '", text_, "': mesh has no axis '", name, "' (axes: ", mesh_.axes_list(), ")");
+    if (std::find(axes_.begin(), axes_.end(), a) != axes_.end())
+      invalid(arg_, " '", text_, "': axis '", name, "' appears twice");
+    axes_.push_back(a);
   }
-  return axes;
+
+  void expect(char ch, const char *what) {
+    skip_space();
+    if (*p_ != ch) unexpected(what);
+    ++p_;
+  }
+
+  void skip_space() {
+    while (std::isspace(static_cast<unsigned char>(*p_))) ++p_;
+  }
+
+  [[noreturn]] void unexpected(const char *wanted) {
+    if (*p_ == '\0') refuse(cat("ends where ", wanted, " was expected"));
+    refuse(cat("unexpected '", *p_, "' at offset ", p_ - text_, " where ", wanted,
+               " was expected"));
+  }
+
+  [[noreturn]] void refuse(const std::string &why) {
+    invalid(arg_, " '", text_, "': ", why, " (axes: ", mesh_.axes_list(),
+            "); write one axis \"x\", a tuple \"(x, y)\" or \"()\"");
+  }
+
+  const Mesh &mesh_;
+  const char *text_;
+  const char *arg_;
+  const char *p_;
+  std::vector<int> axes_;
+};
+
+}  // namespace
+
+std::vector<int> parse_axes(const Mesh &mesh, const char *text, const char *arg) {
+  if (text == nullptr) invalid(arg, ": NULL axis name");
+  return AxesParser(mesh, text, arg).parse();
 }
 
 std::string axes_label(const Mesh &mesh, const std::vector<int> &axes) {

@@ -13,10 +13,11 @@
 
 namespace spmd {
 
-// Mesh axis indices of an axes argument: "x", "x,y", "(x, y)", "('x','y')",
-// or "()", the empty tuple (no axes: every device is a group of one).
-// Throws INVALID_ARGUMENT naming `arg` for other text naming no axis ("",
-// ","), an unknown axis (listing the mesh's axes) or a repeated one.
+// Mesh axis indices of an axes argument, Python's spelling of an axis or a
+// tuple of axes: "x", "x,y", "(x, y)", "('x','y')", "(x,)", or "()", the
+// empty tuple (no axes: every device is a group of one). Throws
+// INVALID_ARGUMENT naming `arg` for any other text ("", ",", "x y", ")x("),
+// an unknown axis (listing the mesh's axes) or a repeated one.
 std::vector<int> parse_axes(const Mesh &mesh, const char *text, const char *arg);
 
 // "'x'" or "('x', 'y')", for messages.

@@ -1,5 +1,5 @@
-// The `axes` argument ("x", "x,y", "(x, y)", "('x', 'y')") on any text,
-// against fixed meshes (the first byte picks one), through every entry
+// The `axes` argument ("x", "x,y", "(x, y)", "('x', 'y')", "(x,)") on any
+// text, against fixed meshes (the first byte picks one), through every entry
 // point that takes it: spmd_ctx_axis_index, spmd_ctx_axis_size,
 // spmd_ctx_psum and spmd_ctx_all_gather inside a shard_map on every
 // device, and spmd_collective_create outside. Properties:
@@ -7,14 +7,17 @@
 //    the same status; a refusal leaves the outputs untouched and names
 //    the argument ("axes") after the function's name;
 //  - a text naming an axis the mesh lacks, an axis twice, or no axis (but
-//    "()", the empty tuple) is refused; one written in a documented form
-//    with distinct mesh axes is accepted;
+//    "()", the empty tuple) is refused, and so is one not spelt as Python
+//    spells an axis or a tuple; one so spelt with distinct mesh axes is
+//    accepted;
 //  - when accepted, the named axes are the text's names in order:
 //    axis_size is the product of their sizes, axis_index is the device's
 //    row-major index over its coordinates on them, a psum of ones gives
 //    axis_size, an all_gather of axis_index gives 0, 1, ..., size-1, and the
 //    planned psum of a replicated array of ones gives axis_size everywhere.
 #include "fuzz_common.h"
+
+#include <regex>
 
 namespace {
 
@@ -138,22 +141,18 @@ std::vector<std::string> names_in(const std::string &text) {
   return out;
 }
 
-std::string join(const std::vector<std::string> &v, const std::string &sep) {
-  std::string s;
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + v[i];
-  return s;
-}
-
-// The forms shard_map.h documents for `names`.
-bool documented_form(const std::string &text, const std::vector<std::string> &names) {
-  if (names.empty()) return false;
-  const std::vector<std::string> forms = {
-      join(names, ","),          join(names, ", "),          "(" + join(names, ", ") + ")",
-      "(" + join(names, ",") + ")", "('" + join(names, "', '") + "')",
-  };
-  for (const auto &f : forms)
-    if (text == f) return true;
-  return false;
+// Python's spelling of an axis or a tuple of axes, the grammar shard_map.h
+// documents: names, each bare or in matching quotes, separated by commas
+// (one trailing comma allowed), inside parentheses or not; spaces between
+// tokens; "()" the empty tuple. Written as a regular expression, apart
+// from the parser it checks.
+bool python_spelling(const std::string &text) {
+  static const std::regex grammar([] {
+    const std::string item = R"((?:\w+|'\w+'|"\w+"))";
+    const std::string list = item + R"((?:\s*,\s*)" + item + R"()*(?:\s*,)?)";
+    return R"(^\s*(?:\(\s*(?:)" + list + R"()?\s*\)|)" + list + R"()\s*$)";
+  }());
+  return std::regex_match(text, grammar);
 }
 
 }  // namespace
@@ -244,14 +243,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FUZZ_CHECK(coll == fuzz::sentinel<spmd_collective>(),
                "a failed spmd_collective_create wrote its output");
     fuzz::check_failure(planned, "spmd_collective_create", "axes");
-    FUZZ_CHECK(unknown_or_repeated || !documented_form(text, names),
-               "\"%s\" is written as documented with distinct mesh axes, yet refused",
+    FUZZ_CHECK(unknown_or_repeated || !python_spelling(text),
+               "\"%s\" is spelt as Python spells axes, with distinct mesh axes, yet refused",
                text.c_str());
     return 0;
   }
   FUZZ_CHECK(!unknown_or_repeated,
              "\"%s\" names no axis, an axis twice or one mesh %zu lacks, yet is accepted",
              text.c_str(), which);
+  FUZZ_CHECK(python_spelling(text), "\"%s\" is not spelt as Python spells axes, yet is accepted",
+             text.c_str());
 
   // The meaning: the names in order.
   int64_t want_size = 1;
