@@ -246,9 +246,9 @@ SPMD_API spmd_status spmd_array_shard_count(const spmd_array *array,
  * @param out Receives the shard; not NULL, with struct_size set by the
  *        caller (SPMD_SHARD_INFO_INIT). Left untouched on failure.
  * @return SPMD_OK; SPMD_ERR_OUT_OF_RANGE for an index past the last shard;
- *         SPMD_ERR_INVALID_ARGUMENT for a struct_size below
- *         sizeof(spmd_shard_info) or above 1024, or a NULL or destroyed
- *         array or a NULL out.
+ *         SPMD_ERR_INVALID_ARGUMENT for a struct_size too small to hold
+ *         `device` or above 1024, or a NULL or destroyed array or a NULL
+ *         out.
  */
 SPMD_API spmd_status spmd_array_shard_info(const spmd_array *array,
                                            size_t index, spmd_shard_info *out);
@@ -262,7 +262,7 @@ SPMD_API spmd_status spmd_array_shard_info(const spmd_array *array,
  * @param out Receives the shard; not NULL, with struct_size set by the
  *        caller (SPMD_SHARD_INFO_INIT). Left untouched on failure.
  * @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT when no shard of the array is
- *         on that device, for a struct_size below sizeof(spmd_shard_info) or
+ *         on that device, for a struct_size too small to hold `device` or
  *         above 1024, or for a NULL or destroyed array or a NULL out.
  */
 SPMD_API spmd_status spmd_array_shard_info_of_device(const spmd_array *array,

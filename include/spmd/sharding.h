@@ -195,8 +195,8 @@ SPMD_API spmd_status spmd_sharding_to_string(const spmd_sharding *sharding,
  * Indices are [start, stop) per dimension, as Python slices;
  * local_shape[d] = stop[d] - start[d]. For an uneven dimension the shards
  * are ceil(D/n) long and the last ones are shorter or empty. Entries past
- * ndim are 0. The functions that fill it need the whole struct:
- * struct_size at least sizeof(spmd_shard_info).
+ * ndim are 0. The functions that fill it write only the fields that fit in
+ * the caller's struct_size (docs/abi.md) and leave struct_size as set.
  */
 typedef struct spmd_shard_info {
   size_t struct_size;  /**< sizeof(spmd_shard_info), set by the caller   */
@@ -239,7 +239,7 @@ SPMD_API spmd_status spmd_shard_info_init(spmd_shard_info *info, size_t size);
  * @return SPMD_OK; SPMD_ERR_OUT_OF_RANGE for the index;
  *         SPMD_ERR_INVALID_ARGUMENT when the spec names more dimensions than
  *         `ndim`, for a bad shape (a negative size, too many dimensions or
- *         elements), a struct_size below sizeof(spmd_shard_info) or above
+ *         elements), a struct_size too small to hold `device` or above
  *         1024, or a NULL or destroyed sharding or a NULL out.
  */
 SPMD_API spmd_status spmd_sharding_shard_info(const spmd_sharding *sharding,

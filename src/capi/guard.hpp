@@ -98,6 +98,22 @@ void init_struct(T *s, size_t size, const T &defaults, const char *arg) {
   s->struct_size = size;
 }
 
+// Writes a result struct into the caller's: only the fields that fit in
+// the caller's struct_size (an older caller gets the fields it knows, a
+// newer one keeps its unknown tail), struct_size left as the caller set it.
+// The caller's struct must hold at least `first_field_end` bytes (struct_size
+// and the first field), or there is nothing to write.
+template <typename T>
+void write_result_struct(T *out, const T &value, size_t first_field_end, const char *arg,
+                         const char *init_macro) {
+  const size_t caller_size = checked_struct_size(out->struct_size, arg);
+  if (caller_size < first_field_end)
+    invalid(arg, "->struct_size: ", caller_size, " is too small to hold any field; initialise "
+            "it with ", init_macro);
+  std::memcpy(static_cast<void *>(out), &value, std::min(caller_size, sizeof(T)));
+  out->struct_size = caller_size;
+}
+
 // Reads a caller's versioned options struct: missing trailing fields of an
 // older (smaller) struct keep their defaults, a newer (larger) struct is
 // accepted only if the fields this library does not know are all zero.

@@ -49,9 +49,6 @@ spmd_status spmd_runtime_device_info(const spmd_runtime *runtime, int device_id,
     const auto &rt = use(runtime, "runtime");
     out_arg(out);
     checked_struct_size(out->struct_size, "out");
-    if (out->struct_size < sizeof(size_t) + sizeof(int))
-      invalid("out->struct_size: ", out->struct_size,
-              " is too small; initialise with SPMD_DEVICE_INFO_INIT");
     const DeviceInfo d = rt.impl->device_info(device_id);
     spmd_device_info info = SPMD_DEVICE_INFO_INIT;
     info.id = d.id;
@@ -60,10 +57,8 @@ spmd_status spmd_runtime_device_info(const spmd_runtime *runtime, int device_id,
     info.kind = d.kind;
     info.process_index = d.process_index;
     info.local_index = d.local_index;
-    const size_t n = std::min(out->struct_size, sizeof(info));
-    const size_t caller_size = out->struct_size;
-    std::memcpy(static_cast<void *>(out), &info, n);
-    out->struct_size = caller_size;
+    write_result_struct(out, info, offsetof(spmd_device_info, id) + sizeof info.id, "out",
+                        "SPMD_DEVICE_INFO_INIT");
   });
 }
 

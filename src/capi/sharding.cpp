@@ -8,19 +8,17 @@ using namespace spmd::capi;
 namespace spmd::capi {
 // Fills a caller's spmd_shard_info (whose struct_size the caller set).
 void write_shard_info(const ShardLayout &s, spmd_shard_info *out) {
-  checked_struct_size(out->struct_size, "out");
-  if (out->struct_size < offsetof(spmd_shard_info, local_shape) + sizeof(out->local_shape))
-    invalid("out->struct_size: ", out->struct_size,
-            " is smaller than spmd_shard_info; set it to sizeof(spmd_shard_info)");
-  out->device = s.device;
-  out->replica_id = s.replica_id;
-  out->ndim = s.box.ndim();
-  for (size_t d = 0; d < SPMD_MAX_NDIM; ++d) {
-    const bool in = d < s.box.ndim();
-    out->start[d] = in ? s.box.start[d] : 0;
-    out->stop[d] = in ? s.box.stop[d] : 0;
-    out->local_shape[d] = in ? s.box.stop[d] - s.box.start[d] : 0;
+  spmd_shard_info info = SPMD_SHARD_INFO_INIT;
+  info.device = s.device;
+  info.replica_id = s.replica_id;
+  info.ndim = s.box.ndim();
+  for (size_t d = 0; d < s.box.ndim(); ++d) {
+    info.start[d] = s.box.start[d];
+    info.stop[d] = s.box.stop[d];
+    info.local_shape[d] = s.box.stop[d] - s.box.start[d];
   }
+  write_result_struct(out, info, offsetof(spmd_shard_info, device) + sizeof info.device, "out",
+                      "SPMD_SHARD_INFO_INIT");
 }
 }  // namespace spmd::capi
 

@@ -435,7 +435,7 @@ static void newer_device_info_keeps_its_unknown_tail(void **state) {
   spmd_runtime_destroy(rt);
 }
 
-static void shard_info_accepts_newer_callers_and_refuses_truncated_ones(void **state) {
+static void shard_info_writes_the_fields_that_fit(void **state) {
   (void)state;
   spmd_runtime *rt = test_runtime(4);
   const int64_t mesh_shape[] = {4};
@@ -456,10 +456,24 @@ static void shard_info_accepts_newer_callers_and_refuses_truncated_ones(void **s
   for (size_t i = sizeof(spmd_shard_info); i < sizeof b.bytes; ++i)
     if (b.bytes[i] != 0xff) fail_msg("byte %zu of the caller's tail was written", i);
 
+  /* An older caller whose struct ends before local_shape gets the rest. */
   poison(&b);
-  b.shard.struct_size = offsetof(spmd_shard_info, local_shape);
+  const size_t older = offsetof(spmd_shard_info, local_shape);
+  b.shard.struct_size = older;
+  assert_ok(spmd_sharding_shard_info(s, 2, shape, 1, &b.shard));
+  assert_int_equal(b.shard.struct_size, older);
+  assert_int_equal(b.shard.device, 1);
+  assert_int_equal(b.shard.stop[0], 4);
+  assert_int_equal(b.shard.stop[1], 3);
+  assert_int_equal(b.shard.stop[2], 0);
+  for (size_t i = older; i < sizeof b.bytes; ++i)
+    if (b.bytes[i] != 0xff) fail_msg("byte %zu past struct_size was written", i);
+
+  /* Too small to hold even the device. */
+  poison(&b);
+  b.shard.struct_size = sizeof(size_t);
   assert_fails(spmd_sharding_shard_info(s, 2, shape, 1, &b.shard),
-               SPMD_ERR_INVALID_ARGUMENT, "struct_size");
+               SPMD_ERR_INVALID_ARGUMENT, "is too small to hold any field");
 
   spmd_sharding_destroy(s);
   spmd_mesh_destroy(m);
@@ -631,7 +645,7 @@ int main(void) {
       cmocka_unit_test(older_visualize_options_take_defaults_for_missing_fields),
       cmocka_unit_test(older_device_info_gets_only_the_fields_it_knows),
       cmocka_unit_test(newer_device_info_keeps_its_unknown_tail),
-      cmocka_unit_test(shard_info_accepts_newer_callers_and_refuses_truncated_ones),
+      cmocka_unit_test(shard_info_writes_the_fields_that_fit),
       cmocka_unit_test(older_and_newer_shard_map_options),
       cmocka_unit_test(older_and_newer_collective_options),
   };
