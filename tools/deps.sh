@@ -3,8 +3,9 @@
 # As root it runs apt-get; otherwise it prints the apt-get line and stops.
 set -euo pipefail
 
+# libopenblas-dev and libsleef-dev: matrix products and vector math of the ops.
 # clang and libclang-rt-14-dev (libclang_rt.fuzzer): the libFuzzer targets.
-packages=(cmake make g++ gcc pkg-config libcmocka-dev libopenblas-dev abigail-tools binutils python3
+packages=(cmake make g++ gcc pkg-config libcmocka-dev libopenblas-dev libsleef-dev abigail-tools binutils python3
           clang libclang-rt-14-dev)
 
 missing=()

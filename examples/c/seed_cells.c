@@ -72,20 +72,14 @@ spmd_status seed_elementwise_sin(const spmd_mesh *mesh, spmd_array *x,
                              options, y);
 }
 
+/* f_elementwise as jit runs it: three global ops; each keeps x's sharding. */
 spmd_status seed_f_elementwise(spmd_array *x, spmd_array **y) {
-  spmd_sharding *sharding = NULL;
-  TRY(spmd_array_sharding(x, &sharding));
-  spmd_mesh *mesh = NULL;
-  spmd_spec *spec = NULL;
-  spmd_status st = spmd_sharding_mesh(sharding, &mesh);
-  if (st == SPMD_OK) st = spmd_sharding_spec(sharding, &spec);
-  if (st == SPMD_OK) {
-    const spmd_spec *specs[1] = {spec};
-    st = spmd_shard_map(mesh, elementwise_sin, NULL, 1, &x, specs, 1, specs, NULL, y);
-  }
-  spmd_spec_destroy(spec);
-  spmd_mesh_destroy(mesh);
-  spmd_sharding_destroy(sharding);
+  spmd_array *s = NULL, *t = NULL;
+  spmd_status st = spmd_unary(SPMD_UNARY_SIN, x, NULL, &s);
+  if (st == SPMD_OK) st = spmd_scalar_binary(SPMD_BINARY_MUL, 2.0, s, NULL, &t);
+  if (st == SPMD_OK) st = spmd_binary_scalar(SPMD_BINARY_ADD, t, 1.0, NULL, y);
+  spmd_array_destroy(t);
+  spmd_array_destroy(s);
   return st;
 }
 
@@ -167,41 +161,27 @@ spmd_status seed_double(const spmd_mesh *mesh, spmd_array *x,
   return run1(mesh, double_block, 1, &x, &in_spec, "x", options, y);
 }
 
-/* ---- x.sum(axis=0) under jit, as GSPMD partitions it ---- */
+/* ---- x.sum(axis=0) under jit ---- */
 
-/* Column sums of this device's rows, summed over the 'x' rows of devices. */
-static spmd_status contract_rows(spmd_ctx *ctx, void *ud) {
-  (void)ud;
-  spmd_block x = SPMD_BLOCK_INIT, sums = SPMD_BLOCK_INIT, total = SPMD_BLOCK_INIT;
-  TRY(spmd_ctx_input(ctx, 0, &x));
-  if (x.dtype != SPMD_F32 || x.ndim != 2)
-    return spmd_ctx_error(ctx, SPMD_ERR_INVALID_ARGUMENT, "f_contract: expected a float32 matrix");
-  const int64_t cols[1] = {x.shape[1]};
-  TRY(spmd_ctx_alloc(ctx, SPMD_F32, 1, cols, &sums));
-  const float *in = x.data;
-  float *out = sums.data;
-  for (int64_t r = 0; r < x.shape[0]; ++r)
-    for (int64_t c = 0; c < x.shape[1]; ++c) out[c] += in[r * x.shape[1] + c];
-  TRY(spmd_ctx_psum(ctx, &sums, "x", &total));
-  return spmd_ctx_set_output(ctx, 0, &total);
-}
-
+/* The reduction over the dimension split by 'x': each device sums its
+ * rows, a psum over 'x' completes the sums, the result is P('y'). */
 spmd_status seed_f_contract(const spmd_mesh *mesh, spmd_array *x, spmd_array **out) {
-  const char *in_spec = "x, y";
-  spmd_shard_map_options o = SPMD_SHARD_MAP_OPTIONS_INIT;
-  o.check_rep = 1;
-  return run1(mesh, contract_rows, 1, &x, &in_spec, "y", &o, out);
+  (void)mesh;
+  const int64_t axis0[1] = {0};
+  return spmd_reduce(SPMD_REDUCE_SUM, x, 1, axis0, 0, NULL, out);
 }
 
+/* The constraint on the 1-D mesh: the sums laid out P('x') over mesh8. */
 spmd_status seed_f_contract_2(const spmd_mesh *mesh, const spmd_mesh *mesh8, spmd_array *x,
                               spmd_array **out) {
-  spmd_array *partial = NULL;
-  TRY(seed_f_contract(mesh, x, &partial));
+  (void)mesh;
   spmd_sharding *constraint = NULL;
-  spmd_status st = spmd_sharding_named_text(mesh8, "x", &constraint);
-  if (st == SPMD_OK) st = spmd_array_reshard(partial, constraint, out);
+  TRY(spmd_sharding_named_text(mesh8, "x", &constraint));
+  spmd_op_options o = SPMD_OP_OPTIONS_INIT;
+  o.out_sharding = constraint;
+  const int64_t axis0[1] = {0};
+  const spmd_status st = spmd_reduce(SPMD_REDUCE_SUM, x, 1, axis0, 0, &o, out);
   spmd_sharding_destroy(constraint);
-  spmd_array_destroy(partial);
   return st;
 }
 

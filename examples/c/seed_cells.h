@@ -13,8 +13,8 @@
 spmd_status seed_elementwise_sin(const spmd_mesh *mesh, spmd_array *x,
                                  const spmd_shard_map_options *options, spmd_array **y);
 
-/* The introduction notebook's jit cells, written as the per-device
- * programs jit partitions them into ("computation follows data"):
+/* The introduction notebook's jit cells, written with the global ops
+ * (spmd/ops.h), whose shardings follow the data as under jax.jit:
  *
  * f_elementwise: jax.jit(lambda x: 2 * jnp.sin(x) + 1)(x) for a float32 or
  * int32 x with a named sharding: the result has x's sharding. */
@@ -23,7 +23,8 @@ spmd_status seed_f_elementwise(spmd_array *x, spmd_array **y);
 /* f_contract: jax.jit(lambda x: x.sum(axis=0))(x) for a float32 (rows,
  * cols) x laid out P('x', 'y') on an ('x', 'y') mesh: each device sums its
  * rows, a psum over 'x' completes the sums, and the result is P('y'),
- * replicated over 'x' (what GSPMD chooses). */
+ * replicated over 'x' (what GSPMD chooses). `mesh` is x's (unused: the
+ * op reads it from x). */
 spmd_status seed_f_contract(const spmd_mesh *mesh, spmd_array *x, spmd_array **out);
 
 /* f_contract_2: f_contract with jax.lax.with_sharding_constraint(out,

@@ -189,11 +189,10 @@ static void grid_over_two_by_four(spmd_runtime *rt) {
 }
 
 
-/* The jit cells of the introduction notebook. libspmd has no compiler to
- * partition a global program; each cell is written as the per-device
- * program jit partitions it into, and gives the notebook's answer. */
-static void jit_cells_as_partitioned_programs(spmd_runtime *rt) {
-  printf("\n=== Automatic parallelism via jit, as the partitioned programs ===\n");
+/* The jit cells of the introduction notebook, written with the global ops:
+ * each op places its result as jit would (computation follows data). */
+static void jit_cells(spmd_runtime *rt) {
+  printf("\n=== Automatic parallelism via jit ===\n");
   int64_t ms[2] = {2, 4}, eight[1] = {8};
   const char *xy[2] = {"x", "y"};
   spmd_mesh *mesh, *mesh8;
@@ -645,7 +644,7 @@ int main(void) {
   devices_and_single_device_arrays(rt);
   rows_over_three_devices(rt);
   grid_over_two_by_four(rt);
-  jit_cells_as_partitioned_programs(rt);
+  jit_cells(rt);
   batch_over_data_axis(rt);
   shard_map_over_three_devices(rt);
   shard_map_over_eight_devices(rt);

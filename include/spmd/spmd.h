@@ -52,5 +52,6 @@
 #include "spmd/visualize.h"
 #include "spmd/shard_map.h"
 #include "spmd/collective.h"
+#include "spmd/ops.h"
 
 #endif /* SPMD_SPMD_H */

@@ -14,8 +14,47 @@ const char *kernel_name(KernelKind kind) {
     case KernelKind::Convert: return "convert";
     case KernelKind::ScaleByReciprocal: return "scale_by_reciprocal";
     case KernelKind::FirstDifference: return "first_difference";
+    case KernelKind::Elementwise: return "elementwise";
+    case KernelKind::Reduce: return "reduce";
+    case KernelKind::Gemm: return "gemm";
   }
   return "unknown";
+}
+
+Kernel Kernel::elementwise_op(Place out, const Place (&in)[3], ew::Params params, int device) {
+  Kernel k;
+  k.kind = KernelKind::Elementwise;
+  k.device = device;
+  k.dtype = params.out;
+  k.out = out;
+  k.in0 = in[0];
+  k.in1 = in[1];
+  k.in2 = in[2];
+  k.elementwise = std::move(params);
+  return k;
+}
+
+Kernel Kernel::reduction(Place out, Place in, red::Params params, int device) {
+  Kernel k;
+  k.kind = KernelKind::Reduce;
+  k.device = device;
+  k.dtype = params.out;
+  k.out = out;
+  k.in0 = in;
+  k.reduce = std::move(params);
+  return k;
+}
+
+Kernel Kernel::matmul(Place out, Place a, Place b, gemm::Params params, int device) {
+  Kernel k;
+  k.kind = KernelKind::Gemm;
+  k.device = device;
+  k.dtype = params.dtype;
+  k.out = out;
+  k.in0 = a;
+  k.in1 = b;
+  k.gemm = params;
+  return k;
 }
 
 Kernel Kernel::fill(Place out, spmd_dtype dtype, size_t count, const void *element) {

@@ -10,7 +10,10 @@
 
 #include "backend/memory.hpp"
 #include "base/shape.hpp"
+#include "kernels/elementwise.hpp"
+#include "kernels/gemm.hpp"
 #include "kernels/random.hpp"
+#include "kernels/reduce_axes.hpp"
 #include "spmd/dtype.h"
 
 namespace spmd {
@@ -34,6 +37,14 @@ enum class KernelKind {
   // out (one int64 in any memory) = the first i < count at which the
   // elements of `dtype` at in0 and in1 differ bitwise, or -1.
   FirstDifference,
+  // out = the elementwise op of up to three operands in0, in1, in2
+  // (kernels/elementwise.hpp), each read through its strides.
+  Elementwise,
+  // out = in0 reduced over some of its dimensions (kernels/reduce_axes.hpp).
+  Reduce,
+  // out = in0 times in1, batched (kernels/gemm.hpp). Uses the BLAS
+  // library's own threads, so backends run these one at a time.
+  Gemm,
 };
 
 // "fill", "arange", ...: the kind's name in messages and in SPMD_SIM_FAIL_KERNEL.
@@ -45,7 +56,7 @@ struct Kernel {
   spmd_dtype dtype = SPMD_DTYPE_INVALID;     // of out (and of in0, in1 unless said otherwise)
   spmd_dtype in_dtype = SPMD_DTYPE_INVALID;  // Convert: of in0
   Place out;
-  Place in0, in1;          // may be memory of other devices of the same backend
+  Place in0, in1, in2;     // may be memory of other devices of the same backend
   size_t count = 0;        // elements
   double scalar = 0;       // ScaleByReciprocal: the count whose reciprocal scales
   double start = 0, step = 0;           // Arange
@@ -54,6 +65,9 @@ struct Kernel {
   Shape global;            // Arange, Random
   Box box;
   rng::Request random;     // Random
+  ew::Params elementwise;  // Elementwise
+  red::Params reduce;      // Reduce
+  gemm::Params gemm;       // Gemm
 
   // The descriptors, one maker per kind.
   static Kernel fill(Place out, spmd_dtype dtype, size_t count, const void *element);
@@ -63,6 +77,9 @@ struct Kernel {
   static Kernel convert(Place out, spmd_dtype to, Place in, spmd_dtype from, size_t count);
   static Kernel scale_by_reciprocal(Place out, Place in, spmd_dtype dtype, size_t count,
                                     double divisor);
+  static Kernel elementwise_op(Place out, const Place (&in)[3], ew::Params params, int device);
+  static Kernel reduction(Place out, Place in, red::Params params, int device);
+  static Kernel matmul(Place out, Place a, Place b, gemm::Params params, int device);
   static Kernel first_difference(Place out, Place a, Place b, spmd_dtype dtype, size_t count,
                                  int device);
 };

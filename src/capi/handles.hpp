@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 
 #include "base/error.hpp"
 #include "core/mesh.hpp"
@@ -33,6 +34,8 @@ struct spmd_sharding {
 };
 struct spmd_array {
   spmd::ArrayPtr impl;
+  // Set (and impl released) once the array is donated to an op.
+  const char *donated_to = nullptr;
 };
 
 namespace spmd::capi {
@@ -96,6 +99,12 @@ H &use(H *h, const char *arg) {
   void *object = lookup(id_of(h), KindOf<H>::kind);
   if (object == nullptr)
     invalid(arg, ": not a live ", KindOf<H>::name, " (destroyed, or another kind of handle)");
+  if constexpr (std::is_same_v<H, spmd_array>) {
+    const auto *a = static_cast<const spmd_array *>(object);
+    if (a->donated_to != nullptr)
+      invalid(arg, ": was donated to ", a->donated_to,
+              " and can no longer be used (only spmd_array_destroy)");
+  }
   return *static_cast<H *>(object);
 }
 template <typename H>

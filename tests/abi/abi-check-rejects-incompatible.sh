@@ -107,16 +107,18 @@ elif [[ $# -ge 3 ]]; then
   for h in "$@"; do headers+=(--headers "$h"); done
   baseline=$work/libspmd.abi
   "$python" "$abi_check" dump "$library" "$baseline" "${headers[@]}"
-  # The function to hide: the first one the baseline records.
-  victim=$(grep -m1 -o "<elf-symbol name='spmd_[a-z0-9_]*'" "$baseline" | cut -d"'" -f2)
+  # The function to hide: the first one the baseline records under the
+  # major version node (the glob there is what the hiding overrides).
+  victim=$(grep -m1 -o "<elf-symbol name='spmd_[a-z0-9_]*' version='SPMD_[0-9]*'" "$baseline" | cut -d"'" -f2)
   soname=$(grep -m1 -o "soname='[^']*'" "$baseline" | cut -d"'" -f2)
-  node=$(grep -m1 -o "<elf-symbol name='spmd_[a-z0-9_]*' version='[^']*'" "$baseline" | cut -d"'" -f4)
-  printf '%s {\n  global:\n    spmd_*;\n  local:\n    *;\n};\n' "$node" >"$work/full.map"
-  printf '%s {\n  global:\n    spmd_*;\n  local:\n    %s;\n    *;\n};\n' "$node" "$victim" >"$work/hidden.map"
+  # The library's own version script, and one that also hides the victim.
+  map=$(dirname "$0")/../../src/libspmd.map
+  cp "$map" "$work/full.map"
+  sed "s/^  local:$/  local:\n    $victim;/" "$map" >"$work/hidden.map"
   for v in full hidden; do
     mkdir -p "$work/real_$v"
     "$cc" -shared -Wl,-soname,"$soname" -Wl,--version-script="$work/$v.map" \
-      -Wl,--whole-archive "$archive" -Wl,--no-whole-archive -lstdc++ -lpthread -lm \
+      -Wl,--whole-archive "$archive" -Wl,--no-whole-archive $(pkg-config --libs openblas sleef) -lstdc++ -lpthread -lm \
       -o "$work/real_$v/$soname"
   done
   expect_real() { # accept|reject variant description

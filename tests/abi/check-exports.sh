@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fails unless the dynamic symbols a shared library defines are exactly the
-# spmd_ functions its public headers declare, each under the version node,
-# plus the version node itself: no C++ or STL symbols, nothing from a
+# spmd_ functions its public headers declare, each under the major version
+# node or one of its minor nodes (SPMD_1, SPMD_1.1, ...), plus the nodes: no C++ or STL symbols, nothing from a
 # dependency, no spmd_ helper the headers do not promise.
 #
 # usage: check-exports.sh LIBRARY VERSION_NODE HEADER_DIR...
@@ -19,9 +19,9 @@ fi
 bad=0
 exported=()
 while read -r _ type name; do
-  if [[ $name == "$node" && $type == A ]]; then
+  if [[ $name =~ ^${node}(\.[0-9]+)?$ && $type == A ]]; then
     continue
-  elif [[ $name =~ ^(spmd_[a-z0-9_]+)@@${node}$ ]]; then
+  elif [[ $name =~ ^(spmd_[a-z0-9_]+)@@${node}(\.[0-9]+)?$ ]]; then
     exported+=("${BASH_REMATCH[1]}")
   else
     echo "FAIL: $lib exports '$name' ($type): only spmd_ symbols under $node may leave the library"

@@ -22,6 +22,8 @@ PIN_FIELD(spmd_visualize_options, struct_size, 0);
 PIN_FIELD(spmd_block, struct_size, 0);
 PIN_FIELD(spmd_shard_map_options, struct_size, 0);
 PIN_FIELD(spmd_collective_options, struct_size, 0);
+PIN_FIELD(spmd_op_options, struct_size, 0);
+PIN_FIELD(spmd_dot_dims, struct_size, 0);
 
 #if defined(__LP64__) || defined(_LP64)
 /* LP64 (x86-64, aarch64 Linux): 8-byte size_t and pointers, 4-byte int and
@@ -73,6 +75,18 @@ PIN_FIELD(spmd_collective_options, tiled, 24);
 PIN_FIELD(spmd_collective_options, npairs, 32);
 PIN_FIELD(spmd_collective_options, pairs, 40);
 PIN_FIELD(spmd_collective_options, timeout_ms, 48);
+
+PIN_SIZE(spmd_op_options, 24);
+PIN_FIELD(spmd_op_options, out_sharding, 8);
+PIN_FIELD(spmd_op_options, donate, 16);
+
+PIN_SIZE(spmd_dot_dims, 56);
+PIN_FIELD(spmd_dot_dims, nbatch, 8);
+PIN_FIELD(spmd_dot_dims, lhs_batch, 16);
+PIN_FIELD(spmd_dot_dims, rhs_batch, 24);
+PIN_FIELD(spmd_dot_dims, ncontract, 32);
+PIN_FIELD(spmd_dot_dims, lhs_contract, 40);
+PIN_FIELD(spmd_dot_dims, rhs_contract, 48);
 #endif
 
 /* Plain value structs (no struct_size): fixed on every target. */
@@ -106,6 +120,21 @@ _Static_assert(SPMD_COLLECTIVE_PSUM == 1 && SPMD_COLLECTIVE_PMEAN == 2 &&
                    SPMD_COLLECTIVE_ALL_TO_ALL == 7 &&
                    SPMD_COLLECTIVE_PPERMUTE == 8,
                "spmd_collective_kind values moved");
+_Static_assert(SPMD_UNARY_NEG == 1 && SPMD_UNARY_ABS == 2 && SPMD_UNARY_EXP == 3 &&
+                   SPMD_UNARY_LOG == 4 && SPMD_UNARY_SIN == 5 && SPMD_UNARY_COS == 6 &&
+                   SPMD_UNARY_TANH == 7 && SPMD_UNARY_SQRT == 8 && SPMD_UNARY_RSQRT == 9 &&
+                   SPMD_UNARY_RELU == 10 && SPMD_UNARY_LOGISTIC == 11 &&
+                   SPMD_UNARY_GELU_TANH == 12 && SPMD_UNARY_GELU_EXACT == 13,
+               "spmd_unary_op values moved");
+_Static_assert(SPMD_BINARY_ADD == 1 && SPMD_BINARY_SUB == 2 && SPMD_BINARY_MUL == 3 &&
+                   SPMD_BINARY_DIV == 4 && SPMD_BINARY_MAX == 5 && SPMD_BINARY_MIN == 6 &&
+                   SPMD_BINARY_POW == 7 && SPMD_BINARY_EQ == 8 && SPMD_BINARY_NE == 9 &&
+                   SPMD_BINARY_LT == 10 && SPMD_BINARY_LE == 11 && SPMD_BINARY_GT == 12 &&
+                   SPMD_BINARY_GE == 13,
+               "spmd_binary_op values moved");
+_Static_assert(SPMD_REDUCE_SUM == 1 && SPMD_REDUCE_MEAN == 2 && SPMD_REDUCE_MAX == 3 &&
+                   SPMD_REDUCE_MIN == 4,
+               "spmd_reduce_op values moved");
 
 /* ---- Version: one number, from the CMake project version. ---------------- */
 

@@ -119,11 +119,23 @@ EventPtr CpuBackend::copy_boxes(std::span<const BoxCopy> copies, const EventList
 EventPtr CpuBackend::launch(std::span<const Kernel> kernels, const EventList &after) {
   after.wait();
   size_t bytes = 0;
-  for (const auto &k : kernels) bytes += host::kernel_out_bytes(k) + host::kernel_in_bytes(k);
-  parallel_for(kernels.size(), bytes, [&](size_t i) {
+  bool blas = false;
+  for (const auto &k : kernels) {
+    bytes += host::kernel_out_bytes(k);
+    for (int i = 0; i < 3; ++i) bytes += host::kernel_in_bytes(k, i);
+    blas = blas || k.kind == KernelKind::Gemm;
+  }
+  auto run = [&](size_t i) {
     const Kernel &k = kernels[i];
-    host::run_kernel(k, at(k.out), at(k.in0), at(k.in1));
-  });
+    const void *in[3] = {at(k.in0), at(k.in1), at(k.in2)};
+    host::run_kernel(k, at(k.out), in);
+  };
+  // Products run one after another, each on all the BLAS library's threads.
+  if (blas) {
+    for (size_t i = 0; i < kernels.size(); ++i) run(i);
+    return nullptr;
+  }
+  parallel_for(kernels.size(), bytes, run);
   return nullptr;
 }
 

@@ -134,6 +134,12 @@ int64_t first_difference(const void *a, const void *b, size_t count, size_t es) 
 
 size_t kernel_out_bytes(const Kernel &k) {
   switch (k.kind) {
+    case KernelKind::Elementwise:
+      return static_cast<size_t>(shape_elements(k.elementwise.shape)) * dtype_size(k.dtype);
+    case KernelKind::Reduce:
+      return static_cast<size_t>(red::out_elements(k.reduce)) * dtype_size(k.reduce.out);
+    case KernelKind::Gemm:
+      return static_cast<size_t>(k.gemm.batch * k.gemm.m * k.gemm.n) * dtype_size(k.dtype);
     case KernelKind::Arange:
     case KernelKind::Random:
       return static_cast<size_t>(k.box.elements()) * dtype_size(k.dtype);
@@ -144,7 +150,22 @@ size_t kernel_out_bytes(const Kernel &k) {
   }
 }
 
-size_t kernel_in_bytes(const Kernel &k) {
+size_t kernel_in_bytes(const Kernel &k, int i) {
+  switch (k.kind) {
+    case KernelKind::Elementwise:
+      return i < k.elementwise.nin
+                 ? ew::input_elements(k.elementwise, i) * dtype_size(k.elementwise.in[i].dtype)
+                 : 0;
+    case KernelKind::Reduce:
+      return i == 0 ? static_cast<size_t>(shape_elements(k.reduce.shape)) * dtype_size(k.reduce.in) : 0;
+    case KernelKind::Gemm:
+      return i > 1 ? 0
+                   : static_cast<size_t>(k.gemm.batch * (i == 0 ? k.gemm.m : k.gemm.n) * k.gemm.k) *
+                         dtype_size(k.dtype);
+    default:
+      break;
+  }
+  if (i > 1) return 0;
   switch (k.kind) {
     case KernelKind::Convert:
       return k.count * dtype_size(k.in_dtype);
@@ -156,8 +177,15 @@ size_t kernel_in_bytes(const Kernel &k) {
   }
 }
 
-void run_kernel(const Kernel &k, void *out, const void *in0, const void *in1) {
+void run_kernel(const Kernel &k, void *out, const void *const in[3]) {
+  const void *in0 = in[0], *in1 = in[1];
   switch (k.kind) {
+    case KernelKind::Elementwise:
+      return ew::run(k.elementwise, out, in);
+    case KernelKind::Reduce:
+      return red::run(k.reduce, out, in0);
+    case KernelKind::Gemm:
+      return gemm::run(k.gemm, out, in0, in1);
     case KernelKind::Fill:
       return fill(out, k.count, k.pattern, k.pattern_bytes);
     case KernelKind::Arange:

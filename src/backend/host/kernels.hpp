@@ -7,11 +7,11 @@
 namespace spmd::host {
 
 // Runs `kernel` with its places already turned into host addresses.
-void run_kernel(const Kernel &kernel, void *out, const void *in0, const void *in1);
+void run_kernel(const Kernel &kernel, void *out, const void *const in[3]);
 
-// Bytes a kernel writes at `out`, and reads at in0 / in1 (for backends that
-// check or translate the memory they are given).
+// Bytes a kernel writes at `out`, and reads at input i (0..2) (for backends
+// that check or translate the memory they are given).
 size_t kernel_out_bytes(const Kernel &kernel);
-size_t kernel_in_bytes(const Kernel &kernel);
+size_t kernel_in_bytes(const Kernel &kernel, int i);
 
 }  // namespace spmd::host

@@ -405,11 +405,12 @@ EventPtr SimBackend::launch(std::span<const Kernel> kernels, const EventList &af
         const char *name = kernel_name(k.kind);
         check_injected_fault(name, d);
         const std::string task = cat("device ", d, ": ", name, " kernel");
-        const size_t in_bytes = host::kernel_in_bytes(k);
         void *out = host_of(k.out, host::kernel_out_bytes(k), task, pins);
-        const void *in0 = host_of(k.in0, k.in0.ptr ? in_bytes : 0, task, pins);
-        const void *in1 = host_of(k.in1, k.in1.ptr ? in_bytes : 0, task, pins);
-        host::run_kernel(k, out, in0, in1);
+        const Place *places[3] = {&k.in0, &k.in1, &k.in2};
+        const void *in[3];
+        for (int i = 0; i < 3; ++i)
+          in[i] = host_of(*places[i], places[i]->ptr ? host::kernel_in_bytes(k, i) : 0, task, pins);
+        host::run_kernel(k, out, in);
       }
     }, joined));
   }

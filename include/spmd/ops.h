@@ -1,0 +1,372 @@
+/**
+ * @file
+ * libspmd: global ops on sharded arrays, as jax.numpy under jax.jit.
+ *
+ * Each op takes arrays laid out on one mesh and returns a new array whose
+ * sharding follows from its operands' (GSPMD's propagation rules, listed in
+ * docs/compute.md) or is the one options->out_sharding asks for
+ * (jax.lax.with_sharding_constraint). Operands are resharded as the rule
+ * needs, and partial results of reductions and contractions over split
+ * dimensions are combined across the mesh (psum, or psum_scatter where the
+ * requested sharding splits the result along those axes). Ops return once
+ * their work is queued; errors of that work surface at
+ * spmd_array_block_until_ready or a copy to the host.
+ *
+ * Dtypes follow JAX's promotion (jnp.promote_types): f16 and bf16 compute
+ * in f32 and round once per op; transcendental functions and true division
+ * of integers give f32 (f64 for i64). Values agree with JAX's within the
+ * bounds in docs/compute.md. The caller owns every array an op returns.
+ */
+#ifndef SPMD_OPS_H
+#define SPMD_OPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "spmd/array.h"
+#include "spmd/dtype.h"
+#include "spmd/export.h"
+#include "spmd/sharding.h"
+#include "spmd/status.h"
+
+SPMD_EXTERN_C_BEGIN
+
+/** Elementwise functions of one array. */
+typedef enum spmd_unary_op {
+  SPMD_UNARY_NEG = 1,        /**< -x                                        */
+  SPMD_UNARY_ABS = 2,        /**< |x|                                       */
+  SPMD_UNARY_EXP = 3,        /**< e^x                                       */
+  SPMD_UNARY_LOG = 4,        /**< natural logarithm                         */
+  SPMD_UNARY_SIN = 5,        /**< sine                                      */
+  SPMD_UNARY_COS = 6,        /**< cosine                                    */
+  SPMD_UNARY_TANH = 7,       /**< hyperbolic tangent                        */
+  SPMD_UNARY_SQRT = 8,       /**< square root                               */
+  SPMD_UNARY_RSQRT = 9,      /**< 1 / sqrt(x)                               */
+  SPMD_UNARY_RELU = 10,      /**< jax.nn.relu: max(x, 0)                    */
+  SPMD_UNARY_LOGISTIC = 11,  /**< jax.nn.sigmoid: 1 / (1 + e^-x)            */
+  SPMD_UNARY_GELU_TANH = 12, /**< jax.nn.gelu(approximate=True)             */
+  SPMD_UNARY_GELU_EXACT = 13 /**< jax.nn.gelu(approximate=False)            */
+} spmd_unary_op;
+
+/** jax.nn.sigmoid is lax.logistic. */
+#define SPMD_UNARY_SIGMOID SPMD_UNARY_LOGISTIC
+
+/** Elementwise functions of two arrays (or an array and a scalar). */
+typedef enum spmd_binary_op {
+  SPMD_BINARY_ADD = 1, /**< x + y (bool: or)                              */
+  SPMD_BINARY_SUB = 2, /**< x - y (not for bool)                          */
+  SPMD_BINARY_MUL = 3, /**< x * y (bool: and)                             */
+  SPMD_BINARY_DIV = 4, /**< true division: integers give floats           */
+  SPMD_BINARY_MAX = 5, /**< jnp.maximum (NaN wins)                        */
+  SPMD_BINARY_MIN = 6, /**< jnp.minimum (NaN wins)                        */
+  SPMD_BINARY_POW = 7, /**< x ** y                                        */
+  SPMD_BINARY_EQ = 8,  /**< x == y, a bool array                          */
+  SPMD_BINARY_NE = 9,  /**< x != y                                        */
+  SPMD_BINARY_LT = 10, /**< x < y                                         */
+  SPMD_BINARY_LE = 11, /**< x <= y                                        */
+  SPMD_BINARY_GT = 12, /**< x > y                                         */
+  SPMD_BINARY_GE = 13  /**< x >= y                                        */
+} spmd_binary_op;
+
+/** Reductions over axes. */
+typedef enum spmd_reduce_op {
+  SPMD_REDUCE_SUM = 1,  /**< jnp.sum (bool and u8 sum in i32)             */
+  SPMD_REDUCE_MEAN = 2, /**< jnp.mean (integers give floats)              */
+  SPMD_REDUCE_MAX = 3,  /**< jnp.max (NaN wins)                           */
+  SPMD_REDUCE_MIN = 4   /**< jnp.min (NaN wins)                           */
+} spmd_reduce_op;
+
+/**
+ * What a caller may ask of any op. Zero means "default"; fields are only
+ * ever appended.
+ */
+typedef struct spmd_op_options {
+  size_t struct_size; /**< sizeof(spmd_op_options) as the caller was compiled */
+  /** The result's sharding (with_sharding_constraint / out_shardings), on
+   * the operands' mesh; NULL: the propagated one. */
+  const spmd_sharding *out_sharding;
+  /** Bit i set: operand i is donated (donate_argnums). The op consumes it:
+   * the result may reuse its buffers, and every later use of its handle
+   * but spmd_array_destroy fails with SPMD_ERR_INVALID_ARGUMENT. */
+  unsigned donate;
+} spmd_op_options;
+
+/** An initialiser of spmd_op_options: struct_size set, every field default. */
+#define SPMD_OP_OPTIONS_INIT { sizeof(spmd_op_options), NULL, 0 }
+
+/**
+ * Fills *options with the defaults, writing exactly `size` bytes.
+ *
+ * @param options The struct to fill; not NULL.
+ * @param size sizeof *options as the caller was compiled.
+ * @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a NULL options or a size
+ *         smaller than a size_t or above 1024 bytes (nothing written).
+ */
+SPMD_API spmd_status spmd_op_options_init(spmd_op_options *options, size_t size);
+
+/**
+ * An elementwise function of x; the result keeps x's sharding.
+ *
+ * @param op The function.
+ * @param x The operand; not NULL.
+ * @param options NULL for the defaults.
+ * @param out Receives the result; not NULL. Left untouched on failure.
+ * @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for an unknown op, an op JAX
+ *         refuses for x's dtype (neg of bool), bad options (an output
+ *         sharding on another mesh or of too many dimensions), or a NULL,
+ *         destroyed or donated x or a NULL out.
+ */
+SPMD_API spmd_status spmd_unary(spmd_unary_op op, const spmd_array *x,
+                                const spmd_op_options *options, spmd_array **out);
+
+/**
+ * jnp.astype: x converted to `dtype`, keeping its sharding.
+ *
+ * @param x The operand; not NULL.
+ * @param dtype The result's type.
+ * @param options NULL for the defaults.
+ * @param out Receives the result; not NULL. Left untouched on failure.
+ * @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for an unknown dtype, bad
+ *         options, or a NULL, destroyed or donated x or a NULL out.
+ */
+SPMD_API spmd_status spmd_astype(const spmd_array *x, spmd_dtype dtype,
+                                 const spmd_op_options *options, spmd_array **out);
+
+/**
+ * x op y with NumPy broadcasting, in JAX's promoted dtype (comparisons give
+ * bool). Both operands must live on one mesh.
+ *
+ * @param op The function.
+ * @param x The first operand (operand 0 for options->donate); not NULL.
+ * @param y The second operand (operand 1); not NULL.
+ * @param options NULL for the defaults.
+ * @param out Receives the result; not NULL. Left untouched on failure.
+ * @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for shapes that do not
+ *         broadcast (both shapes in the message), operands on different
+ *         meshes, an op JAX refuses for the dtypes (sub of bools), an unknown
+ *         op, bad options, or a NULL, destroyed or donated operand or a NULL
+ *         out.
+ */
+SPMD_API spmd_status spmd_binary(spmd_binary_op op, const spmd_array *x, const spmd_array *y,
+                                 const spmd_op_options *options, spmd_array **out);
+
+/**
+ * x op s for a Python-style scalar s (a weak type: a float array keeps its
+ * dtype, an integer array keeps it for an integral s).
+ *
+ * @param op The function.
+ * @param x The array operand (operand 0); not NULL.
+ * @param s The scalar.
+ * @param options NULL for the defaults.
+ * @param out Receives the result; not NULL. Left untouched on failure.
+ * @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for an integral s that does
+ *         not fit x's integer dtype, or as spmd_binary.
+ */
+SPMD_API spmd_status spmd_binary_scalar(spmd_binary_op op, const spmd_array *x, double s,
+                                        const spmd_op_options *options, spmd_array **out);
+
+/**
+ * s op x for a Python-style scalar s (as spmd_binary_scalar, the scalar on
+ * the left: 1 - x, 2 / x).
+ *
+ * @param op The function.
+ * @param s The scalar.
+ * @param x The array operand (operand 0); not NULL.
+ * @param options NULL for the defaults.
+ * @param out Receives the result; not NULL. Left untouched on failure.
+ * @return As spmd_binary_scalar.
+ */
+SPMD_API spmd_status spmd_scalar_binary(spmd_binary_op op, double s, const spmd_array *x,
+                                        const spmd_op_options *options, spmd_array **out);
+
+/**
+ * jnp.where(cond, x, y) with broadcasting: x where cond is nonzero, else y.
+ *
+ * @param cond The condition (operand 0); not NULL.
+ * @param x Values where cond holds (operand 1); not NULL.
+ * @param y Values elsewhere (operand 2); not NULL.
+ * @param options NULL for the defaults.
+ * @param out Receives the result; not NULL. Left untouched on failure.
+ * @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT as spmd_binary.
+ */
+SPMD_API spmd_status spmd_where(const spmd_array *cond, const spmd_array *x, const spmd_array *y,
+                                const spmd_op_options *options, spmd_array **out);
+
+/**
+ * A reduction over `axes` (jnp.sum(x, axis=axes, keepdims=keepdims)).
+ * Unreduced dimensions keep their sharding; a reduced dimension split over
+ * mesh axes ends in a psum over them (a psum_scatter when
+ * options->out_sharding splits a result dimension by those axes).
+ *
+ * @param op The reduction.
+ * @param x The operand; not NULL.
+ * @param naxes Number of axes; 0 with axes NULL reduces every dimension.
+ * @param axes The dimensions, negative counting from the end, each once.
+ * @param keepdims Nonzero keeps reduced dimensions with size 1.
+ * @param options NULL for the defaults.
+ * @param out Receives the result; not NULL. Left untouched on failure.
+ * @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for an axis out of range or
+ *         repeated, a max or min over an empty dimension, an unknown op,
+ *         bad options, or a NULL, destroyed or donated x or a NULL out.
+ */
+SPMD_API spmd_status spmd_reduce(spmd_reduce_op op, const spmd_array *x, size_t naxes,
+                                 const int64_t *axes, int keepdims,
+                                 const spmd_op_options *options, spmd_array **out);
+
+/**
+ * jnp.argmax(x, axis): int32 indices of the first largest value (a NaN is
+ * the largest).
+ *
+ * @param x The operand; not NULL.
+ * @param axis The dimension, negative counting from the end.
+ * @param options NULL for the defaults.
+ * @param out Receives the result; not NULL. Left untouched on failure.
+ * @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for an axis out of range or
+ *         of size 0, bad options, or a NULL, destroyed or donated x or a
+ *         NULL out.
+ */
+SPMD_API spmd_status spmd_argmax(const spmd_array *x, int64_t axis, const spmd_op_options *options,
+                                 spmd_array **out);
+
+/**
+ * jax.nn.softmax(x, axis) (log_softmax when `log` is nonzero).
+ *
+ * @param x The operand; not NULL.
+ * @param axis The dimension, negative counting from the end.
+ * @param log Nonzero for log_softmax.
+ * @param options NULL for the defaults.
+ * @param out Receives the result; not NULL. Left untouched on failure.
+ * @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT as spmd_argmax.
+ */
+SPMD_API spmd_status spmd_softmax(const spmd_array *x, int64_t axis, int log,
+                                  const spmd_op_options *options, spmd_array **out);
+
+/**
+ * lax.dot_general's dimension numbers. Zero-initialise, set struct_size,
+ * and point at the caller's arrays (read during the call only).
+ */
+typedef struct spmd_dot_dims {
+  size_t struct_size;           /**< sizeof(spmd_dot_dims) as the caller was compiled */
+  size_t nbatch;                /**< batch dimension pairs                */
+  const int64_t *lhs_batch;     /**< nbatch lhs dimensions                */
+  const int64_t *rhs_batch;     /**< nbatch rhs dimensions                */
+  size_t ncontract;             /**< contracting dimension pairs          */
+  const int64_t *lhs_contract;  /**< ncontract lhs dimensions             */
+  const int64_t *rhs_contract;  /**< ncontract rhs dimensions             */
+} spmd_dot_dims;
+
+/** An initialiser of spmd_dot_dims: struct_size set, no dimensions. */
+#define SPMD_DOT_DIMS_INIT { sizeof(spmd_dot_dims), 0, NULL, NULL, 0, NULL, NULL }
+
+/**
+ * Fills *dims with no dimensions, writing exactly `size` bytes.
+ *
+ * @param dims The struct to fill; not NULL.
+ * @param size sizeof *dims as the caller was compiled.
+ * @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a NULL dims or a size
+ *         smaller than a size_t or above 1024 bytes (nothing written).
+ */
+SPMD_API spmd_status spmd_dot_dims_init(spmd_dot_dims *dims, size_t size);
+
+/**
+ * lax.dot_general: the result's dimensions are the batch ones, then lhs's
+ * free ones, then rhs's. Contracting dimensions split alike on both sides
+ * multiply locally and are summed across their mesh axes.
+ *
+ * @param lhs The left operand; not NULL.
+ * @param rhs The right operand; not NULL.
+ * @param dims The dimension numbers; not NULL.
+ * @param options NULL for the defaults.
+ * @param out Receives the result; not NULL. Left untouched on failure.
+ * @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for dimensions out of range,
+ *         named twice or of different sizes (both shapes in the message),
+ *         operands on different meshes, bad options, or a NULL, destroyed
+ *         or donated operand or a NULL dims or out.
+ */
+SPMD_API spmd_status spmd_dot_general(const spmd_array *lhs, const spmd_array *rhs,
+                                      const spmd_dot_dims *dims, const spmd_op_options *options,
+                                      spmd_array **out);
+
+/**
+ * jnp.matmul for operands of one or two dimensions, or of equal batch
+ * dimensions, or a batched a with a two-dimensional b.
+ *
+ * @param a The left operand; not NULL.
+ * @param b The right operand; not NULL.
+ * @param options NULL for the defaults.
+ * @param out Receives the result; not NULL. Left untouched on failure.
+ * @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for inner dimensions that
+ *         differ (both shapes in the message), or as spmd_dot_general.
+ */
+SPMD_API spmd_status spmd_matmul(const spmd_array *a, const spmd_array *b,
+                                 const spmd_op_options *options, spmd_array **out);
+
+/**
+ * jnp.einsum of two operands with an explicit output ("bhqd,bhkd->bhqk"):
+ * letters in both operands and the output are batch dimensions, in both
+ * but not the output are contracted, in one operand only are kept (or
+ * summed first when the output lacks them).
+ *
+ * @param subscripts The equation; not NULL.
+ * @param a The first operand; not NULL.
+ * @param b The second operand; not NULL.
+ * @param options NULL for the defaults.
+ * @param out Receives the result; not NULL. Left untouched on failure.
+ * @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for an equation that is not
+ *         of that form or does not fit the operands, or as
+ *         spmd_dot_general.
+ */
+SPMD_API spmd_status spmd_einsum(const char *subscripts, const spmd_array *a, const spmd_array *b,
+                                 const spmd_op_options *options, spmd_array **out);
+
+/**
+ * jnp.transpose(x, perm); the sharding moves with the dimensions.
+ *
+ * @param x The operand; not NULL.
+ * @param naxes 0 (reverse the dimensions) or x's number of dimensions.
+ * @param perm The permutation; may be NULL when naxes is 0.
+ * @param options NULL for the defaults.
+ * @param out Receives the result; not NULL. Left untouched on failure.
+ * @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a perm that is not a
+ *         permutation of x's dimensions, bad options, or a NULL, destroyed
+ *         or donated x or a NULL out.
+ */
+SPMD_API spmd_status spmd_transpose(const spmd_array *x, size_t naxes, const int64_t *perm,
+                                    const spmd_op_options *options, spmd_array **out);
+
+/**
+ * jnp.reshape(x, shape) (one -1 is inferred). The sharding of the first
+ * dimension of each merged or split group carries over when its shard
+ * count divides both sizes; other dimensions of the group are gathered.
+ *
+ * @param x The operand; not NULL.
+ * @param ndim Number of dimensions of the result, at most SPMD_MAX_NDIM.
+ * @param shape ndim sizes; may be NULL when ndim is 0.
+ * @param options NULL for the defaults.
+ * @param out Receives the result; not NULL. Left untouched on failure.
+ * @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a shape of another number
+ *         of elements (both shapes in the message), two -1s, bad options,
+ *         or a NULL, destroyed or donated x or a NULL out.
+ */
+SPMD_API spmd_status spmd_reshape(const spmd_array *x, size_t ndim, const int64_t *shape,
+                                  const spmd_op_options *options, spmd_array **out);
+
+/**
+ * jnp.broadcast_to(x, shape): new leading dimensions and dimensions
+ * broadcast from size 1 are replicated; the others keep x's sharding.
+ *
+ * @param x The operand; not NULL.
+ * @param ndim Number of dimensions of the result, at most SPMD_MAX_NDIM.
+ * @param shape ndim sizes; may be NULL when ndim is 0.
+ * @param options NULL for the defaults.
+ * @param out Receives the result; not NULL. Left untouched on failure.
+ * @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a shape x does not
+ *         broadcast to, bad options, or a NULL, destroyed or donated x or a
+ *         NULL out.
+ */
+SPMD_API spmd_status spmd_broadcast_to(const spmd_array *x, size_t ndim, const int64_t *shape,
+                                       const spmd_op_options *options, spmd_array **out);
+
+SPMD_EXTERN_C_END
+
+#endif /* SPMD_OPS_H */

@@ -1,0 +1,313 @@
+// The global ops of spmd/ops.h: argument checks, then exec/ops.
+#include "base/dtype.hpp"
+#include "base/raw_enum.hpp"
+#include "capi/guard.hpp"
+#include "capi/handles.hpp"
+#include "exec/ops/contraction.hpp"
+#include "exec/ops/elementwise.hpp"
+#include "exec/ops/reduction.hpp"
+#include "exec/ops/shape_ops.hpp"
+#include "spmd/ops.h"
+
+using namespace spmd;
+using namespace spmd::capi;
+
+namespace {
+
+// The options as exec/ops reads them, with the operands they may donate.
+struct Call {
+  ops::OpOptions options;
+  spmd_array *donated[3] = {nullptr, nullptr, nullptr};
+};
+
+Call read_call(const spmd_op_options *given, std::initializer_list<const spmd_array *> operands) {
+  const auto o = read_options(given, spmd_op_options SPMD_OP_OPTIONS_INIT, "options");
+  Call c;
+  if (o.out_sharding != nullptr)
+    c.options.out_sharding = use(o.out_sharding, "options->out_sharding").impl;
+  const unsigned n = static_cast<unsigned>(operands.size());
+  if (o.donate >> n)
+    invalid("options->donate: bit ", 31 - __builtin_clz(o.donate), " is set but the op has ", n,
+            n == 1 ? " operand" : " operands");
+  unsigned i = 0;
+  for (const spmd_array *a : operands) {
+    if (o.donate & (1u << i)) {
+      for (unsigned j = 0; j < i; ++j)
+        if (c.donated[j] == a) invalid("options->donate: operand ", i, " is operand ", j, " again");
+      c.options.donate[i] = true;
+      c.donated[i] = const_cast<spmd_array *>(a);
+    }
+    ++i;
+  }
+  return c;
+}
+
+// Hands the result to the caller, then retires donated operands.
+void finish(const Call &c, const char *function, ArrayPtr result, spmd_array **out) {
+  *out = new_handle<spmd_array>(std::move(result));
+  for (spmd_array *d : c.donated) {
+    if (d == nullptr) continue;
+    auto &h = use(d, "donated operand");
+    h.impl.reset();
+    h.donated_to = function;
+  }
+}
+
+const ArrayPtr &arr(const spmd_array *a, const char *arg) { return use(a, arg).impl; }
+
+ew::Op unary_op(const spmd_unary_op &op) {
+  switch (raw_enum(op)) {
+    case SPMD_UNARY_NEG: return ew::Op::Neg;
+    case SPMD_UNARY_ABS: return ew::Op::Abs;
+    case SPMD_UNARY_EXP: return ew::Op::Exp;
+    case SPMD_UNARY_LOG: return ew::Op::Log;
+    case SPMD_UNARY_SIN: return ew::Op::Sin;
+    case SPMD_UNARY_COS: return ew::Op::Cos;
+    case SPMD_UNARY_TANH: return ew::Op::Tanh;
+    case SPMD_UNARY_SQRT: return ew::Op::Sqrt;
+    case SPMD_UNARY_RSQRT: return ew::Op::Rsqrt;
+    case SPMD_UNARY_RELU: return ew::Op::Relu;
+    case SPMD_UNARY_LOGISTIC: return ew::Op::Logistic;
+    case SPMD_UNARY_GELU_TANH: return ew::Op::GeluTanh;
+    case SPMD_UNARY_GELU_EXACT: return ew::Op::GeluExact;
+    default: invalid("op: ", raw_enum(op), " is not a spmd_unary_op");
+  }
+}
+
+ew::Op binary_op(const spmd_binary_op &op) {
+  switch (raw_enum(op)) {
+    case SPMD_BINARY_ADD: return ew::Op::Add;
+    case SPMD_BINARY_SUB: return ew::Op::Sub;
+    case SPMD_BINARY_MUL: return ew::Op::Mul;
+    case SPMD_BINARY_DIV: return ew::Op::Div;
+    case SPMD_BINARY_MAX: return ew::Op::Max;
+    case SPMD_BINARY_MIN: return ew::Op::Min;
+    case SPMD_BINARY_POW: return ew::Op::Pow;
+    case SPMD_BINARY_EQ: return ew::Op::Eq;
+    case SPMD_BINARY_NE: return ew::Op::Ne;
+    case SPMD_BINARY_LT: return ew::Op::Lt;
+    case SPMD_BINARY_LE: return ew::Op::Le;
+    case SPMD_BINARY_GT: return ew::Op::Gt;
+    case SPMD_BINARY_GE: return ew::Op::Ge;
+    default: invalid("op: ", raw_enum(op), " is not a spmd_binary_op");
+  }
+}
+
+ops::ReduceKind reduce_op(const spmd_reduce_op &op) {
+  switch (raw_enum(op)) {
+    case SPMD_REDUCE_SUM: return ops::ReduceKind::Sum;
+    case SPMD_REDUCE_MEAN: return ops::ReduceKind::Mean;
+    case SPMD_REDUCE_MAX: return ops::ReduceKind::Max;
+    case SPMD_REDUCE_MIN: return ops::ReduceKind::Min;
+    default: invalid("op: ", raw_enum(op), " is not a spmd_reduce_op");
+  }
+}
+
+std::vector<int64_t> int_list(const char *what, size_t n, const int64_t *values) {
+  if (n > 0 && values == nullptr) invalid(what, ": NULL with ", n, " values");
+  if (n > SPMD_MAX_NDIM) invalid(what, ": ", n, " values; arrays have at most ", SPMD_MAX_NDIM, " dimensions");
+  return std::vector<int64_t>(values, values + n);
+}
+
+}  // namespace
+
+extern "C" {
+
+spmd_status spmd_op_options_init(spmd_op_options *options, size_t size) {
+  return guard(__func__, [&] { init_struct(options, size, spmd_op_options SPMD_OP_OPTIONS_INIT, "options"); });
+}
+
+spmd_status spmd_dot_dims_init(spmd_dot_dims *dims, size_t size) {
+  return guard(__func__, [&] { init_struct(dims, size, spmd_dot_dims SPMD_DOT_DIMS_INIT, "dims"); });
+}
+
+spmd_status spmd_unary(spmd_unary_op op, const spmd_array *x, const spmd_op_options *options,
+                       spmd_array **out) {
+  const char *fn = __func__;
+  return guard(fn, [&] {
+    const ew::Op o = unary_op(op);
+    const auto &a = arr(x, "x");
+    out_arg(out);
+    const Call c = read_call(options, {x});
+    finish(c, fn, ops::unary(o, a, c.options), out);
+  });
+}
+
+spmd_status spmd_astype(const spmd_array *x, spmd_dtype dtype, const spmd_op_options *options,
+                        spmd_array **out) {
+  const char *fn = __func__;
+  return guard(fn, [&] {
+    const auto &a = arr(x, "x");
+    check_dtype("dtype", dtype);
+    out_arg(out);
+    const Call c = read_call(options, {x});
+    finish(c, fn, ops::astype(a, valid_dtype(dtype), c.options), out);
+  });
+}
+
+spmd_status spmd_binary(spmd_binary_op op, const spmd_array *x, const spmd_array *y,
+                        const spmd_op_options *options, spmd_array **out) {
+  const char *fn = __func__;
+  return guard(fn, [&] {
+    const ew::Op o = binary_op(op);
+    const auto &a = arr(x, "x");
+    const auto &b = arr(y, "y");
+    out_arg(out);
+    const Call c = read_call(options, {x, y});
+    finish(c, fn, ops::binary(o, a, b, c.options), out);
+  });
+}
+
+spmd_status spmd_binary_scalar(spmd_binary_op op, const spmd_array *x, double s,
+                               const spmd_op_options *options, spmd_array **out) {
+  const char *fn = __func__;
+  return guard(fn, [&] {
+    const ew::Op o = binary_op(op);
+    const auto &a = arr(x, "x");
+    out_arg(out);
+    const Call c = read_call(options, {x});
+    finish(c, fn, ops::binary_scalar(o, a, s, false, c.options), out);
+  });
+}
+
+spmd_status spmd_scalar_binary(spmd_binary_op op, double s, const spmd_array *x,
+                               const spmd_op_options *options, spmd_array **out) {
+  const char *fn = __func__;
+  return guard(fn, [&] {
+    const ew::Op o = binary_op(op);
+    const auto &a = arr(x, "x");
+    out_arg(out);
+    const Call c = read_call(options, {x});
+    finish(c, fn, ops::binary_scalar(o, a, s, true, c.options), out);
+  });
+}
+
+spmd_status spmd_where(const spmd_array *cond, const spmd_array *x, const spmd_array *y,
+                       const spmd_op_options *options, spmd_array **out) {
+  const char *fn = __func__;
+  return guard(fn, [&] {
+    const auto &c0 = arr(cond, "cond");
+    const auto &a = arr(x, "x");
+    const auto &b = arr(y, "y");
+    out_arg(out);
+    const Call c = read_call(options, {cond, x, y});
+    finish(c, fn, ops::where(c0, a, b, c.options), out);
+  });
+}
+
+spmd_status spmd_reduce(spmd_reduce_op op, const spmd_array *x, size_t naxes, const int64_t *axes,
+                        int keepdims, const spmd_op_options *options, spmd_array **out) {
+  const char *fn = __func__;
+  return guard(fn, [&] {
+    const ops::ReduceKind k = reduce_op(op);
+    const auto &a = arr(x, "x");
+    const auto list = int_list("axes", naxes, axes);
+    out_arg(out);
+    const Call c = read_call(options, {x});
+    finish(c, fn, ops::reduce(k, a, list, axes == nullptr, keepdims != 0, c.options), out);
+  });
+}
+
+spmd_status spmd_argmax(const spmd_array *x, int64_t axis, const spmd_op_options *options,
+                        spmd_array **out) {
+  const char *fn = __func__;
+  return guard(fn, [&] {
+    const auto &a = arr(x, "x");
+    out_arg(out);
+    const Call c = read_call(options, {x});
+    finish(c, fn, ops::argmax(a, axis, c.options), out);
+  });
+}
+
+spmd_status spmd_softmax(const spmd_array *x, int64_t axis, int log, const spmd_op_options *options,
+                         spmd_array **out) {
+  const char *fn = __func__;
+  return guard(fn, [&] {
+    const auto &a = arr(x, "x");
+    out_arg(out);
+    const Call c = read_call(options, {x});
+    finish(c, fn, ops::softmax(a, axis, log != 0, c.options), out);
+  });
+}
+
+spmd_status spmd_dot_general(const spmd_array *lhs, const spmd_array *rhs, const spmd_dot_dims *dims,
+                             const spmd_op_options *options, spmd_array **out) {
+  const char *fn = __func__;
+  return guard(fn, [&] {
+    const auto &a = arr(lhs, "lhs");
+    const auto &b = arr(rhs, "rhs");
+    if (dims == nullptr) invalid("dims: NULL spmd_dot_dims pointer");
+    const auto d = read_options(dims, spmd_dot_dims SPMD_DOT_DIMS_INIT, "dims");
+    propagate::DotDims dd;
+    dd.lhs_batch = int_list("dims->lhs_batch", d.nbatch, d.lhs_batch);
+    dd.rhs_batch = int_list("dims->rhs_batch", d.nbatch, d.rhs_batch);
+    dd.lhs_contract = int_list("dims->lhs_contract", d.ncontract, d.lhs_contract);
+    dd.rhs_contract = int_list("dims->rhs_contract", d.ncontract, d.rhs_contract);
+    out_arg(out);
+    const Call c = read_call(options, {lhs, rhs});
+    finish(c, fn, ops::dot_general(a, b, std::move(dd), c.options), out);
+  });
+}
+
+spmd_status spmd_matmul(const spmd_array *x, const spmd_array *y, const spmd_op_options *options,
+                        spmd_array **out) {
+  const char *fn = __func__;
+  return guard(fn, [&] {
+    const auto &a = arr(x, "a");
+    const auto &b = arr(y, "b");
+    out_arg(out);
+    const Call c = read_call(options, {x, y});
+    finish(c, fn, ops::matmul(a, b, c.options), out);
+  });
+}
+
+spmd_status spmd_einsum(const char *subscripts, const spmd_array *x, const spmd_array *y,
+                        const spmd_op_options *options, spmd_array **out) {
+  const char *fn = __func__;
+  return guard(fn, [&] {
+    if (subscripts == nullptr) invalid("subscripts: NULL string");
+    const auto &a = arr(x, "a");
+    const auto &b = arr(y, "b");
+    out_arg(out);
+    const Call c = read_call(options, {x, y});
+    finish(c, fn, ops::einsum(subscripts, a, b, c.options), out);
+  });
+}
+
+spmd_status spmd_transpose(const spmd_array *x, size_t naxes, const int64_t *perm,
+                           const spmd_op_options *options, spmd_array **out) {
+  const char *fn = __func__;
+  return guard(fn, [&] {
+    const auto &a = arr(x, "x");
+    auto p = int_list("perm", naxes, perm);
+    out_arg(out);
+    const Call c = read_call(options, {x});
+    finish(c, fn, ops::transpose(a, std::move(p), c.options), out);
+  });
+}
+
+spmd_status spmd_reshape(const spmd_array *x, size_t ndim, const int64_t *shape,
+                         const spmd_op_options *options, spmd_array **out) {
+  const char *fn = __func__;
+  return guard(fn, [&] {
+    const auto &a = arr(x, "x");
+    auto s = int_list("shape", ndim, shape);
+    out_arg(out);
+    const Call c = read_call(options, {x});
+    finish(c, fn, ops::reshape(a, std::move(s), c.options), out);
+  });
+}
+
+spmd_status spmd_broadcast_to(const spmd_array *x, size_t ndim, const int64_t *shape,
+                              const spmd_op_options *options, spmd_array **out) {
+  const char *fn = __func__;
+  return guard(fn, [&] {
+    const auto &a = arr(x, "x");
+    Shape s = checked_shape("shape", ndim, shape);
+    out_arg(out);
+    const Call c = read_call(options, {x});
+    finish(c, fn, ops::broadcast_to(a, s, c.options), out);
+  });
+}
+
+}  // extern "C"

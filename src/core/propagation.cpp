@@ -1,0 +1,203 @@
+#include "core/propagation.hpp"
+
+#include <algorithm>
+
+namespace spmd::propagate {
+
+Dims padded(const PartitionSpec &spec, size_t ndim) {
+  Dims d = spec.dims();
+  d.resize(std::max(ndim, d.size()));
+  d.resize(ndim);
+  return d;
+}
+
+namespace {
+bool is_prefix(const Dim &a, const Dim &b) {  // a is a prefix of b
+  return a.size() <= b.size() && std::equal(a.begin(), a.end(), b.begin());
+}
+bool uses(const Dim &d, const std::string &axis) {
+  return std::find(d.begin(), d.end(), axis) != d.end();
+}
+bool shares_axis(const Dim &a, const Dim &b) {
+  for (const auto &x : a)
+    if (uses(b, x)) return true;
+  return false;
+}
+}  // namespace
+
+Dim meet(const Dim &a, const Dim &b) {
+  if (a.empty()) return b;
+  if (b.empty()) return a;
+  if (is_prefix(a, b)) return b;
+  if (is_prefix(b, a)) return a;
+  return {};
+}
+
+void drop_repeated_axes(Dims &dims) {
+  for (size_t d = 0; d < dims.size(); ++d)
+    for (size_t e = 0; e < d; ++e)
+      if (shares_axis(dims[d], dims[e])) {
+        dims[d].clear();
+        break;
+      }
+}
+
+Dims elementwise(const std::vector<Dims> &operands, const std::vector<Shape> &shapes,
+                 const Shape &out) {
+  const size_t n = out.size();
+  Dims result(n);
+  for (size_t d = 0; d < n; ++d) {
+    // The votes: (operand size, sharding) of operands that have the
+    // dimension at full size and split it.
+    std::vector<std::pair<int64_t, Dim>> votes;
+    for (size_t i = 0; i < operands.size(); ++i) {
+      const size_t r = shapes[i].size();
+      if (d + r < n) continue;  // the operand has no such dimension
+      const size_t od = d + r - n;
+      if (shapes[i][od] == 1 && out[d] != 1) continue;  // broadcast
+      if (!operands[i][od].empty()) votes.emplace_back(shape_elements(shapes[i]), operands[i][od]);
+    }
+    auto agree = [](const std::vector<std::pair<int64_t, Dim>> &v, Dim &m) {
+      m.clear();
+      for (const auto &[size, dim] : v) {
+        if (!m.empty() && !is_prefix(m, dim) && !is_prefix(dim, m)) return false;
+        m = meet(m, dim);
+      }
+      return true;
+    };
+    Dim m;
+    if (!agree(votes, m)) {
+      // A conflict: the largest operands decide, if they agree and no
+      // operand of their size disagrees; otherwise the dimension is gathered.
+      int64_t largest = 0;
+      for (const auto &v : votes) largest = std::max(largest, v.first);
+      std::vector<std::pair<int64_t, Dim>> top;
+      for (const auto &v : votes)
+        if (v.first == largest) top.push_back(v);
+      if (!agree(top, m)) m.clear();
+    }
+    result[d] = m;
+  }
+  drop_repeated_axes(result);
+  return result;
+}
+
+Dims operand_layout(const Dims &out, const Shape &shape, const Shape &out_shape) {
+  const size_t n = out_shape.size(), r = shape.size();
+  Dims layout(r);
+  for (size_t od = 0; od < r; ++od) {
+    const size_t d = od + n - r;
+    if (shape[od] == out_shape[d]) layout[od] = out[d];
+  }
+  return layout;
+}
+
+Reduction reduce(const Dims &in, const std::vector<bool> &reduced, bool keepdims) {
+  Reduction r;
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (!reduced[d]) {
+      r.out.push_back(in[d]);
+      continue;
+    }
+    for (const auto &a : in[d]) r.summed.push_back(a);
+    if (keepdims) r.out.push_back({});
+  }
+  return r;
+}
+
+Dims transpose(const Dims &in, const std::vector<int64_t> &perm) {
+  Dims out;
+  for (int64_t p : perm) out.push_back(in[static_cast<size_t>(p)]);
+  return out;
+}
+
+Contraction dot_general(const Dims &lhs, const Dims &rhs, const DotDims &dd) {
+  auto free_dims = [](size_t rank, const std::vector<int64_t> &batch,
+                      const std::vector<int64_t> &contract) {
+    std::vector<size_t> f;
+    for (size_t d = 0; d < rank; ++d)
+      if (std::find(batch.begin(), batch.end(), static_cast<int64_t>(d)) == batch.end() &&
+          std::find(contract.begin(), contract.end(), static_cast<int64_t>(d)) == contract.end())
+        f.push_back(d);
+    return f;
+  };
+  const auto lf = free_dims(lhs.size(), dd.lhs_batch, dd.lhs_contract);
+  const auto rf = free_dims(rhs.size(), dd.rhs_batch, dd.rhs_contract);
+  Contraction c;
+  c.lhs.assign(lhs.size(), {});
+  c.rhs.assign(rhs.size(), {});
+  // The result: batch dimensions met, then the free dimensions of each side.
+  for (size_t i = 0; i < dd.lhs_batch.size(); ++i)
+    c.out.push_back(meet(lhs[static_cast<size_t>(dd.lhs_batch[i])],
+                         rhs[static_cast<size_t>(dd.rhs_batch[i])]));
+  for (size_t d : lf) c.out.push_back(lhs[d]);
+  for (size_t d : rf) c.out.push_back(rhs[d]);
+  drop_repeated_axes(c.out);
+  const size_t nb = dd.lhs_batch.size();
+  for (size_t i = 0; i < nb; ++i) {
+    c.lhs[static_cast<size_t>(dd.lhs_batch[i])] = c.out[i];
+    c.rhs[static_cast<size_t>(dd.rhs_batch[i])] = c.out[i];
+  }
+  for (size_t i = 0; i < lf.size(); ++i) c.lhs[lf[i]] = c.out[nb + i];
+  for (size_t i = 0; i < rf.size(); ++i) c.rhs[rf[i]] = c.out[nb + lf.size() + i];
+  // Contracting dimensions: alike, or one side's sharding, unless taken.
+  Dims taken = c.out;
+  for (size_t i = 0; i < dd.lhs_contract.size(); ++i) {
+    const Dim &l = lhs[static_cast<size_t>(dd.lhs_contract[i])];
+    const Dim &r = rhs[static_cast<size_t>(dd.rhs_contract[i])];
+    Dim k = l.empty() ? r : r.empty() ? l : (l == r ? l : Dim{});
+    for (const auto &t : taken)
+      if (shares_axis(k, t)) k.clear();
+    c.lhs[static_cast<size_t>(dd.lhs_contract[i])] = k;
+    c.rhs[static_cast<size_t>(dd.rhs_contract[i])] = k;
+    for (const auto &a : k) c.summed.push_back(a);
+    taken.push_back(k);
+  }
+  return c;
+}
+
+Reshape reshape(const Dims &in, const Shape &in_shape, const Shape &out_shape,
+                const std::vector<std::string> &axis_names, const Shape &axis_sizes) {
+  auto shards = [&](const Dim &d) {
+    int64_t n = 1;
+    for (const auto &a : d)
+      for (size_t k = 0; k < axis_names.size(); ++k)
+        if (axis_names[k] == a) n *= axis_sizes[k];
+    return n;
+  };
+  Reshape r;
+  r.in.assign(in_shape.size(), {});
+  r.out.assign(out_shape.size(), {});
+  size_t i = 0, o = 0;
+  while (i < in_shape.size() || o < out_shape.size()) {
+    // One run: input dimensions [i0, i) and output dimensions [o0, o) of
+    // equal products (unit dimensions join the run they meet).
+    const size_t i0 = i, o0 = o;
+    int64_t pi = 1, po = 1;
+    if (i < in_shape.size()) pi *= in_shape[i++];
+    if (o < out_shape.size()) po *= out_shape[o++];
+    while (pi != po) {
+      if (pi < po && i < in_shape.size()) pi *= in_shape[i++];
+      else if (o < out_shape.size()) po *= out_shape[o++];
+      else break;
+    }
+    while (i < in_shape.size() && in_shape[i] == 1 && pi == po) ++i;
+    while (o < out_shape.size() && out_shape[o] == 1 && pi == po) ++o;
+    size_t a = i0, b = o0;
+    while (a < i && in_shape[a] == 1) ++a;
+    while (b < o && out_shape[b] == 1) ++b;
+    if (a == i || b == o) continue;
+    const Dim &d = in[a];
+    const int64_t n = shards(d);
+    if (!d.empty() && in_shape[a] % n == 0 && out_shape[b] % n == 0) {
+      r.in[a] = d;
+      r.out[b] = d;
+    } else if (!d.empty() && i - i0 == 1 && o - o0 == 1) {
+      r.in[a] = d;  // the same dimension: any split carries over
+      r.out[b] = d;
+    }
+  }
+  return r;
+}
+
+}  // namespace spmd::propagate

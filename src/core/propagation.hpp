@@ -1,0 +1,89 @@
+// Where the result of a global op lives: the sharding rules of GSPMD as
+// JAX applies them under jax.jit, over partition specs alone (no arrays, no
+// devices), so they can be tested one by one and reused by any executor.
+// Each rule returns the result's spec and the specs the operands must be
+// brought to before every device computes its block alone; reductions and
+// contractions also name the mesh axes whose partial results are summed
+// (docs/compute.md has the table).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/shape.hpp"
+#include "core/partition_spec.hpp"
+
+namespace spmd::propagate {
+
+using Dim = PartitionSpec::Dim;
+using Dims = std::vector<Dim>;
+
+// The spec's dimensions padded with None to `ndim`.
+Dims padded(const PartitionSpec &spec, size_t ndim);
+
+// Two shardings of one dimension met in an op: equal ones, or one a
+// refinement of the other (('x',) and ('x', 'y')) give the finer; a None
+// gives the other; anything else gives None (the dimension is gathered).
+Dim meet(const Dim &a, const Dim &b);
+
+// Clears every dimension that names an axis an earlier dimension already
+// uses (a spec names each mesh axis once).
+void drop_repeated_axes(Dims &dims);
+
+// Elementwise ops with NumPy broadcasting: operands are right-aligned to
+// `out`; an operand dimension of size 1 against a larger one, or one not
+// split, does not vote. Each result dimension is the meet of the votes;
+// when they conflict, the largest operands (by element count) decide if
+// they agree among themselves, else the dimension is gathered. Then
+// repeated axes are dropped from later dimensions.
+Dims elementwise(const std::vector<Dims> &operands, const std::vector<Shape> &shapes,
+                 const Shape &out);
+
+// The spec an operand of `shape` must have to be read, block by block,
+// under a result of spec `out` and shape `out_shape`: the result's
+// dimensions right-aligned, None where the operand broadcasts.
+Dims operand_layout(const Dims &out, const Shape &shape, const Shape &out_shape);
+
+// A reduction over the dimensions marked in `reduced`: the kept dimensions
+// keep their sharding; the reduced ones' axes are summed over (in order).
+struct Reduction {
+  Dims out;                        // with keepdims: None at reduced dimensions
+  std::vector<std::string> summed;
+};
+Reduction reduce(const Dims &in, const std::vector<bool> &reduced, bool keepdims);
+
+Dims transpose(const Dims &in, const std::vector<int64_t> &perm);
+
+// lax.dot_general. Result dimensions: batch, lhs free, rhs free.
+struct DotDims {
+  std::vector<int64_t> lhs_batch, rhs_batch, lhs_contract, rhs_contract;
+};
+struct Contraction {
+  Dims lhs, rhs;  // the layouts the operands are brought to
+  Dims out;
+  std::vector<std::string> summed;  // axes of the contracting dimensions
+};
+// Batch dimensions meet; free dimensions keep their operand's sharding
+// (the lhs's first when both name an axis); contracting dimensions sharded
+// alike multiply locally and are summed over their axes; sharded on one
+// side only, the other side is split alike (free to do: every device holds
+// what it needs) unless the axes are taken by the result; sharded
+// differently, or by an axis the result uses, they are gathered.
+Contraction dot_general(const Dims &lhs, const Dims &rhs, const DotDims &dims);
+
+// jnp.reshape: dimensions are grouped into runs whose sizes multiply to
+// the same number on both sides; in each run the sharding of the first
+// input dimension larger than 1 carries to the first output dimension
+// larger than 1 when its number of shards divides both sizes (so every
+// device's block stays one contiguous run of the flattened array), and
+// every other dimension of the run is gathered. Shard counts come from the
+// mesh's axis sizes.
+struct Reshape {
+  Dims in;   // the layout the input is brought to
+  Dims out;
+};
+Reshape reshape(const Dims &in, const Shape &in_shape, const Shape &out_shape,
+                const std::vector<std::string> &axis_names, const Shape &axis_sizes);
+
+}  // namespace spmd::propagate

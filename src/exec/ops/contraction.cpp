@@ -1,0 +1,252 @@
+#include "exec/ops/contraction.hpp"
+
+#include <algorithm>
+
+#include "base/dtype.hpp"
+#include "base/error.hpp"
+#include "base/promotion.hpp"
+#include "exec/ops/elementwise.hpp"
+#include "exec/ops/partial_sums.hpp"
+#include "exec/ops/reduction.hpp"
+#include "exec/ops/shape_ops.hpp"
+#include "kernels/gemm.hpp"
+
+namespace spmd::ops {
+
+namespace {
+
+void check_dims(const char *what, std::vector<int64_t> &dims, size_t rank, std::vector<bool> &used) {
+  for (size_t k = 0; k < dims.size(); ++k) {
+    const auto n = static_cast<int64_t>(rank);
+    if (dims[k] < -n || dims[k] >= n)
+      invalid("dims->", what, "[", k, "]: ", dims[k], " is out of range for an operand of ", rank,
+              " dimensions");
+    if (dims[k] < 0) dims[k] += n;
+    if (used[static_cast<size_t>(dims[k])])
+      invalid("dims->", what, "[", k, "]: dimension ", dims[k], " is named twice");
+    used[static_cast<size_t>(dims[k])] = true;
+  }
+}
+
+std::vector<int64_t> free_of(size_t rank, const std::vector<int64_t> &a, const std::vector<int64_t> &b) {
+  std::vector<int64_t> f;
+  for (size_t d = 0; d < rank; ++d)
+    if (std::find(a.begin(), a.end(), static_cast<int64_t>(d)) == a.end() &&
+        std::find(b.begin(), b.end(), static_cast<int64_t>(d)) == b.end())
+      f.push_back(static_cast<int64_t>(d));
+  return f;
+}
+
+std::vector<int64_t> concat(std::vector<int64_t> a, const std::vector<int64_t> &b,
+                            const std::vector<int64_t> &c) {
+  a.insert(a.end(), b.begin(), b.end());
+  a.insert(a.end(), c.begin(), c.end());
+  return a;
+}
+
+bool is_identity(const std::vector<int64_t> &p) {
+  for (size_t k = 0; k < p.size(); ++k)
+    if (p[k] != static_cast<int64_t>(k)) return false;
+  return true;
+}
+
+int64_t product(const Shape &s, size_t from, size_t to) {
+  int64_t n = 1;
+  for (size_t d = from; d < to; ++d) n *= s[d];
+  return n;
+}
+
+}  // namespace
+
+ArrayPtr dot_general(const ArrayPtr &lhs_in, const ArrayPtr &rhs_in, propagate::DotDims dd,
+                     const OpOptions &options) {
+  const MeshPtr mesh = common_mesh({{lhs_in, "lhs"}, {rhs_in, "rhs"}});
+  const size_t lr = lhs_in->shape().size(), rr = rhs_in->shape().size();
+  if (dd.lhs_batch.size() != dd.rhs_batch.size())
+    invalid("dims: ", dd.lhs_batch.size(), " lhs batch dimensions but ", dd.rhs_batch.size(), " rhs ones");
+  if (dd.lhs_contract.size() != dd.rhs_contract.size())
+    invalid("dims: ", dd.lhs_contract.size(), " lhs contracting dimensions but ",
+            dd.rhs_contract.size(), " rhs ones");
+  std::vector<bool> lu(lr, false), ru(rr, false);
+  check_dims("lhs_batch", dd.lhs_batch, lr, lu);
+  check_dims("lhs_contracting", dd.lhs_contract, lr, lu);
+  check_dims("rhs_batch", dd.rhs_batch, rr, ru);
+  check_dims("rhs_contracting", dd.rhs_contract, rr, ru);
+  const Shape &ls = lhs_in->shape(), &rs = rhs_in->shape();
+  auto check_sizes = [&](const std::vector<int64_t> &l, const std::vector<int64_t> &r, const char *kind) {
+    for (size_t k = 0; k < l.size(); ++k)
+      if (ls[static_cast<size_t>(l[k])] != rs[static_cast<size_t>(r[k])])
+        invalid("lhs and rhs: ", kind, " dimensions differ in size: lhs dimension ", l[k], " is ",
+                ls[static_cast<size_t>(l[k])], " and rhs dimension ", r[k], " is ",
+                rs[static_cast<size_t>(r[k])], " (shapes ", shape_to_string(ls), " and ",
+                shape_to_string(rs), ")");
+  };
+  check_sizes(dd.lhs_batch, dd.rhs_batch, "batch");
+  check_sizes(dd.lhs_contract, dd.rhs_contract, "contracting");
+
+  const spmd_dtype dtype = promote_types(lhs_in->dtype(), rhs_in->dtype());
+  ArrayPtr lhs = lhs_in->dtype() == dtype ? lhs_in : astype(lhs_in, dtype, {});
+  ArrayPtr rhs = rhs_in->dtype() == dtype ? rhs_in : astype(rhs_in, dtype, {});
+  const propagate::Contraction c = propagate::dot_general(
+      propagate::padded(lhs->sharding()->spec(), lr), propagate::padded(rhs->sharding()->spec(), rr), dd);
+  lhs = laid_out(lhs, mesh, c.lhs);
+  rhs = laid_out(rhs, mesh, c.rhs);
+
+  // Bring each operand's dimensions to (batch, free, contracting) for the
+  // lhs and (batch, contracting, free) for the rhs; the other order of the
+  // last two is a transposed operand BLAS reads as it is.
+  const auto lf = free_of(lr, dd.lhs_batch, dd.lhs_contract);
+  const auto rf = free_of(rr, dd.rhs_batch, dd.rhs_contract);
+  bool ta = false, tb = false;
+  auto arrange = [&](ArrayPtr &a, const std::vector<int64_t> &want, const std::vector<int64_t> &swapped,
+                     bool &trans) {
+    if (is_identity(want)) return;
+    if (is_identity(swapped)) {
+      trans = true;
+      return;
+    }
+    a = transpose(a, want, {});
+  };
+  arrange(lhs, concat(dd.lhs_batch, lf, dd.lhs_contract), concat(dd.lhs_batch, dd.lhs_contract, lf), ta);
+  arrange(rhs, concat(dd.rhs_batch, dd.rhs_contract, rf), concat(dd.rhs_batch, rf, dd.rhs_contract), tb);
+
+  Shape out_shape;
+  for (int64_t d : dd.lhs_batch) out_shape.push_back(ls[static_cast<size_t>(d)]);
+  for (int64_t d : lf) out_shape.push_back(ls[static_cast<size_t>(d)]);
+  for (int64_t d : rf) out_shape.push_back(rs[static_cast<size_t>(d)]);
+  const ShardingPtr requested = requested_sharding(options, mesh, out_shape.size());
+  auto out = std::make_shared<Array>(sharding_of(mesh, c.out), dtype, out_shape);
+  const size_t nb = dd.lhs_batch.size(), nk = dd.lhs_contract.size();
+  std::vector<std::pair<size_t, Kernel>> kernels;
+  for (size_t i = 0; i < out->shard_count(); ++i) {
+    const ShardLayout &s = out->shard(i);
+    if (s.box.empty()) continue;
+    const Shape lb = lhs->shard(i).box.extent();  // (batch, free, contract) or (batch, contract, free)
+    const Shape ob = s.box.extent();               // (batch, lhs free, rhs free)
+    gemm::Params p;
+    p.dtype = dtype;
+    p.batch = product(ob, 0, nb);
+    p.m = product(ob, nb, nb + lf.size());
+    p.n = product(ob, nb + lf.size(), ob.size());
+    p.k = ta ? product(lb, nb, nb + nk) : product(lb, lr - nk, lr);
+    p.trans_a = ta;
+    p.trans_b = tb;
+    kernels.emplace_back(i, Kernel::matmul(out->buffer(i).place(), lhs->buffer(i).place(),
+                                           rhs->buffer(i).place(), p, s.device));
+  }
+  launch_per_shard(*out, {lhs.get(), rhs.get()}, std::move(kernels));
+  // Partial products over split contracting dimensions are summed.
+  const int64_t scatter =
+      on_mesh(requested, mesh) ? scatter_dimension(c.out, propagate::padded(requested->spec(), out_shape.size()),
+                                    c.summed, out_shape, *mesh)
+                : -1;
+  out = combine_partials(mesh, out, out_shape, c.out, c.summed, Combine::Sum, scatter);
+  return honour(out, requested);
+}
+
+ArrayPtr matmul(const ArrayPtr &a, const ArrayPtr &b, const OpOptions &options) {
+  const size_t ar = a->shape().size(), br = b->shape().size();
+  if (ar == 0 || br == 0) invalid(ar == 0 ? "a" : "b", ": matmul needs at least one dimension");
+  propagate::DotDims dd;
+  if (ar == 1 || br == 1 || ar == 2 || br == 2) {
+    if (ar > 2 || br > 2) {
+      if (!(ar > 2 && br <= 2))
+        invalid("a and b: matmul of shapes ", shape_to_string(a->shape()), " and ",
+                shape_to_string(b->shape()), " needs equal batch dimensions; broadcast_to first");
+    }
+    dd.lhs_contract = {static_cast<int64_t>(ar) - 1};
+    dd.rhs_contract = {br == 1 ? 0 : static_cast<int64_t>(br) - 2};
+  } else {
+    if (ar != br)
+      invalid("a and b: matmul of shapes ", shape_to_string(a->shape()), " and ",
+              shape_to_string(b->shape()), " needs equal batch dimensions; broadcast_to first");
+    for (size_t d = 0; d + 2 < ar; ++d) {
+      dd.lhs_batch.push_back(static_cast<int64_t>(d));
+      dd.rhs_batch.push_back(static_cast<int64_t>(d));
+    }
+    dd.lhs_contract = {static_cast<int64_t>(ar) - 1};
+    dd.rhs_contract = {static_cast<int64_t>(br) - 2};
+  }
+  const int64_t ka = a->shape()[static_cast<size_t>(dd.lhs_contract[0])];
+  const int64_t kb = b->shape()[static_cast<size_t>(dd.rhs_contract[0])];
+  if (ka != kb)
+    invalid("a and b: matmul of shapes ", shape_to_string(a->shape()), " and ",
+            shape_to_string(b->shape()), ": inner dimensions differ (", ka, " and ", kb, ")");
+  return dot_general(a, b, dd, options);
+}
+
+ArrayPtr einsum(const std::string &subscripts, const ArrayPtr &a_in, const ArrayPtr &b_in,
+                const OpOptions &options) {
+  const auto arrow = subscripts.find("->");
+  const auto comma = subscripts.find(',');
+  if (arrow == std::string::npos || comma == std::string::npos || comma > arrow)
+    invalid("subscripts: '", subscripts, "' is not of the form 'ab,bc->ac' (two operands and an "
+            "explicit output)");
+  auto clean = [&](std::string s, const char *part) {
+    s.erase(std::remove(s.begin(), s.end(), ' '), s.end());
+    for (char ch : s)
+      if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z')))
+        invalid("subscripts: '", subscripts, "': the ", part, " has '", std::string(1, ch),
+                "'; only letters name dimensions (no ellipsis)");
+    for (size_t k = 0; k < s.size(); ++k)
+      if (s.find(s[k], k + 1) != std::string::npos)
+        invalid("subscripts: '", subscripts, "': '", std::string(1, s[k]), "' repeats in the ",
+                part, " (traces and diagonals are not supported)");
+    return s;
+  };
+  const std::string sa = clean(subscripts.substr(0, comma), "first operand");
+  const std::string sb = clean(subscripts.substr(comma + 1, arrow - comma - 1), "second operand");
+  const std::string so = clean(subscripts.substr(arrow + 2), "output");
+  if (sa.size() != a_in->shape().size())
+    invalid("subscripts: '", sa, "' names ", sa.size(), " dimensions but a has ",
+            a_in->shape().size());
+  if (sb.size() != b_in->shape().size())
+    invalid("subscripts: '", sb, "' names ", sb.size(), " dimensions but b has ",
+            b_in->shape().size());
+  for (char ch : so)
+    if (sa.find(ch) == std::string::npos && sb.find(ch) == std::string::npos)
+      invalid("subscripts: output dimension '", std::string(1, ch), "' names no operand dimension");
+  // Letters only one operand has and the output lacks are summed first.
+  ArrayPtr a = a_in, b = b_in;
+  std::string la = sa, lb = sb;
+  auto sum_alone = [&](ArrayPtr &x, std::string &s, const std::string &other) {
+    std::vector<int64_t> axes;
+    std::string kept;
+    for (size_t k = 0; k < s.size(); ++k)
+      if (other.find(s[k]) == std::string::npos && so.find(s[k]) == std::string::npos)
+        axes.push_back(static_cast<int64_t>(k));
+      else
+        kept += s[k];
+    if (axes.empty()) return;
+    x = reduce(ReduceKind::Sum, x, axes, false, false, {});
+    s = kept;
+  };
+  sum_alone(a, la, lb);
+  sum_alone(b, lb, la);
+  propagate::DotDims dd;
+  std::string order;  // the letters of dot_general's result
+  for (size_t k = 0; k < la.size(); ++k) {
+    const auto j = lb.find(la[k]);
+    if (j == std::string::npos) continue;
+    if (so.find(la[k]) != std::string::npos) {
+      dd.lhs_batch.push_back(static_cast<int64_t>(k));
+      dd.rhs_batch.push_back(static_cast<int64_t>(j));
+      order += la[k];
+    } else {
+      dd.lhs_contract.push_back(static_cast<int64_t>(k));
+      dd.rhs_contract.push_back(static_cast<int64_t>(j));
+    }
+  }
+  for (char ch : la)
+    if (lb.find(ch) == std::string::npos) order += ch;
+  for (char ch : lb)
+    if (la.find(ch) == std::string::npos) order += ch;
+  if (order.size() != so.size())
+    invalid("subscripts: '", subscripts, "': the output must name every dimension that is not summed");
+  std::vector<int64_t> perm;
+  for (char ch : so) perm.push_back(static_cast<int64_t>(order.find(ch)));
+  if (is_identity(perm)) return dot_general(a, b, dd, options);
+  return transpose(dot_general(a, b, dd, {}), perm, options);
+}
+
+}  // namespace spmd::ops

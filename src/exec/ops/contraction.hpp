@@ -1,0 +1,20 @@
+// Contractions as global ops: lax.dot_general, jnp.matmul and two-operand
+// jnp.einsum. Operands are brought to the layouts propagate::dot_general
+// chooses, each device multiplies its blocks (CBLAS), and partial products
+// over split contracting dimensions are summed across their axes.
+#pragma once
+
+#include <string>
+
+#include "core/propagation.hpp"
+#include "exec/ops/op_support.hpp"
+
+namespace spmd::ops {
+
+ArrayPtr dot_general(const ArrayPtr &lhs, const ArrayPtr &rhs, propagate::DotDims dims,
+                     const OpOptions &options);
+ArrayPtr matmul(const ArrayPtr &a, const ArrayPtr &b, const OpOptions &options);
+ArrayPtr einsum(const std::string &subscripts, const ArrayPtr &a, const ArrayPtr &b,
+                const OpOptions &options);
+
+}  // namespace spmd::ops

@@ -1,0 +1,223 @@
+#include "exec/ops/elementwise.hpp"
+
+#include "base/dtype.hpp"
+#include "base/error.hpp"
+#include "base/promotion.hpp"
+
+namespace spmd::ops {
+
+spmd_dtype compute_type(spmd_dtype d) {
+  if (d == SPMD_F64) return SPMD_F64;
+  if (dtype_is_float(d)) return SPMD_F32;
+  return SPMD_I64;
+}
+
+Shape broadcast_shapes(const Shape &a, const char *an, const Shape &b, const char *bn) {
+  const size_t n = std::max(a.size(), b.size());
+  Shape out(n);
+  for (size_t d = 0; d < n; ++d) {
+    const int64_t x = d + a.size() >= n ? a[d + a.size() - n] : 1;
+    const int64_t y = d + b.size() >= n ? b[d + b.size() - n] : 1;
+    if (x != y && x != 1 && y != 1)
+      invalid(an, " and ", bn, ": shapes ", shape_to_string(a), " and ", shape_to_string(b),
+              " do not broadcast (dimension ", static_cast<int64_t>(d) - static_cast<int64_t>(n),
+              ": ", x, " against ", y, ")");
+    out[d] = x == 1 ? y : x;
+  }
+  return out;
+}
+
+namespace {
+
+struct Input {
+  ArrayPtr array;  // null for a scalar
+  const char *name = "";
+  double value = 0;
+  spmd_dtype dtype = SPMD_F32;
+};
+
+// Dense strides of a block, right-aligned to the result's rank, 0 where
+// the block broadcasts.
+Shape strides_for(const Shape &local, const Shape &out_local) {
+  const size_t n = out_local.size(), r = local.size();
+  Shape st(n, 0);
+  int64_t s = 1;
+  for (size_t od = r; od-- > 0;) {
+    const size_t d = od + n - r;
+    st[d] = (local[od] == 1 && out_local[d] != 1) ? 0 : s;
+    s *= local[od];
+  }
+  return st;
+}
+
+ArrayPtr run(ew::Op op, std::vector<Input> in, spmd_dtype compute, spmd_dtype out_dtype,
+             const Shape *target, const OpOptions &options) {
+  std::vector<Operand> arrays;
+  for (const auto &i : in)
+    if (i.array) arrays.push_back({i.array, i.name});
+  const MeshPtr mesh = common_mesh(arrays);
+  Shape out_shape;
+  if (target) {
+    out_shape = *target;
+    for (const auto &a : arrays)
+      if (broadcast_shapes(a.array->shape(), a.name, out_shape, "shape") != out_shape)
+        invalid(a.name, ": shape ", shape_to_string(a.array->shape()), " cannot be broadcast to ",
+                shape_to_string(out_shape));
+  } else {
+    out_shape = arrays[0].array->shape();
+    const char *first = arrays[0].name;
+    for (size_t k = 1; k < arrays.size(); ++k)
+      out_shape = broadcast_shapes(out_shape, first, arrays[k].array->shape(), arrays[k].name);
+  }
+  const size_t n = out_shape.size();
+  const ShardingPtr requested = requested_sharding(options, mesh, n);
+  propagate::Dims out_dims;
+  if (on_mesh(requested, mesh)) {
+    out_dims = propagate::padded(requested->spec(), n);
+  } else {
+    std::vector<propagate::Dims> dims;
+    std::vector<Shape> shapes;
+    for (const auto &a : arrays) {
+      dims.push_back(propagate::padded(a.array->sharding()->spec(), a.array->shape().size()));
+      shapes.push_back(a.array->shape());
+    }
+    out_dims = propagate::elementwise(dims, shapes, out_shape);
+  }
+  const ShardingPtr out_sharding = on_mesh(requested, mesh) ? requested : sharding_of(mesh, out_dims);
+
+  std::vector<ArrayPtr> laid(in.size());
+  std::vector<const Array *> reads;
+  for (size_t k = 0; k < in.size(); ++k) {
+    if (!in[k].array) continue;
+    laid[k] = laid_out(in[k].array, mesh,
+                       propagate::operand_layout(out_dims, in[k].array->shape(), out_shape));
+    reads.push_back(laid[k].get());
+  }
+  // A donated operand of the result's shape, type and layout gives its
+  // buffers to the result, which the kernel then writes in place.
+  ArrayPtr out;
+  for (size_t k = 0; k < in.size() && k < 3 && !out; ++k) {
+    if (!options.donate[k] || !laid[k] || laid[k] != in[k].array) continue;
+    const Array &a = *laid[k];
+    if (a.shape() != out_shape || a.dtype() != out_dtype) continue;
+    std::vector<BufferPtr> buffers;
+    for (size_t i = 0; i < a.shard_count(); ++i) buffers.push_back(a.buffer_ptr(i));
+    out = Array::from_buffers(out_sharding, out_dtype, out_shape, std::move(buffers));
+  }
+  if (!out) out = std::make_shared<Array>(out_sharding, out_dtype, out_shape);
+
+  std::vector<std::pair<size_t, Kernel>> kernels;
+  for (size_t i = 0; i < out->shard_count(); ++i) {
+    const ShardLayout &s = out->shard(i);
+    if (s.box.empty()) continue;
+    ew::Params p;
+    p.op = op;
+    p.out = out_dtype;
+    p.compute = compute;
+    p.shape = s.box.extent();
+    p.nin = static_cast<int>(in.size());
+    Place places[3];
+    for (size_t k = 0; k < in.size(); ++k) {
+      p.in[k].dtype = in[k].dtype;
+      if (!laid[k]) {
+        p.in[k].scalar = true;
+        p.in[k].value = in[k].value;
+        p.in[k].strides.assign(n, 0);
+        continue;
+      }
+      p.in[k].strides = strides_for(laid[k]->shard(i).box.extent(), p.shape);
+      places[k] = laid[k]->buffer(i).place();
+    }
+    kernels.emplace_back(i, Kernel::elementwise_op(out->buffer(i).place(), places, std::move(p), s.device));
+  }
+  launch_per_shard(*out, reads, std::move(kernels));
+  return honour(out, requested);
+}
+
+// The scalar as JAX rounds a weakly typed Python number to the array's type.
+double rounded_to(spmd_dtype d, double v) {
+  unsigned char bytes[8];
+  store_from_double(d, v, bytes);
+  return load_as_double(d, bytes);
+}
+
+bool is_transcendental(ew::Op op) {
+  return op >= ew::Op::Exp && op <= ew::Op::GeluExact && op != ew::Op::Relu;
+}
+
+// The result type and the type computed in for a binary op on `t` (the
+// operands' promoted type); refuses what JAX refuses.
+std::pair<spmd_dtype, spmd_dtype> binary_types(ew::Op op, spmd_dtype t) {
+  const char *name = ew::op_name(op);
+  if (t == SPMD_BOOL && op == ew::Op::Sub)
+    invalid("op: sub is not defined for bool operands (JAX raises TypeError); use ne or where");
+  if (op == ew::Op::Div || (op == ew::Op::Pow && t == SPMD_BOOL)) t = float_result(t);
+  (void)name;
+  const spmd_dtype compute = compute_type(t);
+  if (ew::is_comparison(op)) return {SPMD_BOOL, compute};
+  return {t, compute};
+}
+
+// Bool arithmetic as JAX's: add is or, mul is and (max and min of 0 and 1).
+ew::Op bool_form(ew::Op op, spmd_dtype t) {
+  if (t != SPMD_BOOL) return op;
+  if (op == ew::Op::Add) return ew::Op::Max;
+  if (op == ew::Op::Mul) return ew::Op::Min;
+  return op;
+}
+
+}  // namespace
+
+ArrayPtr unary(ew::Op op, const ArrayPtr &x, const OpOptions &options) {
+  spmd_dtype t = x->dtype();
+  if (is_transcendental(op)) t = float_result(t);
+  else if (t == SPMD_BOOL && op != ew::Op::Copy)
+    invalid("op: ", ew::op_name(op), " is not defined for bool operands (JAX raises TypeError)");
+  return run(op, {{x, "x", 0, x->dtype()}}, compute_type(t), t, nullptr, options);
+}
+
+ArrayPtr astype(const ArrayPtr &x, spmd_dtype dtype, const OpOptions &options) {
+  // Floats convert through their own precision; a float to an integer
+  // goes through f64 (exact for every float type) and then as jnp.astype.
+  spmd_dtype compute = compute_type(dtype);
+  if (!dtype_is_float(dtype) && dtype_is_float(x->dtype())) compute = SPMD_F64;
+  if (dtype_is_float(dtype) && x->dtype() == SPMD_F64) compute = SPMD_F64;
+  return run(ew::Op::Copy, {{x, "x", 0, x->dtype()}}, compute, dtype, nullptr, options);
+}
+
+ArrayPtr binary(ew::Op op, const ArrayPtr &x, const ArrayPtr &y, const OpOptions &options) {
+  const spmd_dtype t = promote_types(x->dtype(), y->dtype());
+  const auto [out, compute] = binary_types(op, t);
+  return run(bool_form(op, t), {{x, "x", 0, x->dtype()}, {y, "y", 0, y->dtype()}}, compute, out,
+             nullptr, options);
+}
+
+ArrayPtr binary_scalar(ew::Op op, const ArrayPtr &x, double s, bool scalar_first,
+                       const OpOptions &options) {
+  const spmd_dtype t = scalar_promotion(x->dtype(), s, "scalar");
+  const auto [out, compute] = binary_types(op, t);
+  Input a{x, "x", 0, x->dtype()};
+  Input b{nullptr, "scalar", rounded_to(t, s), t};
+  std::vector<Input> in = scalar_first ? std::vector<Input>{b, a} : std::vector<Input>{a, b};
+  OpOptions o = options;
+  if (scalar_first) std::swap(o.donate[0], o.donate[1]);
+  return run(bool_form(op, t), std::move(in), compute, out, nullptr, o);
+}
+
+ArrayPtr where(const ArrayPtr &cond, const ArrayPtr &x, const ArrayPtr &y,
+               const OpOptions &options) {
+  const spmd_dtype t = promote_types(x->dtype(), y->dtype());
+  return run(ew::Op::Select,
+             {{cond, "cond", 0, cond->dtype()}, {x, "x", 0, x->dtype()}, {y, "y", 0, y->dtype()}},
+             compute_type(t), t, nullptr, options);
+}
+
+ArrayPtr broadcast_to(const ArrayPtr &x, const Shape &shape, const OpOptions &options) {
+  if (shape.size() < x->shape().size())
+    invalid("shape: ", shape_to_string(shape), " has fewer dimensions than x's ",
+            shape_to_string(x->shape()));
+  return run(ew::Op::Copy, {{x, "x", 0, x->dtype()}}, compute_type(x->dtype()), x->dtype(), &shape,
+             options);
+}
+
+}  // namespace spmd::ops

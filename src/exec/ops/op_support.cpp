@@ -1,0 +1,92 @@
+#include "exec/ops/op_support.hpp"
+
+#include <algorithm>
+
+#include "base/dtype.hpp"
+#include "base/error.hpp"
+
+namespace spmd::ops {
+
+std::string describe(const Array &a) {
+  return cat(dtype_name(a.dtype()), shape_to_string(a.shape()));
+}
+
+MeshPtr common_mesh(const std::vector<Operand> &operands) {
+  const MeshPtr &mesh = operands.at(0).array->sharding()->mesh();
+  for (size_t i = 1; i < operands.size(); ++i) {
+    const MeshPtr &m = operands[i].array->sharding()->mesh();
+    if (m == mesh || *m == *mesh) continue;
+    if (m->device_set() != mesh->device_set())
+      invalid(operands[i].name, ": lives on another runtime than ", operands[0].name);
+    invalid(operands[0].name, " and ", operands[i].name, ": laid out on different meshes (",
+            mesh->to_string(), " and ", m->to_string(),
+            "); reshard one onto the other's mesh first");
+  }
+  return mesh;
+}
+
+namespace {
+std::vector<int> sorted_devices(const Mesh &m) {
+  std::vector<int> d = m.devices();
+  std::sort(d.begin(), d.end());
+  return d;
+}
+}  // namespace
+
+ShardingPtr requested_sharding(const OpOptions &options, const MeshPtr &mesh, size_t ndim) {
+  const ShardingPtr &s = options.out_sharding;
+  if (!s) return nullptr;
+  if (s->device_set() != mesh->device_set())
+    invalid("options->out_sharding: belongs to another runtime than the operands");
+  // Another mesh over the same devices is a layout the result can be
+  // resharded to (the notebook's f_contract_2); other devices are not.
+  if (!(*s->mesh() == *mesh) && sorted_devices(*s->mesh()) != sorted_devices(*mesh))
+    invalid("options->out_sharding: is on ", s->mesh()->to_string(),
+            ", whose devices are not the operands' (", mesh->to_string(),
+            "); an output sharding must cover the operands' devices");
+  if (s->spec().ndim() > ndim)
+    invalid("options->out_sharding: its spec (", s->spec().short_string(), ") names ",
+            s->spec().ndim(), " dimensions but the result has ", ndim);
+  return s;
+}
+
+bool on_mesh(const ShardingPtr &s, const MeshPtr &mesh) {
+  return s && (s->mesh() == mesh || *s->mesh() == *mesh);
+}
+
+ShardingPtr sharding_of(const MeshPtr &mesh, const propagate::Dims &dims) {
+  return Sharding::named(mesh, PartitionSpec(dims, PartitionSpec::Unchecked{}));
+}
+
+ArrayPtr laid_out(const ArrayPtr &a, const MeshPtr &mesh, const propagate::Dims &dims) {
+  const Sharding &s = *a->sharding();
+  if (s.kind() == Sharding::Kind::Named && (s.mesh() == mesh || *s.mesh() == *mesh) &&
+      propagate::padded(s.spec(), a->shape().size()) == dims)
+    return a;
+  return a->reshard(sharding_of(mesh, dims));
+}
+
+ArrayPtr honour(const ArrayPtr &result, const ShardingPtr &requested) {
+  if (!requested) return result;
+  const Sharding &s = *result->sharding();
+  if (s.equivalent(*requested) && *s.mesh() == *requested->mesh()) return result;
+  return result->reshard(requested);
+}
+
+void launch_per_shard(Array &out, const std::vector<const Array *> &inputs,
+                      std::vector<std::pair<size_t, Kernel>> kernels) {
+  if (kernels.empty()) return;
+  EventList after;
+  for (const Array *a : inputs) after.add(a->before_read());
+  std::vector<Kernel> batch;
+  batch.reserve(kernels.size());
+  for (auto &[i, k] : kernels) {
+    after.add(out.buffer(i).before_write());
+    batch.push_back(std::move(k));
+  }
+  const EventPtr done = out.runtime().backend().launch(batch, after);
+  for (const Array *a : inputs) a->add_read(done);
+  for (const auto &k : kernels) out.buffer(k.first).set_written(done);
+}
+
+}  // namespace spmd::ops

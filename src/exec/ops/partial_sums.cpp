@@ -1,0 +1,80 @@
+#include "exec/ops/partial_sums.hpp"
+
+#include "base/error.hpp"
+#include "exec/persistent.hpp"
+#include "runtime/rendezvous.hpp"
+
+namespace spmd::ops {
+
+namespace {
+int64_t shards_of(const propagate::Dim &d, const Mesh &mesh) {
+  int64_t n = 1;
+  for (const auto &a : d) n *= mesh.shape()[static_cast<size_t>(mesh.axis_index(a))];
+  return n;
+}
+
+std::vector<int> axis_indices(const Mesh &mesh, const std::vector<std::string> &axes) {
+  std::vector<int> idx;
+  for (const auto &a : axes) idx.push_back(mesh.axis_index(a));
+  return idx;
+}
+}  // namespace
+
+int64_t scatter_dimension(const propagate::Dims &natural, const propagate::Dims &requested,
+                          const std::vector<std::string> &axes, const Shape &shape,
+                          const Mesh &mesh) {
+  if (axes.empty()) return -1;
+  for (size_t d = 0; d < natural.size(); ++d) {
+    propagate::Dim want = natural[d];
+    want.insert(want.end(), axes.begin(), axes.end());
+    if (requested[d] != want) continue;
+    if (shape[d] % shards_of(want, mesh) != 0) return -1;  // uneven: psum, then reshard
+    return static_cast<int64_t>(d);
+  }
+  return -1;
+}
+
+ArrayPtr combine_partials(const MeshPtr &mesh, const ArrayPtr &partials, const Shape &shape,
+                          const propagate::Dims &dims, const std::vector<std::string> &axes,
+                          Combine how, int64_t scatter) {
+  if (axes.empty()) return partials;
+  // The partials as one array with a leading dimension of one block per
+  // member of each group, split over the axes: shard_map's view of them.
+  const Mesh &m = *mesh;
+  propagate::Dims stacked_dims{propagate::Dim(axes.begin(), axes.end())};
+  stacked_dims.insert(stacked_dims.end(), dims.begin(), dims.end());
+  Shape stacked_shape{shards_of(stacked_dims[0], m)};
+  stacked_shape.insert(stacked_shape.end(), shape.begin(), shape.end());
+  std::vector<BufferPtr> buffers;
+  for (size_t i = 0; i < partials->shard_count(); ++i) buffers.push_back(partials->buffer_ptr(i));
+  ArrayPtr stacked = Array::from_buffers(sharding_of(mesh, stacked_dims), partials->dtype(),
+                                         stacked_shape, std::move(buffers));
+  const CollectiveKind kind = how == Combine::Sum   ? CollectiveKind::Psum
+                              : how == Combine::Max ? CollectiveKind::Pmax
+                                                    : CollectiveKind::Pmin;
+  const auto timeout = collective_timeout(0, "timeout");
+  ArrayPtr summed;
+  propagate::Dims out_dims = dims;
+  if (scatter >= 0 && how == Combine::Sum) {
+    CollectiveParams params;
+    params.axis = scatter + 1;
+    params.tiled = true;
+    PersistentCollective op(stacked->sharding(),
+                            Collective(CollectiveKind::PsumScatter, axis_indices(m, axes), params),
+                            stacked->dtype(), stacked_shape, timeout);
+    summed = op.execute(stacked);
+    auto &d = out_dims[static_cast<size_t>(scatter)];
+    d.insert(d.end(), axes.begin(), axes.end());
+  } else {
+    PersistentCollective op(stacked->sharding(), Collective(kind, axis_indices(m, axes), {}),
+                            stacked->dtype(), stacked_shape, timeout);
+    summed = op.execute(stacked);
+  }
+  // Drop the leading dimension (now of size 1): the same buffers.
+  std::vector<BufferPtr> out_buffers;
+  for (size_t i = 0; i < summed->shard_count(); ++i) out_buffers.push_back(summed->buffer_ptr(i));
+  return Array::from_buffers(sharding_of(mesh, out_dims), summed->dtype(), shape,
+                             std::move(out_buffers));
+}
+
+}  // namespace spmd::ops

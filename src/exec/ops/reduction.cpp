@@ -1,0 +1,153 @@
+#include "exec/ops/reduction.hpp"
+
+#include "base/dtype.hpp"
+#include "base/error.hpp"
+#include "base/promotion.hpp"
+#include "exec/ops/elementwise.hpp"
+#include "exec/ops/partial_sums.hpp"
+#include "kernels/reduce_axes.hpp"
+
+namespace spmd::ops {
+
+size_t checked_axis(int64_t axis, size_t ndim, const char *what) {
+  const auto n = static_cast<int64_t>(ndim);
+  if (axis < -n || axis >= n)
+    invalid(what, ": ", axis, " is out of range for an array of ", ndim, " dimensions");
+  return static_cast<size_t>(axis < 0 ? axis + n : axis);
+}
+
+namespace {
+
+const char *kind_name(ReduceKind k) {
+  switch (k) {
+    case ReduceKind::Sum: return "sum";
+    case ReduceKind::Mean: return "mean";
+    case ReduceKind::Max: return "max";
+    case ReduceKind::Min: return "min";
+  }
+  return "?";
+}
+
+// Each device's reduction of its block, laid out as the result's block.
+ArrayPtr local_reduce(red::Op op, const ArrayPtr &x, const std::vector<bool> &reduced,
+                      spmd_dtype out_dtype, const MeshPtr &mesh, const Shape &out_shape,
+                      const propagate::Dims &out_dims) {
+  auto partials = std::make_shared<Array>(sharding_of(mesh, out_dims), out_dtype, out_shape);
+  std::vector<std::pair<size_t, Kernel>> kernels;
+  for (size_t i = 0; i < partials->shard_count(); ++i) {
+    if (partials->shard(i).box.empty()) continue;
+    red::Params p;
+    p.op = op;
+    p.in = x->dtype();
+    p.out = out_dtype;
+    p.shape = x->shard(i).box.extent();
+    p.reduced = reduced;
+    kernels.emplace_back(i, Kernel::reduction(partials->buffer(i).place(), x->buffer(i).place(),
+                                              std::move(p), partials->shard(i).device));
+  }
+  launch_per_shard(*partials, {x.get()}, std::move(kernels));
+  return partials;
+}
+
+}  // namespace
+
+ArrayPtr reduce(ReduceKind kind, const ArrayPtr &x_in, const std::vector<int64_t> &axes, bool all,
+                bool keepdims, const OpOptions &options) {
+  const size_t nd = x_in->shape().size();
+  std::vector<bool> reduced(nd, all);
+  if (!all)
+    for (size_t k = 0; k < axes.size(); ++k) {
+      const std::string what = cat("axes[", k, "]");
+      const size_t a = checked_axis(axes[k], nd, what.c_str());
+      if (reduced[a]) invalid("axes: dimension ", a, " appears twice");
+      reduced[a] = true;
+    }
+  ArrayPtr x = x_in;
+  int64_t count = 1;
+  for (size_t d = 0; d < nd; ++d)
+    if (reduced[d]) {
+      count *= x->shape()[d];
+      if (x->shape()[d] == 0 && (kind == ReduceKind::Max || kind == ReduceKind::Min))
+        invalid("axes: ", kind_name(kind), " over dimension ", d,
+                " of size 0 has no identity (JAX raises ValueError)");
+    }
+  if (kind == ReduceKind::Mean && !dtype_is_float(x->dtype())) x = astype(x, float_result(x->dtype()), {});
+  const MeshPtr mesh = x->sharding()->mesh();
+  const propagate::Dims in_dims = propagate::padded(x->sharding()->spec(), nd);
+  const propagate::Reduction r = propagate::reduce(in_dims, reduced, keepdims);
+  Shape out_shape;
+  for (size_t d = 0; d < nd; ++d)
+    if (!reduced[d]) out_shape.push_back(x->shape()[d]);
+    else if (keepdims) out_shape.push_back(1);
+  const ShardingPtr requested = requested_sharding(options, mesh, out_shape.size());
+
+  const spmd_dtype dtype = x->dtype();
+  const bool sum = kind == ReduceKind::Sum || kind == ReduceKind::Mean;
+  const spmd_dtype result = sum ? sum_result(dtype) : dtype;
+  // 16-bit floats reduce in f32 and round once at the end.
+  const spmd_dtype partial = (result == SPMD_F16 || result == SPMD_BF16) ? SPMD_F32 : result;
+  const red::Op op = sum ? red::Op::Sum : kind == ReduceKind::Max ? red::Op::Max : red::Op::Min;
+  ArrayPtr out = local_reduce(op, x, reduced, partial, mesh, out_shape, r.out);
+  const int64_t scatter =
+      on_mesh(requested, mesh) && sum ? scatter_dimension(r.out, propagate::padded(requested->spec(), out_shape.size()),
+                                           r.summed, out_shape, *mesh)
+                       : -1;
+  out = combine_partials(mesh, out, out_shape, r.out, r.summed,
+                         sum ? Combine::Sum : kind == ReduceKind::Max ? Combine::Max : Combine::Min,
+                         scatter);
+  if (partial != result) out = astype(out, result, {});
+  if (kind == ReduceKind::Mean) {
+    std::vector<std::pair<size_t, Kernel>> kernels;
+    for (size_t i = 0; i < out->shard_count(); ++i) {
+      const Buffer &b = out->buffer(i);
+      const auto n = static_cast<size_t>(out->shard(i).box.elements());
+      if (n) kernels.emplace_back(i, Kernel::scale_by_reciprocal(b.place(), b.place(), result, n,
+                                                                 static_cast<double>(count)));
+    }
+    launch_per_shard(*out, {}, std::move(kernels));
+  }
+  return honour(out, requested);
+}
+
+ArrayPtr argmax(const ArrayPtr &x_in, int64_t axis, const OpOptions &options) {
+  const size_t nd = x_in->shape().size();
+  const size_t a = checked_axis(axis, nd, "axis");
+  if (x_in->shape()[a] == 0)
+    invalid("axis: argmax over dimension ", a, " of size 0 (JAX raises ValueError)");
+  const MeshPtr mesh = x_in->sharding()->mesh();
+  propagate::Dims dims = propagate::padded(x_in->sharding()->spec(), nd);
+  dims[a].clear();  // the axis whole on every device
+  const ArrayPtr x = laid_out(x_in, mesh, dims);
+  std::vector<bool> reduced(nd, false);
+  reduced[a] = true;
+  const propagate::Reduction r = propagate::reduce(dims, reduced, false);
+  Shape out_shape = x->shape();
+  out_shape.erase(out_shape.begin() + static_cast<int64_t>(a));
+  const ShardingPtr requested = requested_sharding(options, mesh, out_shape.size());
+  return honour(local_reduce(red::Op::ArgMax, x, reduced, SPMD_I32, mesh, out_shape, r.out),
+                requested);
+}
+
+ArrayPtr softmax(const ArrayPtr &x_in, int64_t axis, bool log, const OpOptions &options) {
+  const size_t nd = x_in->shape().size();
+  const size_t a = checked_axis(axis, nd, "axis");
+  const MeshPtr mesh = x_in->sharding()->mesh();
+  requested_sharding(options, mesh, nd);
+  // jax.nn.softmax: exp(x - max) / sum(exp(x - max)); log_softmax:
+  // (x - max) - log(sum(exp(x - max))). The axis is gathered first so the
+  // max and the sum need no collective.
+  propagate::Dims dims = propagate::padded(x_in->sharding()->spec(), nd);
+  dims[a].clear();
+  ArrayPtr x = laid_out(x_in, mesh, dims);
+  if (!dtype_is_float(x->dtype())) x = astype(x, float_result(x->dtype()), {});
+  const std::vector<int64_t> ax{static_cast<int64_t>(a)};
+  const ArrayPtr m = reduce(ReduceKind::Max, x, ax, false, true, {});
+  const ArrayPtr shifted = binary(ew::Op::Sub, x, m, {});
+  const ArrayPtr e = unary(ew::Op::Exp, shifted, {});
+  const ArrayPtr s = reduce(ReduceKind::Sum, e, ax, false, true, {});
+  ArrayPtr out = log ? binary(ew::Op::Sub, shifted, unary(ew::Op::Log, s, {}), {})
+                     : binary(ew::Op::Div, e, s, {});
+  return honour(out, options.out_sharding);
+}
+
+}  // namespace spmd::ops

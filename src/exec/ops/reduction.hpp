@@ -1,0 +1,25 @@
+// Reductions as global ops: each device reduces its own block, then the
+// partial results are combined across the mesh axes that split a reduced
+// dimension (exec/ops/partial_sums.hpp). argmax and softmax gather their
+// axis first when it is split, then compute locally.
+#pragma once
+
+#include <vector>
+
+#include "exec/ops/op_support.hpp"
+
+namespace spmd::ops {
+
+enum class ReduceKind { Sum, Mean, Max, Min };
+
+// Dimensions to reduce: `axes` (negative counts from the end), all of
+// them when `all` is set.
+ArrayPtr reduce(ReduceKind kind, const ArrayPtr &x, const std::vector<int64_t> &axes, bool all,
+                bool keepdims, const OpOptions &options);
+ArrayPtr argmax(const ArrayPtr &x, int64_t axis, const OpOptions &options);
+ArrayPtr softmax(const ArrayPtr &x, int64_t axis, bool log, const OpOptions &options);
+
+// Checks and normalises an axis of an array of `ndim` dimensions.
+size_t checked_axis(int64_t axis, size_t ndim, const char *what);
+
+}  // namespace spmd::ops

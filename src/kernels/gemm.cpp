@@ -1,0 +1,106 @@
+#include "kernels/gemm.hpp"
+
+#include <cblas.h>
+
+#include <cstring>
+#include <vector>
+
+#include "base/dtype.hpp"
+#include "base/error.hpp"
+
+namespace spmd::gemm {
+
+namespace {
+
+std::vector<float> widen(spmd_dtype d, const void *p, size_t n) {
+  std::vector<float> v(n);
+  const auto *h = static_cast<const uint16_t *>(p);
+  for (size_t i = 0; i < n; ++i) v[i] = d == SPMD_F16 ? f16_bits_to_f32(h[i]) : bf16_bits_to_f32(h[i]);
+  return v;
+}
+
+template <typename T>
+void blas(const Params &p, T *c, const T *a, const T *b) {
+  const int64_t sa = p.m * p.k, sb = p.k * p.n, sc = p.m * p.n;
+  const CBLAS_TRANSPOSE ta = p.trans_a ? CblasTrans : CblasNoTrans;
+  const CBLAS_TRANSPOSE tb = p.trans_b ? CblasTrans : CblasNoTrans;
+  const auto lda = static_cast<blasint>(p.trans_a ? p.m : p.k);
+  const auto ldb = static_cast<blasint>(p.trans_b ? p.k : p.n);
+  for (int64_t i = 0; i < p.batch; ++i) {
+    if constexpr (sizeof(T) == 4)
+      cblas_sgemm(CblasRowMajor, ta, tb, static_cast<blasint>(p.m), static_cast<blasint>(p.n),
+                  static_cast<blasint>(p.k), 1.0f, a + i * sa, lda, b + i * sb, ldb, 0.0f,
+                  c + i * sc, static_cast<blasint>(p.n));
+    else
+      cblas_dgemm(CblasRowMajor, ta, tb, static_cast<blasint>(p.m), static_cast<blasint>(p.n),
+                  static_cast<blasint>(p.k), 1.0, a + i * sa, lda, b + i * sb, ldb, 0.0,
+                  c + i * sc, static_cast<blasint>(p.n));
+  }
+}
+
+int64_t load_int(spmd_dtype d, const char *p) {
+  switch (d) {
+    case SPMD_I32: return *reinterpret_cast<const int32_t *>(p);
+    case SPMD_I64: return *reinterpret_cast<const int64_t *>(p);
+    case SPMD_U8: return *reinterpret_cast<const uint8_t *>(p);
+    default: return *p != 0;
+  }
+}
+
+void integers(const Params &p, char *c, const char *a, const char *b) {
+  const size_t es = dtype_size(p.dtype);
+  for (int64_t bi = 0; bi < p.batch; ++bi)
+    for (int64_t i = 0; i < p.m; ++i)
+      for (int64_t j = 0; j < p.n; ++j) {
+        uint64_t s = 0;
+        for (int64_t l = 0; l < p.k; ++l) {
+          const int64_t ai = bi * p.m * p.k + (p.trans_a ? l * p.m + i : i * p.k + l);
+          const int64_t bj = bi * p.k * p.n + (p.trans_b ? j * p.k + l : l * p.n + j);
+          s += static_cast<uint64_t>(load_int(p.dtype, a + ai * es)) *
+               static_cast<uint64_t>(load_int(p.dtype, b + bj * es));
+        }
+        char *o = c + static_cast<size_t>((bi * p.m + i) * p.n + j) * es;
+        switch (p.dtype) {
+          case SPMD_I32: *reinterpret_cast<int32_t *>(o) = static_cast<int32_t>(s); break;
+          case SPMD_I64: *reinterpret_cast<int64_t *>(o) = static_cast<int64_t>(s); break;
+          case SPMD_U8: *reinterpret_cast<uint8_t *>(o) = static_cast<uint8_t>(s); break;
+          default: *o = s != 0; break;
+        }
+      }
+}
+
+}  // namespace
+
+void run(const Params &p, void *out, const void *a, const void *b) {
+  const int64_t nc = p.batch * p.m * p.n;
+  if (nc == 0) return;
+  switch (p.dtype) {
+    case SPMD_F32:
+      return blas(p, static_cast<float *>(out), static_cast<const float *>(a),
+                  static_cast<const float *>(b));
+    case SPMD_F64:
+      return blas(p, static_cast<double *>(out), static_cast<const double *>(a),
+                  static_cast<const double *>(b));
+    case SPMD_F16:
+    case SPMD_BF16: {
+      const auto wa = widen(p.dtype, a, static_cast<size_t>(p.batch * p.m * p.k));
+      const auto wb = widen(p.dtype, b, static_cast<size_t>(p.batch * p.k * p.n));
+      std::vector<float> wc(static_cast<size_t>(nc));
+      blas(p, wc.data(), wa.data(), wb.data());
+      auto *h = static_cast<uint16_t *>(out);
+      for (size_t i = 0; i < wc.size(); ++i)
+        h[i] = p.dtype == SPMD_F16 ? f32_to_f16_bits(wc[i]) : f32_to_bf16_bits(wc[i]);
+      return;
+    }
+    case SPMD_I32:
+    case SPMD_I64:
+    case SPMD_U8:
+    case SPMD_BOOL:
+      return integers(p, static_cast<char *>(out), static_cast<const char *>(a),
+                      static_cast<const char *>(b));
+    default:
+      fail(SPMD_ERR_INTERNAL, "gemm kernel: dtype ", static_cast<int>(p.dtype));
+  }
+}
+
+}  // namespace spmd::gemm

@@ -1,0 +1,22 @@
+// Batched matrix products of one device's blocks through CBLAS (OpenBLAS):
+// out[b] = a[b] (m x k) times b[b] (k x n), each operand row-major or
+// transposed in memory. f16 and bf16 multiply in f32 and round once, as
+// XLA on CPU; integers and bool multiply exactly (wrapping) in int64.
+#pragma once
+
+#include <cstdint>
+
+#include "spmd/dtype.h"
+
+namespace spmd::gemm {
+
+struct Params {
+  spmd_dtype dtype = SPMD_F32;  // of both operands and the result
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  bool trans_a = false;  // a[b] is stored k x m
+  bool trans_b = false;  // b[b] is stored n x k
+};
+
+void run(const Params &p, void *out, const void *a, const void *b);
+
+}  // namespace spmd::gemm

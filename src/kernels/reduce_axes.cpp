@@ -1,0 +1,237 @@
+#include "kernels/reduce_axes.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "base/dtype.hpp"
+#include "base/error.hpp"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
+
+namespace spmd::red {
+
+const char *op_name(Op op) {
+  switch (op) {
+    case Op::Sum: return "sum";
+    case Op::Max: return "max";
+    case Op::Min: return "min";
+    case Op::ArgMax: return "argmax";
+  }
+  return "?";
+}
+
+int64_t out_elements(const Params &p) {
+  int64_t n = 1;
+  for (size_t d = 0; d < p.shape.size(); ++d)
+    if (!p.reduced[d]) n *= p.shape[d];
+  return n;
+}
+
+namespace {
+
+class FlushSubnormals {
+ public:
+#if defined(__x86_64__) || defined(__i386__)
+  FlushSubnormals() : saved_(_mm_getcsr()) { _mm_setcsr(saved_ | 0x8040); }
+  ~FlushSubnormals() { _mm_setcsr(saved_); }
+
+ private:
+  unsigned saved_;
+#endif
+};
+
+template <typename A>
+A load(spmd_dtype d, const char *p) {
+  switch (d) {
+    case SPMD_F32: return static_cast<A>(*reinterpret_cast<const float *>(p));
+    case SPMD_F64: return static_cast<A>(*reinterpret_cast<const double *>(p));
+    case SPMD_F16: return static_cast<A>(f16_bits_to_f32(*reinterpret_cast<const uint16_t *>(p)));
+    case SPMD_BF16: return static_cast<A>(bf16_bits_to_f32(*reinterpret_cast<const uint16_t *>(p)));
+    case SPMD_I32: return static_cast<A>(*reinterpret_cast<const int32_t *>(p));
+    case SPMD_I64: return static_cast<A>(*reinterpret_cast<const int64_t *>(p));
+    case SPMD_U8: return static_cast<A>(*reinterpret_cast<const uint8_t *>(p));
+    default: return static_cast<A>(*p != 0);
+  }
+}
+
+// A run of n values of the input as A (a view when it already is A).
+template <typename A>
+const A *row(spmd_dtype d, const char *p, size_t n, std::vector<A> &buf) {
+  if ((std::is_same_v<A, float> && d == SPMD_F32) || (std::is_same_v<A, double> && d == SPMD_F64) ||
+      (std::is_same_v<A, int64_t> && d == SPMD_I64))
+    return reinterpret_cast<const A *>(p);
+  buf.resize(n);
+  const size_t es = dtype_size(d);
+  for (size_t i = 0; i < n; ++i) buf[i] = load<A>(d, p + i * es);
+  return buf.data();
+}
+
+template <typename A>
+A identity(Op op) {
+  if (op == Op::Sum) return A(0);
+  if constexpr (std::is_floating_point_v<A>)
+    return op == Op::Max ? -std::numeric_limits<A>::infinity() : std::numeric_limits<A>::infinity();
+  else
+    return op == Op::Max ? std::numeric_limits<A>::lowest() : std::numeric_limits<A>::max();
+}
+
+// NaN wins a max or min, as jnp.max.
+template <typename A>
+A combine(Op op, A acc, A v) {
+  if (op == Op::Sum) {
+    if constexpr (std::is_integral_v<A>)
+      return static_cast<A>(static_cast<uint64_t>(acc) + static_cast<uint64_t>(v));
+    else
+      return acc + v;
+  }
+  if constexpr (std::is_floating_point_v<A>)
+    if (v != v) return v;
+  if (op == Op::Max) return v > acc ? v : acc;
+  return v < acc ? v : acc;
+}
+
+template <typename A>
+A fold(Op op, A acc, const A *v, size_t n) {
+  if (op == Op::Sum) {
+    // Eight partial sums: vectorisable, and closer to XLA's order of
+    // summation than one running total.
+    A part[8] = {};
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+      for (int k = 0; k < 8; ++k) part[k] = combine(op, part[k], v[i + k]);
+    A s = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+    for (; i < n; ++i) s = combine(op, s, v[i]);
+    return combine(op, acc, s);
+  }
+  for (size_t i = 0; i < n; ++i) acc = combine(op, acc, v[i]);
+  return acc;
+}
+
+template <typename A>
+void store(spmd_dtype d, const A *acc, char *out, size_t n) {
+  const size_t es = dtype_size(d);
+  for (size_t i = 0; i < n; ++i) {
+    char *o = out + i * es;
+    switch (d) {
+      case SPMD_F32: *reinterpret_cast<float *>(o) = static_cast<float>(acc[i]); break;
+      case SPMD_F64: *reinterpret_cast<double *>(o) = static_cast<double>(acc[i]); break;
+      case SPMD_F16: *reinterpret_cast<uint16_t *>(o) = f32_to_f16_bits(static_cast<float>(acc[i])); break;
+      case SPMD_BF16: *reinterpret_cast<uint16_t *>(o) = f32_to_bf16_bits(static_cast<float>(acc[i])); break;
+      case SPMD_I32: *reinterpret_cast<int32_t *>(o) = static_cast<int32_t>(acc[i]); break;
+      case SPMD_I64: *reinterpret_cast<int64_t *>(o) = static_cast<int64_t>(acc[i]); break;
+      case SPMD_U8: *reinterpret_cast<uint8_t *>(o) = static_cast<uint8_t>(acc[i]); break;
+      default: *o = acc[i] != A(0); break;
+    }
+  }
+}
+
+template <typename A>
+void reduce(const Params &p, char *out, const char *in) {
+  // Collapse: drop unit dimensions, merge neighbours of one kind.
+  std::vector<int64_t> dims;
+  std::vector<bool> red;
+  for (size_t d = 0; d < p.shape.size(); ++d) {
+    if (p.shape[d] == 1) continue;
+    if (!dims.empty() && red.back() == p.reduced[d]) {
+      dims.back() *= p.shape[d];
+      continue;
+    }
+    dims.push_back(p.shape[d]);
+    red.push_back(p.reduced[d]);
+  }
+  const int64_t nout = out_elements(p);
+  std::vector<A> acc(static_cast<size_t>(nout), identity<A>(p.op));
+  int64_t total = 1;
+  for (int64_t d : dims) total *= d;
+  if (total > 0 && !dims.empty()) {
+    const size_t nd = dims.size();
+    // Output strides of the kept dimensions (0 for reduced ones).
+    std::vector<int64_t> ostride(nd, 0);
+    int64_t s = 1;
+    for (size_t d = nd; d-- > 0;)
+      if (!red[d]) {
+        ostride[d] = s;
+        s *= dims[d];
+      }
+    const int64_t inner = dims[nd - 1];
+    const bool inner_reduced = red[nd - 1];
+    const size_t es = dtype_size(p.in);
+    std::vector<int64_t> idx(nd, 0);
+    std::vector<A> buf;
+    int64_t obase = 0;
+    for (int64_t r = 0; r < total / inner; ++r) {
+      const A *v = row<A>(p.in, in + static_cast<size_t>(r * inner) * es, static_cast<size_t>(inner), buf);
+      if (inner_reduced) {
+        acc[static_cast<size_t>(obase)] = fold(p.op, acc[static_cast<size_t>(obase)], v, static_cast<size_t>(inner));
+      } else {
+        A *a = acc.data() + obase;
+        for (int64_t i = 0; i < inner; ++i) a[i] = combine(p.op, a[i], v[i]);
+      }
+      for (size_t d = nd - 1; d-- > 0;) {
+        obase += ostride[d];
+        if (++idx[d] < dims[d]) break;
+        obase -= ostride[d] * dims[d];
+        idx[d] = 0;
+      }
+    }
+  } else if (total > 0) {  // every dimension of size 1: one element
+    acc[0] = combine(p.op, acc[0], load<A>(p.in, in));
+  }
+  store(p.out, acc.data(), out, acc.size());
+}
+
+// jnp.argmax over one dimension: the first index of the largest value, a
+// NaN counting as the largest.
+template <typename A>
+void argmax(const Params &p, char *out, const char *in) {
+  int64_t outer = 1, len = 1, inner = 1;
+  size_t axis = 0;
+  for (size_t d = 0; d < p.shape.size(); ++d)
+    if (p.reduced[d]) axis = d;
+  for (size_t d = 0; d < p.shape.size(); ++d) {
+    if (d < axis) outer *= p.shape[d];
+    else if (d == axis) len = p.shape[d];
+    else inner *= p.shape[d];
+  }
+  const size_t es = dtype_size(p.in);
+  auto *o = reinterpret_cast<int32_t *>(out);
+  for (int64_t a = 0; a < outer; ++a)
+    for (int64_t c = 0; c < inner; ++c) {
+      A best = A(0);
+      int32_t at = 0;
+      for (int64_t r = 0; r < len; ++r) {
+        const A v = load<A>(p.in, in + static_cast<size_t>((a * len + r) * inner + c) * es);
+        bool take = r == 0 || v > best;
+        if constexpr (std::is_floating_point_v<A>) take = take || (v != v && best == best);
+        if (take) {
+          best = v;
+          at = static_cast<int32_t>(r);
+        }
+      }
+      o[a * inner + c] = at;
+    }
+}
+
+}  // namespace
+
+void run(const Params &p, void *out, const void *in) {
+  auto *o = static_cast<char *>(out);
+  const auto *i = static_cast<const char *>(in);
+  const bool f64 = p.in == SPMD_F64;
+  const bool flt = f64 || p.in == SPMD_F32 || p.in == SPMD_F16 || p.in == SPMD_BF16;
+  FlushSubnormals ftz;
+  if (p.op == Op::ArgMax) {
+    if (f64) return argmax<double>(p, o, i);
+    if (flt) return argmax<float>(p, o, i);
+    return argmax<int64_t>(p, o, i);
+  }
+  if (f64) return reduce<double>(p, o, i);
+  if (flt) return reduce<float>(p, o, i);
+  return reduce<int64_t>(p, o, i);
+}
+
+}  // namespace spmd::red

@@ -1,0 +1,32 @@
+// Reductions of one device's block over a set of its dimensions (jnp.sum,
+// max, min over axes) and arg-reductions over one dimension (jnp.argmax).
+// Sums of f16, bf16 and f32 accumulate in f32, of f64 in f64, of integers
+// and bool in int64 (wrapped to the result's width), as XLA on CPU.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "base/shape.hpp"
+#include "spmd/dtype.h"
+
+namespace spmd::red {
+
+enum class Op : uint8_t { Sum, Max, Min, ArgMax };
+
+struct Params {
+  Op op = Op::Sum;
+  spmd_dtype in = SPMD_F32;
+  spmd_dtype out = SPMD_F32;  // Sum: sum_result(in); Max, Min: in; ArgMax: i32
+  Shape shape;                // the input block
+  std::vector<bool> reduced;  // per dimension (ArgMax: exactly one)
+};
+
+const char *op_name(Op op);
+int64_t out_elements(const Params &p);
+
+// Writes the block of the kept dimensions (dense, row-major). Max and Min
+// of nothing give the lowest / highest value of the type.
+void run(const Params &p, void *out, const void *in);
+
+}  // namespace spmd::red

@@ -1,0 +1,588 @@
+/* Global ops on sharded arrays: values, and the sharding each propagation
+ * rule gives (docs/compute.md), with JAX's answers under jax.jit on a 2x4
+ * mesh ('x', 'y') as the expected shardings; and every bad input. */
+#include "spmd_test.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+static spmd_mesh *mesh;  /* 2 x 4: 'x', 'y' */
+static float a64[64], b64[64], v8[8];
+
+static int setup(void **state) {
+  suite_setup(state);
+  int64_t s[2] = {2, 4};
+  mesh = test_mesh(suite_rt, 2, s);
+  for (int i = 0; i < 64; ++i) {
+    a64[i] = (float)i;
+    b64[i] = (float)(i % 7) - 3.0f;
+  }
+  for (int i = 0; i < 8; ++i) v8[i] = (float)(10 * i);
+  return 0;
+}
+
+static int teardown(void **state) {
+  spmd_mesh_destroy(mesh);
+  return suite_teardown(state);
+}
+
+static const int64_t S88[2] = {8, 8}, S8[1] = {8};
+
+static spmd_array *put88(const char *spec, const float *data) {
+  return test_put(mesh, spec, SPMD_F32, 2, S88, data);
+}
+
+/* The array's sharding is NamedSharding(mesh, P(spec)) (JAX's ==). */
+static void assert_sharding(const spmd_array *a, const char *spec) {
+  spmd_sharding *got = NULL, *want = test_sharding(mesh, spec);
+  assert_ok(spmd_array_sharding(a, &got));
+  int eq = 0;
+  assert_ok(spmd_sharding_equal(got, want, &eq));
+  if (!eq) {
+    char *s = NULL;
+    assert_ok(spmd_sharding_to_string(got, &s));
+    fail_msg("sharding %s, expected P(%s)", s, spec);
+  }
+  spmd_sharding_destroy(got);
+  spmd_sharding_destroy(want);
+}
+
+static void host_f32(const spmd_array *a, float *out, size_t n) {
+  assert_ok(spmd_array_to_host(a, out, n * sizeof(float)));
+}
+
+static void assert_close(const float *got, const double *want, size_t n, double rtol,
+                         const char *what) {
+  for (size_t i = 0; i < n; ++i) {
+    const double tol = rtol * fabs(want[i]) + 1e-6;
+    if (!(fabs(got[i] - want[i]) <= tol))
+      fail_msg("%s: element %zu is %.9g, expected %.9g", what, i, (double)got[i], want[i]);
+  }
+}
+
+/* ---- elementwise ---- */
+
+static void elementwise_keeps_a_common_sharding(void **state) {
+  (void)state;
+  spmd_array *x = put88("x, y", a64), *y = put88("x, y", b64), *z = NULL;
+  assert_ok(spmd_binary(SPMD_BINARY_ADD, x, y, NULL, &z));
+  assert_sharding(z, "x, y");
+  float got[64];
+  double want[64];
+  host_f32(z, got, 64);
+  for (int i = 0; i < 64; ++i) want[i] = (double)a64[i] + b64[i];
+  assert_close(got, want, 64, 0, "x + y");
+  spmd_array_destroy(z);
+  spmd_array_destroy(x);
+  spmd_array_destroy(y);
+}
+
+/* f_elementwise of the introduction notebook: 2 * sin(x) + 1, three calls. */
+static void two_sin_x_plus_one_keeps_the_sharding(void **state) {
+  (void)state;
+  spmd_array *x = put88("x, y", a64), *s = NULL, *t = NULL, *u = NULL;
+  assert_ok(spmd_unary(SPMD_UNARY_SIN, x, NULL, &s));
+  assert_ok(spmd_scalar_binary(SPMD_BINARY_MUL, 2.0, s, NULL, &t));
+  assert_ok(spmd_binary_scalar(SPMD_BINARY_ADD, t, 1.0, NULL, &u));
+  assert_sharding(u, "x, y");
+  float got[64];
+  double want[64];
+  host_f32(u, got, 64);
+  for (int i = 0; i < 64; ++i) want[i] = 2.0 * sin((double)a64[i]) + 1.0;
+  assert_close(got, want, 64, 1e-6, "2*sin(x)+1");
+  spmd_array_destroy(u);
+  spmd_array_destroy(t);
+  spmd_array_destroy(s);
+  spmd_array_destroy(x);
+}
+
+/* Each row: the operands' specs and JAX's result (probed under jax.jit). */
+static void conflicting_shardings_meet_as_jax_does(void **state) {
+  (void)state;
+  static const char *const rows[][3] = {
+      {"x, y", "y, x", ""},          {"x, None", "None, x", "x, None"},
+      {"x, None", "y, None", ""},    {"x, y", "x, None", "x, y"},
+      {"x, None", "(x,y), None", "(x,y), None"},
+      {"None, y", "x, None", "x, y"}, {"None, x", "y, None", "y, x"},
+      {"", "x, y", "x, y"},
+  };
+  for (size_t r = 0; r < sizeof rows / sizeof *rows; ++r) {
+    spmd_array *x = put88(rows[r][0], a64), *y = put88(rows[r][1], b64), *z = NULL;
+    assert_ok(spmd_binary(SPMD_BINARY_MUL, x, y, NULL, &z));
+    assert_sharding(z, rows[r][2]);
+    float got[64];
+    double want[64];
+    host_f32(z, got, 64);
+    for (int i = 0; i < 64; ++i) want[i] = (double)a64[i] * b64[i];
+    assert_close(got, want, 64, 0, rows[r][0]);
+    spmd_array_destroy(z);
+    spmd_array_destroy(x);
+    spmd_array_destroy(y);
+  }
+}
+
+/* Broadcasting aligns specs from the right; the larger operand wins a
+ * conflict (JAX: P('x','y') + v on 'x' -> P('x','y')). */
+static void broadcasting_aligns_specs_and_the_larger_operand_wins(void **state) {
+  (void)state;
+  static const char *const rows[][3] = {
+      {"x, y", "y", "x, y"}, {"x, y", "x", "x, y"}, {"None, y", "x", "None, y"},
+      {"", "y", "None, y"},
+  };
+  for (size_t r = 0; r < sizeof rows / sizeof *rows; ++r) {
+    spmd_array *x = put88(rows[r][0], a64);
+    spmd_array *v = test_put(mesh, rows[r][1], SPMD_F32, 1, S8, v8), *z = NULL;
+    assert_ok(spmd_binary(SPMD_BINARY_SUB, v, x, NULL, &z));
+    assert_sharding(z, rows[r][2]);
+    float got[64];
+    double want[64];
+    host_f32(z, got, 64);
+    for (int i = 0; i < 64; ++i) want[i] = (double)v8[i % 8] - a64[i];
+    assert_close(got, want, 64, 0, rows[r][0]);
+    spmd_array_destroy(z);
+    spmd_array_destroy(x);
+    spmd_array_destroy(v);
+  }
+}
+
+static void unary_functions_agree_with_libm(void **state) {
+  (void)state;
+  float in[64];
+  for (int i = 0; i < 64; ++i) in[i] = (float)(i - 32) / 8.0f;
+  spmd_array *x = put88("x, y", in);
+  static const spmd_unary_op ops[] = {SPMD_UNARY_NEG, SPMD_UNARY_ABS, SPMD_UNARY_EXP,
+                                      SPMD_UNARY_SIN, SPMD_UNARY_COS, SPMD_UNARY_TANH,
+                                      SPMD_UNARY_RELU, SPMD_UNARY_LOGISTIC,
+                                      SPMD_UNARY_GELU_TANH, SPMD_UNARY_GELU_EXACT};
+  for (size_t k = 0; k < sizeof ops / sizeof *ops; ++k) {
+    spmd_array *y = NULL;
+    assert_ok(spmd_unary(ops[k], x, NULL, &y));
+    assert_sharding(y, "x, y");
+    float got[64];
+    double want[64];
+    host_f32(y, got, 64);
+    for (int i = 0; i < 64; ++i) {
+      const double v = in[i];
+      switch (ops[k]) {
+        case SPMD_UNARY_NEG: want[i] = -v; break;
+        case SPMD_UNARY_ABS: want[i] = fabs(v); break;
+        case SPMD_UNARY_EXP: want[i] = exp(v); break;
+        case SPMD_UNARY_SIN: want[i] = sin(v); break;
+        case SPMD_UNARY_COS: want[i] = cos(v); break;
+        case SPMD_UNARY_TANH: want[i] = tanh(v); break;
+        case SPMD_UNARY_RELU: want[i] = v > 0 ? v : 0; break;
+        case SPMD_UNARY_LOGISTIC: want[i] = 1 / (1 + exp(-v)); break;
+        case SPMD_UNARY_GELU_TANH:
+          want[i] = 0.5 * v * (1 + tanh(sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+          break;
+        default: want[i] = 0.5 * v * erfc(-v / sqrt(2)); break;
+      }
+    }
+    assert_close(got, want, 64, 4e-6, "unary");
+    spmd_array_destroy(y);
+  }
+  spmd_array *p = NULL, *l = NULL, *s = NULL;
+  assert_ok(spmd_unary(SPMD_UNARY_ABS, x, NULL, &p));
+  assert_ok(spmd_unary(SPMD_UNARY_LOG, p, NULL, &l));
+  assert_ok(spmd_unary(SPMD_UNARY_SQRT, p, NULL, &s));
+  float gl[64], gs[64];
+  host_f32(l, gl, 64);
+  host_f32(s, gs, 64);
+  for (int i = 0; i < 64; ++i) {
+    const double v = fabs((double)in[i]);
+    if (v == 0) {
+      assert_true(isinf(gl[i]) && gl[i] < 0);
+      continue;
+    }
+    double wl = log(v), ws = sqrt(v);
+    assert_close(&gl[i], &wl, 1, 4e-6, "log");
+    assert_close(&gs[i], &ws, 1, 1e-7, "sqrt");
+  }
+  spmd_array_destroy(p);
+  spmd_array_destroy(l);
+  spmd_array_destroy(s);
+  spmd_array_destroy(x);
+}
+
+/* JAX's promotion: i32 + f16 -> f16, i32 / i32 -> f32, bool + 1 -> i32,
+ * comparisons give bool, where picks per element. */
+static void dtypes_promote_as_jax(void **state) {
+  (void)state;
+  int32_t iv[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  uint16_t hv[8];
+  for (int i = 0; i < 8; ++i) hv[i] = 0x3C00; /* 1.0 in f16 */
+  spmd_array *i32 = test_put(mesh, "y", SPMD_I32, 1, S8, iv);
+  spmd_array *f16 = test_put(mesh, "y", SPMD_F16, 1, S8, hv);
+  spmd_array *r = NULL;
+  spmd_dtype dt;
+  assert_ok(spmd_binary(SPMD_BINARY_ADD, i32, f16, NULL, &r));
+  assert_ok(spmd_array_dtype(r, &dt));
+  assert_int_equal(dt, SPMD_F16);
+  spmd_array_destroy(r);
+  assert_ok(spmd_binary(SPMD_BINARY_DIV, i32, i32, NULL, &r));
+  assert_ok(spmd_array_dtype(r, &dt));
+  assert_int_equal(dt, SPMD_F32);
+  spmd_array_destroy(r);
+  assert_ok(spmd_binary_scalar(SPMD_BINARY_MUL, i32, 2.5, NULL, &r));
+  assert_ok(spmd_array_dtype(r, &dt));
+  assert_int_equal(dt, SPMD_F32);
+  float f[8];
+  host_f32(r, f, 8);
+  assert_true(f[3] == 10.0f);
+  spmd_array_destroy(r);
+  spmd_array *gt = NULL, *w = NULL, *neg = NULL;
+  assert_ok(spmd_binary_scalar(SPMD_BINARY_GT, i32, 4, NULL, &gt));
+  assert_ok(spmd_array_dtype(gt, &dt));
+  assert_int_equal(dt, SPMD_BOOL);
+  assert_ok(spmd_unary(SPMD_UNARY_NEG, i32, NULL, &neg));
+  assert_ok(spmd_where(gt, i32, neg, NULL, &w));
+  int32_t got[8];
+  assert_ok(spmd_array_to_host(w, got, sizeof got));
+  for (int i = 0; i < 8; ++i) assert_int_equal(got[i], iv[i] > 4 ? iv[i] : -iv[i]);
+  assert_ok(spmd_binary_scalar(SPMD_BINARY_ADD, gt, 1, NULL, &r));
+  assert_ok(spmd_array_dtype(r, &dt));
+  assert_int_equal(dt, SPMD_I32);
+  spmd_array_destroy(r);
+  assert_fails(spmd_binary_scalar(SPMD_BINARY_ADD, i32, 1e12, NULL, &r),
+               SPMD_ERR_INVALID_ARGUMENT, "does not fit int32");
+  assert_fails(spmd_binary(SPMD_BINARY_SUB, gt, gt, NULL, &r), SPMD_ERR_INVALID_ARGUMENT,
+               "not defined for bool");
+  spmd_array_destroy(w);
+  spmd_array_destroy(neg);
+  spmd_array_destroy(gt);
+  spmd_array_destroy(i32);
+  spmd_array_destroy(f16);
+}
+
+/* ---- reductions: the notebook's sum(axis=0) and sum(axis=1) ---- */
+
+static void reductions_keep_unreduced_shards_and_psum_reduced_ones(void **state) {
+  (void)state;
+  spmd_array *x = put88("x, y", a64), *r = NULL;
+  /* (axes, keepdims, JAX's spec) */
+  struct { int64_t axis; int all; int keep; const char *spec; } rows[] = {
+      {0, 0, 0, "y"}, {1, 0, 0, "x"}, {0, 1, 0, ""}, {0, 0, 1, "None, y"}, {-1, 0, 1, "x, None"}};
+  for (size_t k = 0; k < sizeof rows / sizeof *rows; ++k) {
+    assert_ok(spmd_reduce(SPMD_REDUCE_SUM, x, rows[k].all ? 0 : 1, rows[k].all ? NULL : &rows[k].axis,
+                          rows[k].keep, NULL, &r));
+    assert_sharding(r, rows[k].spec);
+    float got[8];
+    int64_t n;
+    assert_ok(spmd_array_size(r, &n));
+    host_f32(r, got, (size_t)n);
+    for (int i = 0; i < n; ++i) {
+      double w = 0;
+      for (int j = 0; j < 64; ++j) {
+        const int row = j / 8, col = j % 8;
+        if (rows[k].all || (rows[k].axis == 0 && col == i) || (rows[k].axis != 0 && row == i))
+          w += a64[j];
+      }
+      assert_close(&got[i], &w, 1, 0, "sum");
+    }
+    spmd_array_destroy(r);
+  }
+  int64_t ax1 = 1;
+  assert_ok(spmd_reduce(SPMD_REDUCE_MAX, x, 1, &ax1, 0, NULL, &r));
+  assert_sharding(r, "x");
+  float got[8];
+  host_f32(r, got, 8);
+  for (int i = 0; i < 8; ++i) assert_true(got[i] == (float)(8 * i + 7));
+  spmd_array_destroy(r);
+  assert_ok(spmd_reduce(SPMD_REDUCE_MEAN, x, 1, &ax1, 0, NULL, &r));
+  host_f32(r, got, 8);
+  for (int i = 0; i < 8; ++i) assert_true(fabsf(got[i] - (8.0f * i + 3.5f)) < 1e-5f);
+  spmd_array_destroy(r);
+  assert_ok(spmd_argmax(x, 1, NULL, &r));
+  assert_sharding(r, "x");
+  int32_t idx[8];
+  assert_ok(spmd_array_to_host(r, idx, sizeof idx));
+  for (int i = 0; i < 8; ++i) assert_int_equal(idx[i], 7);
+  spmd_array_destroy(r);
+  assert_ok(spmd_softmax(x, 1, 0, NULL, &r));
+  assert_sharding(r, "x, None");
+  float sm[64];
+  host_f32(r, sm, 64);
+  for (int i = 0; i < 8; ++i) {
+    double s = 0;
+    for (int j = 0; j < 8; ++j) s += sm[8 * i + j];
+    assert_true(fabs(s - 1) < 1e-6);
+  }
+  spmd_array_destroy(r);
+  spmd_array_destroy(x);
+}
+
+/* A reduction whose output sharding asks for the summed axis on a result
+ * dimension: psum_scatter, same values. */
+static void a_requested_sharding_turns_the_psum_into_a_psum_scatter(void **state) {
+  (void)state;
+  spmd_array *x = put88("y, None", a64), *r = NULL;
+  spmd_sharding *want = test_sharding(mesh, "y");
+  spmd_op_options o = SPMD_OP_OPTIONS_INIT;
+  o.out_sharding = want;
+  int64_t ax0 = 0;
+  assert_ok(spmd_reduce(SPMD_REDUCE_SUM, x, 1, &ax0, 0, &o, &r));
+  assert_sharding(r, "y");
+  float got8[8];
+  host_f32(r, got8, 8);
+  for (int i = 0; i < 8; ++i) assert_true(got8[i] == (float)(8 * 28 + 8 * i));
+  spmd_array_destroy(r);
+  spmd_sharding_destroy(want);
+  /* f_contract_2: the constraint on another mesh over the same devices. */
+  int64_t s8[1] = {8};
+  const char *names[1] = {"d"};
+  spmd_mesh *mesh8 = NULL;
+  assert_ok(spmd_mesh_create(suite_rt, 1, s8, names, NULL, &mesh8));
+  want = test_sharding(mesh8, "d");
+  o.out_sharding = want;
+  assert_ok(spmd_reduce(SPMD_REDUCE_SUM, x, 1, &ax0, 0, &o, &r));
+  spmd_sharding *got = NULL;
+  int eq = 0;
+  assert_ok(spmd_array_sharding(r, &got));
+  assert_ok(spmd_sharding_equal(got, want, &eq));
+  assert_true(eq);
+  host_f32(r, got8, 8);
+  for (int i = 0; i < 8; ++i) assert_true(got8[i] == (float)(8 * 28 + 8 * i));
+  spmd_sharding_destroy(got);
+  spmd_array_destroy(r);
+  spmd_sharding_destroy(want);
+  spmd_mesh_destroy(mesh8);
+  spmd_array_destroy(x);
+}
+
+/* ---- contractions ---- */
+
+static void matmul(const float *a, const float *b, double *c) {
+  for (int i = 0; i < 8; ++i)
+    for (int j = 0; j < 8; ++j) {
+      double s = 0;
+      for (int k = 0; k < 8; ++k) s += (double)a[8 * i + k] * b[8 * k + j];
+      c[8 * i + j] = s;
+    }
+}
+
+/* Each row: lhs spec, rhs spec, JAX's result spec (probed). */
+static void matmul_shardings_follow_jax(void **state) {
+  (void)state;
+  static const char *const rows[][3] = {
+      {"x, None", "None, y", "x, y"},  {"None, x", "x, None", ""},
+      {"x, y", "y, None", "x, None"},  {"x, y", "y, x", "x, None"},
+      {"x, None", "", "x, None"},      {"", "None, y", "None, y"},
+      {"x, None", "x, None", "x, None"}, {"None, x", "", ""},
+      {"y, x", "y, None", "y, None"},
+  };
+  double want[64];
+  matmul(a64, b64, want);
+  for (size_t r = 0; r < sizeof rows / sizeof *rows; ++r) {
+    spmd_array *x = put88(rows[r][0], a64), *y = put88(rows[r][1], b64), *z = NULL;
+    assert_ok(spmd_matmul(x, y, NULL, &z));
+    assert_sharding(z, rows[r][2]);
+    float got[64];
+    host_f32(z, got, 64);
+    assert_close(got, want, 64, 1e-6, rows[r][0]);
+    spmd_array_destroy(z);
+    spmd_array_destroy(x);
+    spmd_array_destroy(y);
+  }
+  /* f_contract_2: the contraction over 'y' asked to land as P('y'): a
+   * psum_scatter. */
+  spmd_array *x = put88("None, y", a64), *y = put88("y, None", b64), *z = NULL;
+  spmd_sharding *s = test_sharding(mesh, "y, None");
+  spmd_op_options o = SPMD_OP_OPTIONS_INIT;
+  o.out_sharding = s;
+  assert_ok(spmd_matmul(x, y, &o, &z));
+  assert_sharding(z, "y");
+  float got[64];
+  host_f32(z, got, 64);
+  assert_close(got, want, 64, 1e-6, "constrained");
+  spmd_array_destroy(z);
+  spmd_sharding_destroy(s);
+  spmd_array_destroy(x);
+  spmd_array_destroy(y);
+}
+
+static void einsum_patterns_of_the_attention_layer(void **state) {
+  (void)state;
+  /* bhqd,bhkd->bhqk and btd,df->btf against dot products on the host. */
+  int64_t s4[4] = {2, 2, 4, 4};
+  float q[64], k[64];
+  for (int i = 0; i < 64; ++i) {
+    q[i] = (float)(i % 5) - 2;
+    k[i] = (float)(i % 3);
+  }
+  spmd_array *qa = test_put(mesh, "x, None, y", SPMD_F32, 4, s4, q);
+  spmd_array *ka = test_put(mesh, "x", SPMD_F32, 4, s4, k), *sa = NULL;
+  assert_ok(spmd_einsum("bhqd,bhkd->bhqk", qa, ka, NULL, &sa));
+  assert_sharding(sa, "x, None, y");
+  float got[64];
+  host_f32(sa, got, 64);
+  for (int b = 0; b < 2; ++b)
+    for (int h = 0; h < 2; ++h)
+      for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 4; ++j) {
+          double w = 0;
+          for (int d = 0; d < 4; ++d) w += q[((b * 2 + h) * 4 + i) * 4 + d] * k[((b * 2 + h) * 4 + j) * 4 + d];
+          assert_close(&got[((b * 2 + h) * 4 + i) * 4 + j], &w, 1, 1e-6, "bhqk");
+        }
+  spmd_array *oa = NULL;
+  assert_ok(spmd_einsum("bhqk,bhkd->bhqd", sa, ka, NULL, &oa));
+  assert_sharding(oa, "x, None, y");
+  spmd_array_destroy(oa);
+  int64_t s3[3] = {2, 4, 8}, sw[2] = {8, 8};
+  spmd_array *t = test_put(mesh, "x", SPMD_F32, 3, s3, a64);
+  spmd_array *w = test_put(mesh, "None, y", SPMD_F32, 2, sw, b64), *tf = NULL;
+  assert_ok(spmd_einsum("btd,df->btf", t, w, NULL, &tf));
+  assert_sharding(tf, "x, None, y");
+  float g2[64];
+  host_f32(tf, g2, 64);
+  for (int r = 0; r < 8; ++r)
+    for (int f = 0; f < 8; ++f) {
+      double v = 0;
+      for (int d = 0; d < 8; ++d) v += (double)a64[8 * r + d] * b64[8 * d + f];
+      assert_close(&g2[8 * r + f], &v, 1, 1e-6, "btf");
+    }
+  spmd_array_destroy(tf);
+  spmd_array_destroy(t);
+  spmd_array_destroy(w);
+  spmd_array_destroy(sa);
+  spmd_array_destroy(qa);
+  spmd_array_destroy(ka);
+}
+
+/* ---- shape ops ---- */
+
+static void transpose_and_reshape_carry_shardings_as_jax(void **state) {
+  (void)state;
+  spmd_array *x = put88("x, y", a64), *t = NULL, *r = NULL;
+  assert_ok(spmd_transpose(x, 0, NULL, NULL, &t));
+  assert_sharding(t, "y, x");
+  float got[64];
+  host_f32(t, got, 64);
+  for (int i = 0; i < 8; ++i)
+    for (int j = 0; j < 8; ++j) assert_true(got[8 * i + j] == a64[8 * j + i]);
+  int64_t flat[1] = {-1}, split[3] = {8, 2, 4}, lead[3] = {2, 4, 8};
+  assert_ok(spmd_reshape(x, 1, flat, NULL, &r));
+  assert_sharding(r, "x");
+  host_f32(r, got, 64);
+  for (int i = 0; i < 64; ++i) assert_true(got[i] == a64[i]);
+  spmd_array_destroy(r);
+  assert_ok(spmd_reshape(x, 3, split, NULL, &r));
+  assert_sharding(r, "x");
+  host_f32(r, got, 64);
+  for (int i = 0; i < 64; ++i) assert_true(got[i] == a64[i]);
+  spmd_array_destroy(r);
+  spmd_array *x0 = put88("x, None", a64);
+  assert_ok(spmd_reshape(x0, 3, lead, NULL, &r));
+  assert_sharding(r, "x");
+  host_f32(r, got, 64);
+  for (int i = 0; i < 64; ++i) assert_true(got[i] == a64[i]);
+  spmd_array_destroy(r);
+  spmd_array *v = test_put(mesh, "y", SPMD_F32, 1, S8, v8), *bc = NULL;
+  assert_ok(spmd_broadcast_to(v, 2, S88, NULL, &bc));
+  assert_sharding(bc, "None, y");
+  host_f32(bc, got, 64);
+  for (int i = 0; i < 64; ++i) assert_true(got[i] == v8[i % 8]);
+  spmd_array_destroy(bc);
+  spmd_array_destroy(v);
+  spmd_array_destroy(x0);
+  spmd_array_destroy(t);
+  spmd_array_destroy(x);
+}
+
+/* ---- donation ---- */
+
+static void a_donated_operand_is_consumed(void **state) {
+  (void)state;
+  spmd_array *x = put88("x, y", a64), *y = put88("x, y", b64), *z = NULL;
+  spmd_op_options o = SPMD_OP_OPTIONS_INIT;
+  o.donate = 1u;
+  assert_ok(spmd_binary(SPMD_BINARY_ADD, x, y, &o, &z));
+  float got[64];
+  double want[64];
+  host_f32(z, got, 64);
+  for (int i = 0; i < 64; ++i) want[i] = (double)a64[i] + b64[i];
+  assert_close(got, want, 64, 0, "donated add");
+  spmd_array *w = NULL;
+  assert_fails(spmd_unary(SPMD_UNARY_NEG, x, NULL, &w), SPMD_ERR_INVALID_ARGUMENT,
+               "x: was donated to spmd_binary");
+  assert_fails(spmd_array_to_host(x, got, sizeof got), SPMD_ERR_INVALID_ARGUMENT, "donated");
+  o.donate = 4u;
+  assert_fails(spmd_binary(SPMD_BINARY_ADD, y, y, &o, &w), SPMD_ERR_INVALID_ARGUMENT,
+               "options->donate: bit 2");
+  spmd_array_destroy(x);
+  spmd_array_destroy(y);
+  spmd_array_destroy(z);
+}
+
+/* ---- bad input ---- */
+
+static void bad_input_is_refused_with_a_clear_message(void **state) {
+  (void)state;
+  spmd_array *x = put88("x, y", a64), *r = NULL;
+  int64_t s3[1] = {3};
+  float three[3] = {1, 2, 3};
+  spmd_array *v3 = test_put(mesh, "", SPMD_F32, 1, s3, three);
+  assert_fails(spmd_binary(SPMD_BINARY_ADD, x, v3, NULL, &r), SPMD_ERR_INVALID_ARGUMENT,
+               "shapes (8, 8) and (3,) do not broadcast");
+  assert_fails(spmd_matmul(x, v3, NULL, &r), SPMD_ERR_INVALID_ARGUMENT,
+               "inner dimensions differ (8 and 3)");
+  int64_t bad_axis = 2;
+  assert_fails(spmd_reduce(SPMD_REDUCE_SUM, x, 1, &bad_axis, 0, NULL, &r),
+               SPMD_ERR_INVALID_ARGUMENT, "axes[0]: 2 is out of range");
+  int64_t twice[2] = {0, -2};
+  assert_fails(spmd_reduce(SPMD_REDUCE_SUM, x, 2, twice, 0, NULL, &r), SPMD_ERR_INVALID_ARGUMENT,
+               "appears twice");
+  int64_t s9[1] = {9};
+  assert_fails(spmd_reshape(x, 1, s9, NULL, &r), SPMD_ERR_INVALID_ARGUMENT,
+               "cannot reshape an array of shape (8, 8)");
+  assert_fails(spmd_unary((spmd_unary_op)99, x, NULL, &r), SPMD_ERR_INVALID_ARGUMENT,
+               "not a spmd_unary_op");
+  assert_fails(spmd_einsum("ij,jk", x, x, NULL, &r), SPMD_ERR_INVALID_ARGUMENT, "explicit output");
+  assert_fails(spmd_unary(SPMD_UNARY_EXP, NULL, NULL, &r), SPMD_ERR_INVALID_ARGUMENT, "x: NULL");
+  assert_fails(spmd_unary(SPMD_UNARY_EXP, x, NULL, NULL), SPMD_ERR_INVALID_ARGUMENT, "NULL output");
+  /* An output sharding on a mesh of other devices, or naming too many
+   * dimensions. */
+  int64_t s8[1] = {8}, s4[1] = {4};
+  const char *names[1] = {"d"};
+  const int four[4] = {0, 1, 2, 3};
+  spmd_mesh *other = NULL, *half = NULL;
+  assert_ok(spmd_mesh_create(suite_rt, 1, s8, names, NULL, &other));
+  assert_ok(spmd_mesh_create(suite_rt, 1, s4, names, four, &half));
+  spmd_sharding *elsewhere = test_sharding(half, "d"), *deep = test_sharding(mesh, "x, y, None");
+  spmd_op_options o = SPMD_OP_OPTIONS_INIT;
+  o.out_sharding = elsewhere;
+  assert_fails(spmd_unary(SPMD_UNARY_EXP, x, &o, &r), SPMD_ERR_INVALID_ARGUMENT,
+               "an output sharding must cover the operands' devices");
+  o.out_sharding = deep;
+  assert_fails(spmd_unary(SPMD_UNARY_EXP, x, &o, &r), SPMD_ERR_INVALID_ARGUMENT,
+               "names 3 dimensions but the result has 2");
+  /* Operands on different meshes. */
+  spmd_array *on_other = test_put(other, "d", SPMD_F32, 1, s8, v8);
+  assert_fails(spmd_binary(SPMD_BINARY_ADD, x, on_other, NULL, &r), SPMD_ERR_INVALID_ARGUMENT,
+               "laid out on different meshes");
+  spmd_array_destroy(on_other);
+  spmd_sharding_destroy(elsewhere);
+  spmd_sharding_destroy(deep);
+  spmd_mesh_destroy(other);
+  spmd_mesh_destroy(half);
+  spmd_array_destroy(v3);
+  spmd_array_destroy(x);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(elementwise_keeps_a_common_sharding),
+      cmocka_unit_test(two_sin_x_plus_one_keeps_the_sharding),
+      cmocka_unit_test(conflicting_shardings_meet_as_jax_does),
+      cmocka_unit_test(broadcasting_aligns_specs_and_the_larger_operand_wins),
+      cmocka_unit_test(unary_functions_agree_with_libm),
+      cmocka_unit_test(dtypes_promote_as_jax),
+      cmocka_unit_test(reductions_keep_unreduced_shards_and_psum_reduced_ones),
+      cmocka_unit_test(a_requested_sharding_turns_the_psum_into_a_psum_scatter),
+      cmocka_unit_test(matmul_shardings_follow_jax),
+      cmocka_unit_test(einsum_patterns_of_the_attention_layer),
+      cmocka_unit_test(transpose_and_reshape_carry_shardings_as_jax),
+      cmocka_unit_test(a_donated_operand_is_consumed),
+      cmocka_unit_test(bad_input_is_refused_with_a_clear_message),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,179 @@
+/* spmd-ops-bench: the speed of libspmd's global ops on the default CPU
+ * mesh, each beside a reference timed in the same run (a memcpy of the
+ * same bytes, one OpenBLAS sgemm of the same global size). Prints one line
+ * per figure: name, median time, rate, reference rate and the ratio.
+ * tools/ops-bench-vs-jax.sh runs the same work in JAX beside it. */
+#define _POSIX_C_SOURCE 200809L
+#include <cblas.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "spmd/spmd.h"
+
+#define CHECK(call)                                                              \
+  do {                                                                           \
+    spmd_status st_ = (call);                                                    \
+    if (st_ != SPMD_OK) {                                                        \
+      fprintf(stderr, "%s: %s: %s\n", #call, spmd_status_string(st_), spmd_last_error()); \
+      exit(1);                                                                   \
+    }                                                                            \
+  } while (0)
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int cmp(const void *a, const void *b) {
+  const double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double median(double *t, int n) {
+  qsort(t, (size_t)n, sizeof *t, cmp);
+  return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+}
+
+static spmd_runtime *rt;
+static spmd_mesh *mesh;
+
+static spmd_array *filled(const char *spec, size_t ndim, const int64_t *shape, float scale) {
+  spmd_sharding *s = NULL;
+  CHECK(spmd_sharding_named_text(mesh, spec, &s));
+  int64_t n = 1;
+  for (size_t i = 0; i < ndim; ++i) n *= shape[i];
+  float *h = malloc((size_t)n * sizeof *h);
+  for (int64_t i = 0; i < n; ++i) h[i] = scale * (float)((i * 7) % 13 - 6);
+  spmd_array *a = NULL;
+  CHECK(spmd_array_from_host(s, SPMD_F32, ndim, shape, h, (size_t)n * sizeof *h, &a));
+  free(h);
+  spmd_sharding_destroy(s);
+  return a;
+}
+
+static void report(const char *name, double t, double rate, const char *unit, double ref,
+                   const char *ref_name) {
+  if (ref > 0)
+    printf("%-34s %10.3f ms %10.2f %-8s | %-18s %10.2f  ratio %.2f\n", name, 1e3 * t, rate, unit,
+           ref_name, ref, rate / ref);
+  else
+    printf("%-34s %10.3f ms %10.2f %-8s\n", name, 1e3 * t, rate, unit);
+}
+
+int main(int argc, char **argv) {
+  int iters = argc > 1 ? atoi(argv[1]) : 10;
+  if (iters < 3) iters = 3;
+  spmd_runtime_options o = SPMD_RUNTIME_OPTIONS_INIT;
+  o.cpu_device_count = 8;
+  CHECK(spmd_runtime_create(&o, &rt));
+  const int64_t m8[1] = {8};
+  const char *names[1] = {"x"};
+  CHECK(spmd_mesh_create(rt, 1, m8, names, NULL, &mesh));
+  double *t = malloc((size_t)iters * sizeof *t);
+
+  /* Elementwise add of two 64 MiB f32 arrays, 8 devices. */
+  const int64_t big[1] = {16 << 20};
+  spmd_array *a = filled("x", 1, big, 1.0f), *b = filled("x", 1, big, 0.5f);
+  const double bytes = 3.0 * 64 * 1024 * 1024;
+  char *src = malloc(64u << 20), *dst = malloc(64u << 20);
+  memset(src, 1, 64u << 20);
+  memset(dst, 0, 64u << 20);
+  for (int i = 0; i < iters; ++i) {
+    double t0 = now();
+    memcpy(dst, src, 64u << 20);
+    t[i] = now() - t0;
+  }
+  const double memcpy_gbs = 2.0 * 64 * 1024 * 1024 / median(t, iters) / 1e9;
+  for (int i = -2; i < iters; ++i) {
+    spmd_array *c = NULL;
+    double t0 = now();
+    CHECK(spmd_binary(SPMD_BINARY_ADD, a, b, NULL, &c));
+    CHECK(spmd_array_block_until_ready(c));
+    if (i >= 0) t[i] = now() - t0;
+    spmd_array_destroy(c);
+  }
+  double tm = median(t, iters);
+  report("add f32 64 MiB (read+write)", tm, bytes / tm / 1e9, "GB/s", memcpy_gbs, "memcpy 1 thread");
+
+  /* 2 * sin(x) + 1: three ops. */
+  for (int i = -2; i < iters; ++i) {
+    spmd_array *s = NULL, *m = NULL, *r = NULL;
+    double t0 = now();
+    CHECK(spmd_unary(SPMD_UNARY_SIN, a, NULL, &s));
+    CHECK(spmd_scalar_binary(SPMD_BINARY_MUL, 2.0, s, NULL, &m));
+    CHECK(spmd_binary_scalar(SPMD_BINARY_ADD, m, 1.0, NULL, &r));
+    CHECK(spmd_array_block_until_ready(r));
+    if (i >= 0) t[i] = now() - t0;
+    spmd_array_destroy(s);
+    spmd_array_destroy(m);
+    spmd_array_destroy(r);
+  }
+  tm = median(t, iters);
+  report("2*sin(x)+1 f32 16 M elements", tm, (double)big[0] / tm / 1e9, "G elem/s", 0, "");
+  spmd_array_destroy(a);
+  spmd_array_destroy(b);
+  free(src);
+  free(dst);
+
+  /* Dispatch of a tiny op on 8 devices. */
+  spmd_array *x = filled("x", 1, m8, 1.0f), *y = filled("x", 1, m8, 2.0f);
+  const int tiny = 2000;
+  double *tt = malloc(tiny * sizeof *tt);
+  for (int i = -100; i < tiny; ++i) {
+    spmd_array *c = NULL;
+    double t0 = now();
+    CHECK(spmd_binary(SPMD_BINARY_ADD, x, y, NULL, &c));
+    CHECK(spmd_array_block_until_ready(c));
+    spmd_array_destroy(c);
+    if (i >= 0) tt[i] = now() - t0;
+  }
+  printf("%-34s %10.2f us (median of %d)\n", "tiny add, 8 devices", 1e6 * median(tt, tiny), tiny);
+  free(tt);
+  spmd_array_destroy(x);
+  spmd_array_destroy(y);
+
+  /* Matmul 2048^3 f32, batch-sharded and contraction-sharded, beside one
+   * sgemm of the same global size. */
+  const int64_t n = 2048, sq[2] = {n, n};
+  float *ha = malloc((size_t)(n * n) * sizeof *ha), *hb = malloc((size_t)(n * n) * sizeof *hb),
+        *hc = malloc((size_t)(n * n) * sizeof *hc);
+  for (int64_t i = 0; i < n * n; ++i) ha[i] = hb[i] = (float)((i % 17) - 8) / 8.0f;
+  const double flop = 2.0 * (double)n * n * n;
+  for (int i = -1; i < iters; ++i) {
+    double t0 = now();
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)n, (int)n, 1.0f, ha, (int)n,
+                hb, (int)n, 0.0f, hc, (int)n);
+    if (i >= 0) t[i] = now() - t0;
+  }
+  const double sgemm = flop / median(t, iters) / 1e9;
+  static const char *const cases[][3] = {
+      {"matmul 2048^3 batch-sharded", "x, None", ""},
+      {"matmul 2048^3 contraction-sharded", "None, x", "x, None"},
+  };
+  for (int c = 0; c < 2; ++c) {
+    spmd_array *ma = filled(cases[c][1], 2, sq, 0.125f), *mb = filled(cases[c][2], 2, sq, 0.125f);
+    for (int i = -1; i < iters; ++i) {
+      spmd_array *r = NULL;
+      double t0 = now();
+      CHECK(spmd_matmul(ma, mb, NULL, &r));
+      CHECK(spmd_array_block_until_ready(r));
+      if (i >= 0) t[i] = now() - t0;
+      spmd_array_destroy(r);
+    }
+    tm = median(t, iters);
+    report(cases[c][0], tm, flop / tm / 1e9, "GFLOP/s", sgemm, "one sgemm");
+    spmd_array_destroy(ma);
+    spmd_array_destroy(mb);
+  }
+  free(ha);
+  free(hb);
+  free(hc);
+  free(t);
+  spmd_mesh_destroy(mesh);
+  spmd_runtime_destroy(rt);
+  return 0;
+}
