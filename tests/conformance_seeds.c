@@ -100,7 +100,7 @@ typedef struct seed_case {
   struct {
     size_t out;
     const char *ref;
-  } checks[4];
+  } checks[8];
   size_t n_checks;
 } seed_case;
 
@@ -204,22 +204,34 @@ static void run_case(const spmd_mesh *mesh, seed_case *c) {
     check(c, 2, "contract_2");
   } else if (strcmp(c->name, "layer_three_ways_8dev") == 0) {
     assert_ok(seed_layer_sharded(mesh, in[0], in[1], in[2], &c->out[0]));
+    assert_ok(seed_layer_auto(mesh, in[0], in[1], in[2], &c->out[1]));
+    c->n_out = 2;
     /* JAX's three ways (plain jit, jit with sharded inputs, shard_map) give
-     * one answer; libspmd's shard_map must give it too. */
+     * one answer; libspmd's shard_map and global ops must give it too. */
     check(c, 0, "layer_shard_map");
     check(c, 0, "layer_jit_sharded");
     check(c, 0, "layer");
+    check(c, 1, "layer_jit_sharded");
+    check(c, 1, "layer");
   } else if (strcmp(c->name, "fsdp_matmul_2x2") == 0) {
     assert_ok(seed_fsdp_matmul(mesh, in[0], in[1], &c->out[0]));
+    assert_ok(seed_fsdp_auto(mesh, in[0], in[1], &c->out[1]));
+    c->n_out = 2;
     check(c, 0, "B");
     check(c, 0, "unsharded");
+    check(c, 1, "B");
   } else if (strcmp(c->name, "tp_mlp_2x2") == 0 || strcmp(c->name, "fsdp_tp_2x2") == 0) {
-    if (c->name[0] == 't')
+    if (c->name[0] == 't') {
       assert_ok(seed_tp_mlp(mesh, in[0], in[1], in[2], &c->out[0]));
-    else
+      assert_ok(seed_tp_mlp_auto(mesh, in[0], in[1], in[2], &c->out[1]));
+    } else {
       assert_ok(seed_fsdp_tp(mesh, in[0], in[1], in[2], &c->out[0]));
+      assert_ok(seed_fsdp_tp_auto(mesh, in[0], in[1], in[2], &c->out[1]));
+    }
+    c->n_out = 2;
     check(c, 0, "B");
     check(c, 0, "unsharded");
+    check(c, 1, "B");
   } else if (strncmp(c->name, "all_to_all_", 11) == 0) {
     assert_ok(seed_all_to_all(mesh, in[0], &c->out[0]));
     assert_ok(seed_all_to_all(mesh, c->out[0], &c->out[1]));

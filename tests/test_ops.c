@@ -247,6 +247,16 @@ static void dtypes_promote_as_jax(void **state) {
                SPMD_ERR_INVALID_ARGUMENT, "does not fit int32");
   assert_fails(spmd_binary(SPMD_BINARY_SUB, gt, gt, NULL, &r), SPMD_ERR_INVALID_ARGUMENT,
                "not defined for bool");
+  uint8_t bytes[8] = {200, 200, 200, 200, 200, 200, 200, 200};
+  spmd_array *u8 = test_put(mesh, "y", SPMD_U8, 1, S8, bytes), *sum = NULL;
+  assert_ok(spmd_reduce(SPMD_REDUCE_SUM, u8, 0, NULL, 0, NULL, &sum));
+  assert_ok(spmd_array_dtype(sum, &dt));
+  assert_int_equal(dt, SPMD_I32); /* JAX: uint32 (docs/differences.md) */
+  int32_t total = 0;
+  assert_ok(spmd_array_to_host(sum, &total, sizeof total));
+  assert_int_equal(total, 1600);
+  spmd_array_destroy(sum);
+  spmd_array_destroy(u8);
   spmd_array_destroy(w);
   spmd_array_destroy(neg);
   spmd_array_destroy(gt);

@@ -279,6 +279,83 @@ spmd_status seed_fsdp_tp(const spmd_mesh *mesh, spmd_array *x, spmd_array *w1, s
   return run1(mesh, fsdp_tp, 3, inputs, in_specs, "data, model", NULL, b);
 }
 
+/* ---- the same models, the automatic way ---- */
+
+/* `a` placed with NamedSharding(mesh, spec): jax.device_put. */
+static spmd_status place(const spmd_mesh *mesh, spmd_array *a, const char *spec, spmd_array **out) {
+  spmd_sharding *s = NULL;
+  TRY(spmd_sharding_named_text(mesh, spec, &s));
+  const spmd_status st = spmd_array_reshard(a, s, out);
+  spmd_sharding_destroy(s);
+  return st;
+}
+
+/* a @ b, its result laid out by `out_spec` on `mesh` (NULL: propagated). */
+static spmd_status matmul_to(const spmd_mesh *mesh, spmd_array *a, spmd_array *b,
+                             const char *out_spec, spmd_array **out) {
+  spmd_op_options o = SPMD_OP_OPTIONS_INIT;
+  spmd_sharding *s = NULL;
+  if (out_spec) TRY(spmd_sharding_named_text(mesh, out_spec, &s));
+  o.out_sharding = s;
+  const spmd_status st = spmd_matmul(a, b, &o, out);
+  spmd_sharding_destroy(s);
+  return st;
+}
+
+spmd_status seed_layer_auto(const spmd_mesh *mesh, spmd_array *x, spmd_array *weights,
+                            spmd_array *bias, spmd_array **out) {
+  spmd_array *xs = NULL, *ws = NULL, *bs = NULL, *xw = NULL, *z = NULL;
+  spmd_status st = place(mesh, x, "x", &xs);
+  if (st == SPMD_OK) st = place(mesh, weights, "x, None", &ws);
+  if (st == SPMD_OK) st = place(mesh, bias, "", &bs);
+  if (st == SPMD_OK) st = spmd_matmul(xs, ws, NULL, &xw); /* psum over 'x' by propagation */
+  if (st == SPMD_OK) st = spmd_binary(SPMD_BINARY_ADD, xw, bs, NULL, &z);
+  if (st == SPMD_OK) st = spmd_unary(SPMD_UNARY_SIGMOID, z, NULL, out);
+  spmd_array_destroy(z);
+  spmd_array_destroy(bs);
+  spmd_array_destroy(xw);
+  spmd_array_destroy(ws);
+  spmd_array_destroy(xs);
+  return st;
+}
+
+spmd_status seed_fsdp_auto(const spmd_mesh *mesh, spmd_array *x, spmd_array *a, spmd_array **b) {
+  spmd_array *xs = NULL, *as = NULL;
+  spmd_status st = place(mesh, x, "data, None", &xs);
+  if (st == SPMD_OK) st = place(mesh, a, "data, None", &as);
+  if (st == SPMD_OK) st = matmul_to(mesh, xs, as, "data, None", b);
+  spmd_array_destroy(as);
+  spmd_array_destroy(xs);
+  return st;
+}
+
+static spmd_status mlp_auto(const spmd_mesh *mesh, spmd_array *x, spmd_array *w1, spmd_array *w2,
+                            const char *const specs[4], spmd_array **b) {
+  spmd_array *xs = NULL, *w1s = NULL, *w2s = NULL, *h = NULL;
+  spmd_status st = place(mesh, x, specs[0], &xs);
+  if (st == SPMD_OK) st = place(mesh, w1, specs[1], &w1s);
+  if (st == SPMD_OK) st = place(mesh, w2, specs[2], &w2s);
+  if (st == SPMD_OK) st = spmd_matmul(xs, w1s, NULL, &h);
+  if (st == SPMD_OK) st = matmul_to(mesh, h, w2s, specs[3], b);
+  spmd_array_destroy(h);
+  spmd_array_destroy(w2s);
+  spmd_array_destroy(w1s);
+  spmd_array_destroy(xs);
+  return st;
+}
+
+spmd_status seed_tp_mlp_auto(const spmd_mesh *mesh, spmd_array *x, spmd_array *w1,
+                             spmd_array *w2, spmd_array **b) {
+  static const char *const specs[4] = {"None, model", "None, model", "model, None", "None, model"};
+  return mlp_auto(mesh, x, w1, w2, specs, b);
+}
+
+spmd_status seed_fsdp_tp_auto(const spmd_mesh *mesh, spmd_array *x, spmd_array *w1,
+                              spmd_array *w2, spmd_array **b) {
+  static const char *const specs[4] = {"data, model", "data, model", "model, data", "data, model"};
+  return mlp_auto(mesh, x, w1, w2, specs, b);
+}
+
 /* ---- the benchmarking section's collectives ---- */
 
 enum bench_op { BENCH_ALL_GATHER, BENCH_ALL_REDUCE, BENCH_REDUCE_SCATTER, BENCH_ALL_TO_ALL };

@@ -70,6 +70,25 @@ spmd_status seed_tp_mlp(const spmd_mesh *mesh, spmd_array *x, spmd_array *w1, sp
 spmd_status seed_fsdp_tp(const spmd_mesh *mesh, spmd_array *x, spmd_array *w1, spmd_array *w2,
                          spmd_array **b);
 
+/* The same four programs written the automatic way, as jax.jit over
+ * sharded inputs: the operands are placed (device_put) as the shard_map
+ * versions' in_specs say, the model is written with global ops
+ * (spmd/ops.h), and the collectives appear by propagation: the layer's
+ * psum over 'x', FSDP's gather of the weights over 'data', the tensor-
+ * parallel gather of x and the psum_scatter the output sharding asks for.
+ *   layer_auto:  sigmoid(x @ weights + bias), x P('x'), weights P('x', None)
+ *   fsdp_auto:   x @ A, both P('data', None), out P('data', None)
+ *   tp_mlp_auto: x @ W1 @ W2 with W1 column- and W2 row-parallel,
+ *                out P(None, 'model')
+ *   fsdp_tp_auto: as seed_fsdp_tp's specs, out P('data', 'model') */
+spmd_status seed_layer_auto(const spmd_mesh *mesh, spmd_array *x, spmd_array *weights,
+                            spmd_array *bias, spmd_array **out);
+spmd_status seed_fsdp_auto(const spmd_mesh *mesh, spmd_array *x, spmd_array *a, spmd_array **b);
+spmd_status seed_tp_mlp_auto(const spmd_mesh *mesh, spmd_array *x, spmd_array *w1,
+                             spmd_array *w2, spmd_array **b);
+spmd_status seed_fsdp_tp_auto(const spmd_mesh *mesh, spmd_array *x, spmd_array *w1,
+                              spmd_array *w2, spmd_array **b);
+
 /* The benchmarking section's collectives over 'data', with its specs and
  * check_rep=False:
  *   all_gather(x, 'data', axis=0, tiled=True): P('data', None) -> P(None, None)

@@ -355,6 +355,12 @@ static void shard_map_over_eight_devices(spmd_runtime *rt) {
   CHECK(seed_layer_sharded(mesh, lx, lw, lb, &y));
   show_repr(y);
   spmd_array_destroy(y);
+  cell("jax.jit(layer)(jax.device_put(x, NamedSharding(mesh, P('x'))),\n"
+       "...              jax.device_put(weights, NamedSharding(mesh, P('x', None))), bias)"
+       "   # automatic: the psum appears by itself");
+  CHECK(seed_layer_auto(mesh, lx, lw, lb, &y));
+  show_repr(y);
+  spmd_array_destroy(y);
   spmd_array_destroy(lb);
   spmd_array_destroy(lw);
   spmd_array_destroy(lx);
@@ -446,6 +452,28 @@ static void fsdp_and_tensor_parallelism(spmd_runtime *rt) {
        "'model'),\n...             P('model', 'data')), out_specs=P('data', 'model'))(x, W1, W2)"
        "   # FSDP + TP\n... jax.debug.visualize_array_sharding(B)");
   CHECK(seed_fsdp_tp(mesh, x, w1, w2, &b));
+  check_against_host_product(b, xww, 3);
+  show_picture(b);
+  spmd_array_destroy(b);
+
+  printf("\n--- the same three, the automatic way: global ops over sharded inputs ---\n");
+  cell("B = jax.jit(lambda x, A: x @ A, out_shardings=NamedSharding(mesh, P('data', None)))(\n"
+       "...     jax.device_put(x, P('data', None)), jax.device_put(A, P('data', None)))   # FSDP");
+  CHECK(seed_fsdp_auto(mesh, x, a, &b));
+  check_against_host_product(b, xa, 2);
+  show_picture(b);
+  spmd_array_destroy(b);
+  cell("B = jax.jit(lambda x, W1, W2: x @ W1 @ W2, out_shardings=NamedSharding(mesh, P(None, "
+       "'model')))(\n...     x @ P(None, 'model'), W1 @ P(None, 'model'), W2 @ P('model', None))"
+       "   # TP");
+  CHECK(seed_tp_mlp_auto(mesh, x, w1, w2, &b));
+  check_against_host_product(b, xww, 3);
+  show_picture(b);
+  spmd_array_destroy(b);
+  cell("B = jax.jit(lambda x, W1, W2: x @ W1 @ W2, out_shardings=P('data', 'model'))(\n"
+       "...     x @ P('data', 'model'), W1 @ P('data', 'model'), W2 @ P('model', 'data'))"
+       "   # FSDP + TP");
+  CHECK(seed_fsdp_tp_auto(mesh, x, w1, w2, &b));
   check_against_host_product(b, xww, 3);
   show_picture(b);
   spmd_array_destroy(b);
