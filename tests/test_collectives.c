@@ -616,6 +616,7 @@ static void axes_text_follows_python_spelling(void **state) {
       {"x,,y", "axes 'x,,y': unexpected ',' at offset 2 where an axis name was expected"},
       {"(x", "axes '(x': ends where a ')' closing the tuple was expected"},
       {"'x\"", "axes ''x\"': unexpected '\"' at offset 2 where the closing quote was expected"},
+      {"'x '", "axes ''x '': unexpected ' ' at offset 2 where the closing quote was expected"},
       {"((x))", "axes '((x))': unexpected '(' at offset 1 where an axis name was expected"},
       {"x;y", "axes 'x;y': unexpected ';' at offset 1 where the end of the text was expected"},
   };

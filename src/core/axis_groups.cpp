@@ -55,7 +55,9 @@ class AxesParser {
     std::string name;
     while (std::isalnum(static_cast<unsigned char>(*p_)) || *p_ == '_') name += *p_++;
     if (name.empty()) unexpected("an axis name");
-    if (quote) expect(quote, "the closing quote");
+    // The quotes hold the name alone: "'x '" is the string "x ", no axis.
+    if (quote && *p_ != quote) unexpected("the closing quote");
+    if (quote) ++p_;
     const int a = mesh_.axis_index(name);
     if (a < 0)
       invalid(arg_, " '", text_, "': mesh has no axis '", name, "' (axes: ", mesh_.axes_list(), ")");
