@@ -74,6 +74,29 @@ static void run_case(conformance_tally *t, spmd_runtime *rt, const json_value *c
   snprintf(case_name, sizeof case_name, "%s/output", name);
   conformance_record(t, case_name, ok, detail[0] ? detail : NULL);
 
+  /* The Layer written with the global ops: the same answer and sharding. */
+  spmd_array *y_auto = NULL;
+  assert_ok(seed_layer_apply_auto(mesh, &layer, x, &y_auto));
+  detail[0] = '\0';
+  ok = array_agrees(y_auto, conformance_member(c, "output", name), tol, detail, sizeof detail,
+                    "y (global ops)");
+  {
+    spmd_sharding *a = NULL, *b = NULL;
+    int eq = 0;
+    assert_ok(spmd_array_sharding(y, &a));
+    assert_ok(spmd_array_sharding(y_auto, &b));
+    assert_ok(spmd_sharding_equal(a, b, &eq));
+    if (!eq) {
+      conformance_detail(detail, sizeof detail, "  the global ops' result is laid out otherwise\n");
+      ok = 0;
+    }
+    spmd_sharding_destroy(a);
+    spmd_sharding_destroy(b);
+  }
+  snprintf(case_name, sizeof case_name, "%s/output_global_ops", name);
+  conformance_record(t, case_name, ok, detail[0] ? detail : NULL);
+  spmd_array_destroy(y_auto);
+
   /* What the notebook prints: y's sharding, and the picture of
    * y.reshape(2, -1) (a reshape that keeps the 'data' split of dimension 0). */
   const json_value *text = conformance_member(c, "text", name);

@@ -309,7 +309,7 @@ static void reductions_keep_unreduced_shards_and_psum_reduced_ones(void **state)
   for (int i = 0; i < 8; ++i) assert_int_equal(idx[i], 7);
   spmd_array_destroy(r);
   assert_ok(spmd_softmax(x, 1, 0, NULL, &r));
-  assert_sharding(r, "x, None");
+  assert_sharding(r, "x, y"); /* JAX keeps the sharding: pmax and psum */
   float sm[64];
   host_f32(r, sm, 64);
   for (int i = 0; i < 8; ++i) {
@@ -498,6 +498,52 @@ static void transpose_and_reshape_carry_shardings_as_jax(void **state) {
   spmd_array_destroy(x);
 }
 
+/* Slices and concatenations keep the (first) operand's spec, JAX's
+ * [2:6] and concatenate(axis=0) under jit. */
+static void slice_and_concatenate_keep_the_spec(void **state) {
+  (void)state;
+  spmd_array *x = put88("x, y", a64), *y = put88("y, None", b64), *s = NULL, *c = NULL;
+  const int64_t lo[2] = {2, 1}, hi[2] = {6, 8};
+  assert_ok(spmd_slice(x, 2, lo, hi, NULL, &s));
+  assert_sharding(s, "x, y");
+  float got[128];
+  host_f32(s, got, 28);
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 7; ++j) assert_true(got[7 * i + j] == a64[8 * (i + 2) + j + 1]);
+  const spmd_array *parts[2] = {x, y};
+  assert_ok(spmd_concatenate(2, parts, 0, NULL, &c));
+  assert_sharding(c, "x, y");
+  host_f32(c, got, 128);
+  for (int i = 0; i < 64; ++i) {
+    assert_true(got[i] == a64[i]);
+    assert_true(got[64 + i] == b64[i]);
+  }
+  spmd_array_destroy(c);
+  assert_ok(spmd_concatenate(2, parts, -1, NULL, &c));
+  host_f32(c, got, 128);
+  for (int i = 0; i < 8; ++i)
+    for (int j = 0; j < 16; ++j)
+      assert_true(got[16 * i + j] == (j < 8 ? a64[8 * i + j] : b64[8 * i + j - 8]));
+  spmd_array_destroy(c);
+  const int64_t bad[2] = {2, 9};
+  assert_fails(spmd_slice(x, 2, lo, bad, NULL, &c), SPMD_ERR_INVALID_ARGUMENT,
+               "stop[1]: 9 is out of range for dimension 1 of size 8");
+  const int64_t s3[1] = {3};
+  float three[3] = {1, 2, 3};
+  spmd_array *v3 = test_put(mesh, "", SPMD_F32, 1, s3, three);
+  const spmd_array *mixed[2] = {x, v3};
+  assert_fails(spmd_concatenate(2, mixed, 0, NULL, &c), SPMD_ERR_INVALID_ARGUMENT,
+               "shapes (8, 8) and (3,) differ outside axis 0");
+  spmd_op_options o = SPMD_OP_OPTIONS_INIT;
+  o.donate = 1;
+  assert_fails(spmd_concatenate(2, parts, 0, &o, &c), SPMD_ERR_INVALID_ARGUMENT,
+               "does not take donations");
+  spmd_array_destroy(v3);
+  spmd_array_destroy(s);
+  spmd_array_destroy(x);
+  spmd_array_destroy(y);
+}
+
 /* ---- donation ---- */
 
 static void a_donated_operand_is_consumed(void **state) {
@@ -591,6 +637,7 @@ int main(void) {
       cmocka_unit_test(matmul_shardings_follow_jax),
       cmocka_unit_test(einsum_patterns_of_the_attention_layer),
       cmocka_unit_test(transpose_and_reshape_carry_shardings_as_jax),
+      cmocka_unit_test(slice_and_concatenate_keep_the_spec),
       cmocka_unit_test(a_donated_operand_is_consumed),
       cmocka_unit_test(bad_input_is_refused_with_a_clear_message),
   };

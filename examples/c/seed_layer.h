@@ -34,4 +34,13 @@ void seed_layer_destroy(seed_layer *layer);
 spmd_status seed_layer_apply(const spmd_mesh *mesh, const seed_layer *layer, spmd_array *x,
                              spmd_array **y);
 
+/* The same Layer written with the global ops (spmd/ops.h): einsums,
+ * reshapes and transposes for the heads, softmax, relu and the residual
+ * adds, each placed by propagation. The column-parallel projections need
+ * no communication; the row-parallel ones (Wo, W2) end in the psum over
+ * 'model' that propagation inserts. Same inputs, result and sharding as
+ * seed_layer_apply. */
+spmd_status seed_layer_apply_auto(const spmd_mesh *mesh, const seed_layer *layer, spmd_array *x,
+                                  spmd_array **y);
+
 #endif /* SPMD_SEED_LAYER_H */

@@ -367,6 +367,43 @@ SPMD_API spmd_status spmd_reshape(const spmd_array *x, size_t ndim, const int64_
 SPMD_API spmd_status spmd_broadcast_to(const spmd_array *x, size_t ndim, const int64_t *shape,
                                        const spmd_op_options *options, spmd_array **out);
 
+/**
+ * x[start:stop] with unit steps (lax.slice); the result keeps x's spec.
+ *
+ * @param x The operand; not NULL.
+ * @param ndim x's number of dimensions.
+ * @param start ndim first indices, 0 <= start <= size.
+ * @param stop ndim ends, start <= stop <= size.
+ * @param options NULL for the defaults.
+ * @param out Receives the result; not NULL. Left untouched on failure.
+ * @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for an ndim other than x's,
+ *         NULL start or stop, indices out of range (the dimension and its
+ *         size in the message), bad options, or a NULL, destroyed or donated
+ *         x or a NULL out.
+ */
+SPMD_API spmd_status spmd_slice(const spmd_array *x, size_t ndim, const int64_t *start,
+                                const int64_t *stop, const spmd_op_options *options,
+                                spmd_array **out);
+
+/**
+ * jnp.concatenate(xs, axis) in the operands' promoted dtype; the result
+ * keeps the first operand's spec. Donation is not offered
+ * (options->donate must be 0).
+ *
+ * @param n Number of arrays, at least 1.
+ * @param xs The arrays, all on one mesh, of one rank and equal sizes
+ *        outside `axis`; not NULL.
+ * @param axis The dimension to join along, negative counting from the end.
+ * @param options NULL for the defaults.
+ * @param out Receives the result; not NULL. Left untouched on failure.
+ * @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for n = 0, shapes that
+ *         differ outside the axis (both shapes in the message), an axis out
+ *         of range, arrays on different meshes, a donation, bad options, or
+ *         a NULL, destroyed or donated array or a NULL xs or out.
+ */
+SPMD_API spmd_status spmd_concatenate(size_t n, const spmd_array *const *xs, int64_t axis,
+                                      const spmd_op_options *options, spmd_array **out);
+
 SPMD_EXTERN_C_END
 
 #endif /* SPMD_OPS_H */

@@ -310,4 +310,33 @@ spmd_status spmd_broadcast_to(const spmd_array *x, size_t ndim, const int64_t *s
   });
 }
 
+spmd_status spmd_slice(const spmd_array *x, size_t ndim, const int64_t *start, const int64_t *stop,
+                       const spmd_op_options *options, spmd_array **out) {
+  const char *fn = __func__;
+  return guard(fn, [&] {
+    const auto &a = arr(x, "x");
+    const auto lo = int_list("start", ndim, start);
+    const auto hi = int_list("stop", ndim, stop);
+    out_arg(out);
+    const Call c = read_call(options, {x});
+    finish(c, fn, ops::slice(a, lo, hi, c.options), out);
+  });
+}
+
+spmd_status spmd_concatenate(size_t n, const spmd_array *const *xs, int64_t axis,
+                             const spmd_op_options *options, spmd_array **out) {
+  const char *fn = __func__;
+  return guard(fn, [&] {
+    if (n == 0) invalid("n: concatenate needs at least one array");
+    if (xs == nullptr) invalid("xs: NULL with ", n, " arrays");
+    std::vector<ArrayPtr> arrays;
+    for (size_t k = 0; k < n; ++k) arrays.push_back(arr(xs[k], cat("xs[", k, "]").c_str()));
+    out_arg(out);
+    if (read_options(options, spmd_op_options SPMD_OP_OPTIONS_INIT, "options").donate != 0)
+      invalid("options->donate: spmd_concatenate does not take donations");
+    const Call c = read_call(options, {});
+    finish(c, fn, ops::concatenate(arrays, axis, c.options), out);
+  });
+}
+
 }  // extern "C"

@@ -110,6 +110,8 @@ ArrayPtr reduce(ReduceKind kind, const ArrayPtr &x_in, const std::vector<int64_t
 }
 
 ArrayPtr argmax(const ArrayPtr &x_in, int64_t axis, const OpOptions &options) {
+  // The axis is gathered first: the first index of the largest value is
+  // then a local question.
   const size_t nd = x_in->shape().size();
   const size_t a = checked_axis(axis, nd, "axis");
   if (x_in->shape()[a] == 0)
@@ -134,11 +136,10 @@ ArrayPtr softmax(const ArrayPtr &x_in, int64_t axis, bool log, const OpOptions &
   const MeshPtr mesh = x_in->sharding()->mesh();
   requested_sharding(options, mesh, nd);
   // jax.nn.softmax: exp(x - max) / sum(exp(x - max)); log_softmax:
-  // (x - max) - log(sum(exp(x - max))). The axis is gathered first so the
-  // max and the sum need no collective.
-  propagate::Dims dims = propagate::padded(x_in->sharding()->spec(), nd);
-  dims[a].clear();
-  ArrayPtr x = laid_out(x_in, mesh, dims);
+  // (x - max) - log(sum(exp(x - max))). Written with the ops, so the
+  // result keeps x's sharding as under jit: over a split axis the max and
+  // the sum become a pmax and a psum.
+  ArrayPtr x = x_in;
   if (!dtype_is_float(x->dtype())) x = astype(x, float_result(x->dtype()), {});
   const std::vector<int64_t> ax{static_cast<int64_t>(a)};
   const ArrayPtr m = reduce(ReduceKind::Max, x, ax, false, true, {});

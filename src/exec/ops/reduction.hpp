@@ -1,7 +1,7 @@
 // Reductions as global ops: each device reduces its own block, then the
 // partial results are combined across the mesh axes that split a reduced
-// dimension (exec/ops/partial_sums.hpp). argmax and softmax gather their
-// axis first when it is split, then compute locally.
+// dimension (exec/ops/partial_sums.hpp). argmax gathers its axis first
+// when it is split; softmax is written with the ops and keeps x's sharding.
 #pragma once
 
 #include <vector>

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
+#include "base/dtype.hpp"
 #include "base/error.hpp"
+#include "base/promotion.hpp"
 #include "exec/ops/elementwise.hpp"
 #include "kernels/elementwise.hpp"
 
@@ -40,7 +42,119 @@ void local_copies(const Array &in, Array &out, Strides strides) {
   }
   launch_per_shard(out, {&in}, std::move(kernels));
 }
+// Copies into every shard of `dst` the part of `src` it covers, src's
+// global index i landing at dst's index i + shift (only where both
+// exist). Each block of src is read from a replica on the destination's
+// own device when there is one, else from its first replica.
+void copy_region(const Array &src, Array &dst, const Shape &shift) {
+  const size_t nd = dst.shape().size();
+  std::vector<BoxCopy> copies;
+  for (size_t j = 0; j < dst.shard_count(); ++j) {
+    const ShardLayout &d = dst.shard(j);
+    if (d.box.empty()) continue;
+    std::vector<const Box *> done;
+    for (size_t i = 0; i < src.shard_count(); ++i) {
+      const ShardLayout &s = src.shard(i);
+      if (s.box.empty()) continue;
+      bool seen = false;
+      for (const Box *b : done) seen = seen || *b == s.box;
+      if (seen) continue;
+      // The replica of this block to read: on d's device if any.
+      size_t from = i;
+      for (size_t k = 0; k < src.shard_count(); ++k)
+        if (src.shard(k).box == s.box && src.shard(k).device == d.device) from = k;
+      done.push_back(&s.box);
+      Box moved = s.box;
+      for (size_t a = 0; a < nd; ++a) {
+        moved.start[a] += shift[a];
+        moved.stop[a] += shift[a];
+      }
+      const Box overlap = intersect(moved, d.box);
+      if (overlap.empty()) continue;
+      Shape soff(nd), doff(nd);
+      for (size_t a = 0; a < nd; ++a) {
+        soff[a] = overlap.start[a] - moved.start[a];
+        doff[a] = overlap.start[a] - d.box.start[a];
+      }
+      copies.push_back({{src.buffer(from).place(), s.box.extent(), soff},
+                        {dst.buffer(j).place(), d.box.extent(), doff},
+                        overlap.extent(),
+                        dst.elem_size()});
+    }
+  }
+  if (copies.empty()) return;
+  EventList after = src.before_read();
+  for (size_t j = 0; j < dst.shard_count(); ++j) after.add(dst.buffer(j).before_write());
+  const EventPtr done = dst.runtime().backend().copy_boxes(copies, after);
+  src.add_read(done);
+  for (size_t j = 0; j < dst.shard_count(); ++j) dst.buffer(j).set_written(done);
+}
 }  // namespace
+
+ArrayPtr slice(const ArrayPtr &x, const Shape &start, const Shape &stop, const OpOptions &options) {
+  const size_t nd = x->shape().size();
+  if (start.size() != nd || stop.size() != nd)
+    invalid("start and stop: ", start.size(), " and ", stop.size(), " values for an array of ", nd,
+            " dimensions ", shape_to_string(x->shape()));
+  Shape out_shape(nd), shift(nd);
+  for (size_t d = 0; d < nd; ++d) {
+    if (start[d] < 0 || start[d] > x->shape()[d])
+      invalid("start[", d, "]: ", start[d], " is out of range for dimension ", d, " of size ",
+              x->shape()[d]);
+    if (stop[d] < start[d] || stop[d] > x->shape()[d])
+      invalid("stop[", d, "]: ", stop[d], " is out of range for dimension ", d, " of size ",
+              x->shape()[d], " starting at ", start[d]);
+    out_shape[d] = stop[d] - start[d];
+    shift[d] = -start[d];
+  }
+  const MeshPtr mesh = x->sharding()->mesh();
+  const ShardingPtr requested = requested_sharding(options, mesh, nd);
+  const ShardingPtr target =
+      on_mesh(requested, mesh) ? requested
+                               : sharding_of(mesh, propagate::padded(x->sharding()->spec(), nd));
+  auto out = std::make_shared<Array>(target, x->dtype(), out_shape);
+  copy_region(*x, *out, shift);
+  return honour(out, requested);
+}
+
+ArrayPtr concatenate(const std::vector<ArrayPtr> &xs, int64_t axis, const OpOptions &options) {
+  if (xs.empty()) invalid("n: concatenate needs at least one array");
+  std::vector<Operand> operands;
+  std::vector<std::string> names;
+  for (size_t k = 0; k < xs.size(); ++k) names.push_back(cat("xs[", k, "]"));
+  for (size_t k = 0; k < xs.size(); ++k) operands.push_back({xs[k], names[k].c_str()});
+  const MeshPtr mesh = common_mesh(operands);
+  const size_t nd = xs[0]->shape().size();
+  if (nd == 0) invalid("xs[0]: zero-dimensional arrays cannot be concatenated");
+  const int64_t n = static_cast<int64_t>(nd);
+  if (axis < -n || axis >= n) invalid("axis: ", axis, " is out of range for arrays of ", nd, " dimensions");
+  const size_t a = static_cast<size_t>(axis < 0 ? axis + n : axis);
+  Shape out_shape = xs[0]->shape();
+  out_shape[a] = 0;
+  spmd_dtype dtype = xs[0]->dtype();
+  for (size_t k = 0; k < xs.size(); ++k) {
+    const Shape &s = xs[k]->shape();
+    bool fits = s.size() == nd;
+    for (size_t d = 0; fits && d < nd; ++d) fits = d == a || s[d] == xs[0]->shape()[d];
+    if (!fits)
+      invalid("xs[0] and xs[", k, "]: shapes ", shape_to_string(xs[0]->shape()), " and ",
+              shape_to_string(s), " differ outside axis ", a);
+    out_shape[a] += s[a];
+    dtype = promote_types(dtype, xs[k]->dtype());
+  }
+  const ShardingPtr requested = requested_sharding(options, mesh, nd);
+  const ShardingPtr target =
+      on_mesh(requested, mesh) ? requested
+                               : sharding_of(mesh, propagate::padded(xs[0]->sharding()->spec(), nd));
+  auto out = std::make_shared<Array>(target, dtype, out_shape);
+  Shape shift(nd, 0);
+  for (const auto &x : xs) {
+    const ArrayPtr part = x->dtype() == dtype ? x : astype(x, dtype, {});
+    copy_region(*part, *out, shift);
+    shift[a] += x->shape()[a];
+  }
+  return honour(out, requested);
+}
 
 ArrayPtr transpose(const ArrayPtr &x, std::vector<int64_t> perm, const OpOptions &options) {
   const size_t nd = x->shape().size();

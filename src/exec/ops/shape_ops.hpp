@@ -1,6 +1,7 @@
 // Ops that move elements without computing on them: transpose and reshape
 // (one local copy per device after bringing the input to a layout the
-// propagation rule can carry).
+// propagation rule can carry), slice and concatenate (box copies between
+// devices, as a reshard does).
 #pragma once
 
 #include <vector>
@@ -13,5 +14,13 @@ namespace spmd::ops {
 ArrayPtr transpose(const ArrayPtr &x, std::vector<int64_t> perm, const OpOptions &options);
 // One -1 in `shape` is inferred.
 ArrayPtr reshape(const ArrayPtr &x, Shape shape, const OpOptions &options);
+
+// x[start:stop] (unit steps); the result keeps x's spec, each device
+// copying the blocks it needs from whichever device holds them (its own
+// first).
+ArrayPtr slice(const ArrayPtr &x, const Shape &start, const Shape &stop, const OpOptions &options);
+// jnp.concatenate along `axis`, in the operands' promoted dtype; the result
+// keeps the first operand's spec.
+ArrayPtr concatenate(const std::vector<ArrayPtr> &xs, int64_t axis, const OpOptions &options);
 
 }  // namespace spmd::ops

@@ -1,0 +1,200 @@
+"""Sharded compute under jax.jit: for each op and input shardings, the
+sharding JAX chooses for the result (GSPMD's propagation) and the values.
+
+Writes tests/conformance/propagation/cases.json:
+  meshes   the meshes used (refio.mesh_table)
+  cases    a list of
+    name       unique
+    mesh       a name of `meshes`
+    op         unary, astype, binary, binary_scalar, where, reduce, argmax,
+               softmax, matmul, einsum, transpose, reshape, slice,
+               concatenate, broadcast_to
+    params     the op's parameters, named as in spmd/ops.h
+    inputs     [{"spec": dims, "array": {"dtype", "shape", "hex"}}]
+    out_spec   the requested output sharding (out_shardings), or absent
+    result     {"spec": dims of JAX's output sharding, trailing Nones
+               dropped, "array": {"dtype", "shape", "hex"}}
+    ulps       the agreement asked of float results, in units in the last
+               place of the reference (0: bit for bit)
+    atol       where present, an absolute difference also accepted (for
+               functions that cancel, as gelu's 1 + tanh(z) near z = -3,
+               where a last-place difference in tanh is many ulps of the
+               small result)
+Specs are lists of dims, each a list of axis names ([] for None).
+"""
+
+from __future__ import annotations
+
+import pathlib
+
+import refio
+
+_XY = [["x"], ["y"]]
+_YX = [["y"], ["x"]]
+_X_ = [["x"], []]
+__Y = [[], ["y"]]
+__X = [[], ["x"]]
+_Y_ = [["y"], []]
+_REP = []
+
+
+def _dims(spec, ndim):
+    dims = []
+    for entry in tuple(spec) + (None,) * (ndim - len(tuple(spec))):
+        if entry is None:
+            dims.append([])
+        elif isinstance(entry, str):
+            dims.append([entry])
+        else:
+            dims.append(list(entry))
+    while dims and not dims[-1]:
+        dims.pop()
+    return dims
+
+
+def _values(shape, dtype, salt):
+    import numpy as np
+    n = int(np.prod(shape)) if shape else 1
+    k = np.arange(n, dtype=np.float64)
+    if np.dtype(dtype).kind == "f" or dtype == "bfloat16":
+        v = ((k * 37 + salt * 11) % 97 - 48) / 16.0
+    elif dtype == "bool":
+        v = (k * 7 + salt) % 3 == 0
+    else:
+        v = (k * 37 + salt * 11) % 23 - (0 if dtype == "uint8" else 11)
+    import jax.numpy as jnp
+    return jnp.asarray(np.asarray(v).reshape(shape)).astype(dtype)
+
+
+def generate(out_dir: pathlib.Path) -> None:
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import NamedSharding
+
+    meshes = {"2x4": refio.jax_mesh("2x4"), "2x2_data_model": refio.jax_mesh("2x2_data_model")}
+    cases = []
+
+    def case(name, op, params, fn, inputs, mesh="2x4", out_spec=None, ulps=0, atol=None):
+        m = meshes[mesh]
+        args, records = [], []
+        for i, (shape, dtype, spec) in enumerate(inputs):
+            a = jax.device_put(_values(shape, dtype, i), NamedSharding(m, refio.jax_spec(spec)))
+            args.append(a)
+            records.append({"spec": spec, "array": refio.array_hex(a)})
+        kw = {}
+        if out_spec is not None:
+            kw["out_shardings"] = NamedSharding(m, refio.jax_spec(out_spec))
+        out = jax.jit(fn, **kw)(*args)
+        c = {"name": name, "mesh": mesh, "op": op, "params": params, "inputs": records,
+             "result": {"spec": _dims(out.sharding.spec, out.ndim), "array": refio.array_hex(out)},
+             "ulps": ulps}
+        if out_spec is not None:
+            c["out_spec"] = out_spec
+        if atol is not None:
+            c["atol"] = atol
+        cases.append(c)
+
+    f32 = "float32"
+    # Elementwise: a common sharding, meets, conflicts, broadcasting.
+    pairs = [("xy_xy", _XY, _XY), ("xy_yx", _XY, _YX), ("x__x", _X_, __X), ("x_y_", _X_, _Y_),
+             ("xy_x_", _XY, _X_), ("x__xy", _X_, [["x", "y"], []]), ("_y_x_", __Y, _X_),
+             ("rep_xy", _REP, _XY)]
+    for tag, a, b in pairs:
+        case(f"add_{tag}", "binary", {"op": "add"}, jnp.add, [((8, 8), f32, a), ((8, 8), f32, b)])
+    case("mul_xy_vec_y", "binary", {"op": "mul"}, jnp.multiply,
+         [((8, 8), f32, _XY), ((8,), f32, [["y"]])])
+    case("sub_vec_x_xy", "binary", {"op": "sub"}, jnp.subtract,
+         [((8,), f32, [["x"]]), ((8, 8), f32, _XY)])
+    case("max_col_y_x_", "binary", {"op": "max"}, jnp.maximum,
+         [((8, 1), f32, _Y_), ((8, 8), f32, _X_)])
+    case("div_i32_i32", "binary", {"op": "div"}, jnp.true_divide,
+         [((8, 8), "int32", _XY), ((8, 8), "int32", _X_)])
+    case("add_i32_f16", "binary", {"op": "add"}, jnp.add,
+         [((8, 8), "int32", _XY), ((8, 8), "float16", _XY)])
+    case("lt_xy_yx", "binary", {"op": "lt"}, jnp.less, [((8, 8), f32, _XY), ((8, 8), f32, _YX)])
+    case("pow_xy", "binary", {"op": "pow"}, lambda u, v: jnp.power(jnp.abs(u), v),
+         [((8, 8), f32, _XY), ((8, 8), f32, _XY)], ulps=2)
+    case("scalar_2x_plus_1", "binary_scalar", {"op": "mul", "scalar": 2.0, "scalar_first": True},
+         lambda u: 2.0 * u, [((8, 8), f32, _XY)])
+    case("scalar_i32_times_2_5", "binary_scalar", {"op": "mul", "scalar": 2.5, "scalar_first": False},
+         lambda u: u * 2.5, [((8, 8), "int32", _XY)])
+    case("where_xy", "where", {}, lambda c, u, v: jnp.where(c, u, v),
+         [((8, 8), "bool", _XY), ((8, 8), f32, _X_), ((8,), f32, [["y"]])])
+    for fname, fn, ulps in [("neg", jnp.negative, 0), ("abs", jnp.abs, 0), ("exp", jnp.exp, 4),
+                            ("log", lambda u: jnp.log(jnp.abs(u) + 1), 4), ("sin", jnp.sin, 4),
+                            ("cos", jnp.cos, 4), ("tanh", jnp.tanh, 4), ("sqrt", lambda u: jnp.sqrt(jnp.abs(u)), 0),
+                            ("relu", jax.nn.relu, 0), ("logistic", jax.nn.sigmoid, 4),
+                            ("gelu_tanh", lambda u: jax.nn.gelu(u, approximate=True), 4),
+                            ("gelu_exact", lambda u: jax.nn.gelu(u, approximate=False), 4)]:
+        params = {"op": fname}
+        if fname == "log":
+            params = {"op": "log", "prelude": "abs_plus_1"}
+        if fname == "sqrt":
+            params = {"op": "sqrt", "prelude": "abs"}
+        case(f"unary_{fname}_xy", "unary", params, fn, [((8, 8), f32, _XY)], ulps=ulps,
+             atol=2e-6 if fname.startswith("gelu") else None)
+    case("unary_sin_bf16", "unary", {"op": "sin"}, jnp.sin, [((8, 8), "bfloat16", _X_)], ulps=1)
+    case("astype_f32_bf16", "astype", {"dtype": "bfloat16"}, lambda u: u.astype(jnp.bfloat16),
+         [((8, 8), f32, _XY)])
+    case("broadcast_to_vec_y", "broadcast_to", {"shape": [8, 8]}, lambda u: jnp.broadcast_to(u, (8, 8)),
+         [((8,), f32, [["y"]])])
+    # Reductions: the notebook's sum(axis=0) / sum(axis=1), and the rest.
+    for tag, axes, keep in [("sum0", [0], False), ("sum1", [1], False), ("sum_all", None, False),
+                            ("sum0_keep", [0], True), ("sum01", [0, 1], False)]:
+        case(f"reduce_{tag}_xy", "reduce", {"op": "sum", "axes": axes, "keepdims": keep},
+             lambda u, axes=axes, keep=keep: jnp.sum(u, axis=None if axes is None else tuple(axes),
+                                                     keepdims=keep),
+             [((8, 8), f32, _XY)], ulps=2)
+    case("reduce_max1_xy", "reduce", {"op": "max", "axes": [1], "keepdims": False},
+         lambda u: jnp.max(u, axis=1), [((8, 8), f32, _XY)])
+    case("reduce_mean0_xy", "reduce", {"op": "mean", "axes": [0], "keepdims": False},
+         lambda u: jnp.mean(u, axis=0), [((8, 8), f32, _XY)], ulps=2)
+    case("reduce_sum_i32_y_", "reduce", {"op": "sum", "axes": [0], "keepdims": False},
+         lambda u: jnp.sum(u, axis=0), [((8, 8), "int32", _Y_)])
+    case("reduce_sum0_to_y", "reduce", {"op": "sum", "axes": [0], "keepdims": False},
+         lambda u: jnp.sum(u, axis=0), [((8, 8), f32, _Y_)], out_spec=[["y"]], ulps=2)
+    case("argmax1_xy", "argmax", {"axis": 1}, lambda u: jnp.argmax(u, axis=1), [((8, 8), f32, _XY)])
+    case("softmax1_xy", "softmax", {"axis": 1, "log": False}, lambda u: jax.nn.softmax(u, axis=1),
+         [((8, 8), f32, _XY)], ulps=8)
+    case("log_softmax1_x_", "softmax", {"axis": -1, "log": True},
+         lambda u: jax.nn.log_softmax(u, axis=-1), [((8, 8), f32, _X_)], ulps=8)
+    # Contractions: the notebook's layer, FSDP, tensor parallelism.
+    for tag, a, b in [("x__y", _X_, __Y), ("_x_x_", __X, _X_), ("xy_y_", _XY, _Y_),
+                      ("xy_yx", _XY, _YX), ("x__rep", _X_, _REP), ("rep__y", _REP, __Y),
+                      ("x__x_", _X_, _X_), ("_x_rep", __X, _REP), ("yx_y_", _YX, _Y_)]:
+        case(f"matmul_{tag}", "matmul", {}, jnp.matmul, [((8, 8), f32, a), ((8, 8), f32, b)], ulps=4)
+    case("matmul__y_y__to_y", "matmul", {}, jnp.matmul, [((8, 8), f32, __Y), ((8, 8), f32, _Y_)],
+         out_spec=[["y"], []], ulps=4)
+    case("matmul_tp_column", "matmul", {}, jnp.matmul,
+         [((4, 8), f32, [[], ["model"]]), ((8, 16), f32, [[], ["model"]])], mesh="2x2_data_model", ulps=4)
+    case("matmul_tp_row", "matmul", {}, jnp.matmul,
+         [((4, 16), f32, [[], ["model"]]), ((16, 8), f32, [["model"], []])], mesh="2x2_data_model",
+         out_spec=[[], ["model"]], ulps=4)
+    case("einsum_bhqd_bhkd", "einsum", {"subscripts": "bhqd,bhkd->bhqk"},
+         lambda q, k: jnp.einsum("bhqd,bhkd->bhqk", q, k),
+         [((2, 2, 4, 4), f32, [["x"], [], ["y"]]), ((2, 2, 4, 4), f32, [["x"]])], ulps=4)
+    case("einsum_bhqk_bhkd", "einsum", {"subscripts": "bhqk,bhkd->bhqd"},
+         lambda p, v: jnp.einsum("bhqk,bhkd->bhqd", p, v),
+         [((2, 2, 4, 4), f32, [["x"], [], ["y"]]), ((2, 2, 4, 4), f32, [["x"]])], ulps=4)
+    case("einsum_btd_df", "einsum", {"subscripts": "btd,df->btf"},
+         lambda t, w: jnp.einsum("btd,df->btf", t, w),
+         [((2, 4, 8), f32, [["x"]]), ((8, 8), f32, [[], ["y"]])], ulps=4)
+    # Shape ops.
+    case("transpose_xy", "transpose", {"perm": None}, jnp.transpose, [((8, 8), f32, _XY)])
+    case("reshape_xy_64", "reshape", {"shape": [64]}, lambda u: u.reshape(64), [((8, 8), f32, _XY)])
+    case("reshape_x__2_4_8", "reshape", {"shape": [2, 4, 8]}, lambda u: u.reshape(2, 4, 8),
+         [((8, 8), f32, _X_)])
+    case("reshape_xy_8_2_4", "reshape", {"shape": [8, 2, 4]}, lambda u: u.reshape(8, 2, 4),
+         [((8, 8), f32, _XY)])
+    case("slice_xy_2_6", "slice", {"start": [2, 0], "stop": [6, 8]}, lambda u: u[2:6],
+         [((8, 8), f32, _XY)])
+    case("concatenate0_xy_xy", "concatenate", {"axis": 0}, lambda u, v: jnp.concatenate([u, v], 0),
+         [((8, 8), f32, _XY), ((8, 8), f32, _XY)])
+
+    refio.write_json(out_dir / "cases.json",
+                     {"meshes": refio.mesh_table(list(meshes)), "cases": cases})
+
+
+if __name__ == "__main__":
+    import sys
+    generate(pathlib.Path(sys.argv[1]))
