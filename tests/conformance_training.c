@@ -26,6 +26,7 @@
 #include "conformance_cases.h"
 #include "seed_error.h"
 #include "seed_train.h"
+#include "seed_train_ops.h"
 #include "spmd_test.h"
 
 enum { MAX_STEPS = 300, BATCH_MAX = 64, DATA_MAX = 64 };
@@ -164,9 +165,48 @@ static void put_rows(const spmd_sharding *sharding, const reference *r,
   assert_ok(spmd_array_from_host(sharding, SPMD_F32, 2, shape, yb, bytes, y));
 }
 
+/* A trainer of either kind: one shard_map per step (seed_train.h), or
+ * global ops whose gradient sums appear by propagation (seed_train_ops.h). */
+typedef struct trainer {
+  seed_trainer *map;
+  seed_ops_trainer *ops;
+} trainer;
+
+static void trainer_create(trainer *t, const spmd_mesh *mesh, const char *axes, const reference *r,
+                           int use_ops) {
+  t->map = NULL;
+  t->ops = NULL;
+  if (use_ops)
+    check_seed(seed_ops_trainer_create(mesh, r->params, r->learning_rate, &t->ops),
+               "seed_ops_trainer_create");
+  else
+    check_seed(seed_trainer_create(mesh, axes, r->params, r->learning_rate, &t->map),
+               "seed_trainer_create");
+}
+
+static void trainer_step(trainer *t, spmd_array *x, spmd_array *y, float *loss) {
+  if (t->ops) check_seed(seed_ops_trainer_step(t->ops, x, y, loss), "seed_ops_trainer_step");
+  else check_seed(seed_trainer_step(t->map, x, y, loss), "seed_trainer_step");
+}
+
+static void trainer_loss(trainer *t, spmd_array *x, spmd_array *y, float *loss) {
+  if (t->ops) check_seed(seed_ops_trainer_loss(t->ops, x, y, loss), "seed_ops_trainer_loss");
+  else check_seed(seed_trainer_loss(t->map, x, y, loss), "seed_trainer_loss");
+}
+
+static void trainer_params(trainer *t, float *params) {
+  if (t->ops) check_seed(seed_ops_trainer_params(t->ops, params), "seed_ops_trainer_params");
+  else check_seed(seed_trainer_params(t->map, params), "seed_trainer_params");
+}
+
+static void trainer_destroy(trainer *t) {
+  seed_ops_trainer_destroy(t->ops);
+  seed_trainer_destroy(t->map);
+}
+
 /* The notebook's evaluation: compute_loss over consecutive batches, summed
  * as Python floats, over the number of batches. */
-static double train_loss(seed_trainer *t, const spmd_sharding *sharding, const reference *r) {
+static double train_loss(trainer *t, const spmd_sharding *sharding, const reference *r) {
   double sum = 0;
   int batches = 0;
   for (int64_t start = 0; start < r->data_rows; start += r->batch) {
@@ -176,7 +216,7 @@ static double train_loss(seed_trainer *t, const spmd_sharding *sharding, const r
     spmd_array *x = NULL, *y = NULL;
     put_rows(sharding, r, NULL, rows, n, &x, &y);
     float loss;
-    check_seed(seed_trainer_loss(t, x, y, &loss), "seed_trainer_loss");
+    trainer_loss(t, x, y, &loss);
     spmd_array_destroy(x);
     spmd_array_destroy(y);
     sum += loss;
@@ -187,14 +227,13 @@ static double train_loss(seed_trainer *t, const spmd_sharding *sharding, const r
 
 /* The whole run on `mesh`, batches split over `axes`, against JAX. */
 static void training_run(conformance_tally *t, const reference *r, const spmd_mesh *mesh,
-                         const char *axes, const char *label) {
+                         const char *axes, const char *label, int use_ops) {
   spmd_sharding *sharding = NULL;
   char spec[64];
   snprintf(spec, sizeof spec, "(%s)", axes);
   assert_ok(spmd_sharding_named_text(mesh, spec, &sharding));
-  seed_trainer *trainer = NULL;
-  check_seed(seed_trainer_create(mesh, axes, r->params, r->learning_rate, &trainer),
-             "seed_trainer_create");
+  trainer tr;
+  trainer_create(&tr, mesh, axes, r, use_ops);
 
   char name[96], detail[2048] = "";
   double max_rel = 0, evals[4] = {0};
@@ -203,7 +242,7 @@ static void training_run(conformance_tally *t, const reference *r, const spmd_me
     spmd_array *x = NULL, *y = NULL;
     put_rows(sharding, r, r->batches[s], NULL, r->batch, &x, &y);
     float loss;
-    check_seed(seed_trainer_step(trainer, x, y, &loss), "seed_trainer_step");
+    trainer_step(&tr, x, y, &loss);
     spmd_array_destroy(x);
     spmd_array_destroy(y);
     const double rel = fabs(loss - r->losses[s]) / fabs(r->losses[s]);
@@ -212,7 +251,7 @@ static void training_run(conformance_tally *t, const reference *r, const spmd_me
       conformance_detail(detail, sizeof detail, "  step %lld: libspmd %.9g, JAX %.9g (rel %.3g)\n",
                          (long long)s + 1, loss, r->losses[s], rel);
     for (size_t e = 0; e < r->n_evals; ++e)
-      if (r->eval_steps[e] == s + 1) evals[e] = train_loss(trainer, sharding, r);
+      if (r->eval_steps[e] == s + 1) evals[e] = train_loss(&tr, sharding, r);
   }
   if (bad)
     conformance_detail(detail, sizeof detail,
@@ -236,7 +275,7 @@ static void training_run(conformance_tally *t, const reference *r, const spmd_me
   }
 
   float params[SEED_MLP_PARAMS];
-  check_seed(seed_trainer_params(trainer, params), "seed_trainer_params");
+  trainer_params(&tr, params);
   double max_abs = 0;
   int worst_param = 0;
   for (int i = 0; i < SEED_MLP_PARAMS; ++i) {
@@ -258,7 +297,7 @@ static void training_run(conformance_tally *t, const reference *r, const spmd_me
          "max param diff %.3g (%s[%d])\n",
          label, max_rel, (long long)worst + 1, max_eval_rel, max_abs, pname, local);
 
-  seed_trainer_destroy(trainer);
+  trainer_destroy(&tr);
   spmd_sharding_destroy(sharding);
 }
 
@@ -298,7 +337,9 @@ void conformance_training(conformance_tally *tally) {
   const char *axis = json_string(json_at(conformance_member(mesh_json, "axis_names", "mesh"), 0));
 
   initial_params(tally, r, mesh);
-  training_run(tally, r, mesh, axis, "8dev");
+  training_run(tally, r, mesh, axis, "8dev", 0);
+  /* The same run written with global ops: no psum in the program. */
+  training_run(tally, r, mesh, axis, "8dev_global_ops", 1);
 
   /* The same numbers whichever way the batch is split. */
   const int64_t shape24[2] = {2, 4}, shape1[1] = {1};
@@ -307,8 +348,8 @@ void conformance_training(conformance_tally *tally) {
   spmd_mesh *mesh24 = NULL, *mesh1 = NULL;
   assert_ok(spmd_mesh_create(rt, 2, shape24, ab, NULL, &mesh24));
   assert_ok(spmd_mesh_create(rt, 1, shape1, x, device0, &mesh1));
-  training_run(tally, r, mesh24, "a, b", "2x4_tuple");
-  training_run(tally, r, mesh1, "x", "1dev");
+  training_run(tally, r, mesh24, "a, b", "2x4_tuple", 0);
+  training_run(tally, r, mesh1, "x", "1dev", 0);
 
   spmd_mesh_destroy(mesh1);
   spmd_mesh_destroy(mesh24);
