@@ -12,6 +12,11 @@
 #include <time.h>
 
 #include "spmd/spmd.h"
+#ifdef SPMD_BENCH_MODELS
+#include "seed_layer.h"
+#include "seed_train.h"
+#include "seed_train_ops.h"
+#endif
 
 #define CHECK(call)                                                              \
   do {                                                                           \
@@ -63,6 +68,79 @@ static void report(const char *name, double t, double rate, const char *unit, do
   else
     printf("%-34s %10.3f ms %10.2f %-8s\n", name, 1e3 * t, rate, unit);
 }
+
+#ifdef SPMD_BENCH_MODELS
+/* The seed models: the Attention+MLP Layer at the notebook's size on the
+ * 2x2 ('data', 'model') mesh, and one data-parallel training step on 8
+ * devices, each as one shard_map and as global ops. */
+static void models(double *t, int iters) {
+  const int64_t m22[2] = {2, 2};
+  const char *dm[2] = {"data", "model"};
+  spmd_mesh *mesh22 = NULL;
+  CHECK(spmd_mesh_create(rt, 2, m22, dm, NULL, &mesh22));
+  spmd_sharding *rows = NULL;
+  CHECK(spmd_sharding_named_text(mesh22, "data, None", &rows));
+  spmd_key key;
+  CHECK(spmd_random_key(0, &key));
+  const int64_t shape[3] = {2, 128, 1024};
+  spmd_array *x = NULL;
+  CHECK(spmd_random_normal(rows, &key, SPMD_F32, 3, shape, &x));
+  seed_layer layer;
+  CHECK(seed_layer_init(mesh22, 1024, 16, &layer));
+  for (int v = 0; v < 2; ++v) {
+    for (int i = -1; i < iters; ++i) {
+      spmd_array *y = NULL;
+      double t0 = now();
+      CHECK(v == 0 ? seed_layer_apply(mesh22, &layer, x, &y)
+                   : seed_layer_apply_auto(mesh22, &layer, x, &y));
+      CHECK(spmd_array_block_until_ready(y));
+      if (i >= 0) t[i] = now() - t0;
+      spmd_array_destroy(y);
+    }
+    printf("%-34s %10.3f ms (median of %d)\n",
+           v == 0 ? "Layer (2,128,1024) shard_map" : "Layer (2,128,1024) global ops",
+           1e3 * median(t, iters), iters);
+  }
+  seed_layer_destroy(&layer);
+  spmd_array_destroy(x);
+  spmd_sharding_destroy(rows);
+  spmd_mesh_destroy(mesh22);
+
+  /* One training step, batch 32 of (x, sin x) split over 8 devices. */
+  spmd_sharding *batch = NULL;
+  CHECK(spmd_sharding_named_text(mesh, "x", &batch));
+  const int64_t bs[2] = {32, SEED_MLP_IN};
+  spmd_array *xb = NULL, *yb = NULL, *s = NULL;
+  CHECK(spmd_random_normal(batch, &key, SPMD_F32, 2, bs, &xb));
+  CHECK(spmd_unary(SPMD_UNARY_SIN, xb, NULL, &yb));
+  float params[SEED_MLP_PARAMS];
+  CHECK(seed_mlp_init(mesh, &key, params));
+  seed_trainer *tr = NULL;
+  seed_ops_trainer *ops = NULL;
+  CHECK(seed_trainer_create(mesh, "x", params, 3e-4, &tr));
+  CHECK(seed_ops_trainer_create(mesh, params, 3e-4, &ops));
+  const int steps = 200;
+  double *ts = malloc(steps * sizeof *ts);
+  for (int v = 0; v < 2; ++v) {
+    for (int i = -10; i < steps; ++i) {
+      float loss;
+      double t0 = now();
+      CHECK(v == 0 ? seed_trainer_step(tr, xb, yb, &loss) : seed_ops_trainer_step(ops, xb, yb, &loss));
+      if (i >= 0) ts[i] = now() - t0;
+    }
+    printf("%-34s %10.3f ms (median of %d)\n",
+           v == 0 ? "training step shard_map" : "training step global ops",
+           1e3 * median(ts, steps), steps);
+  }
+  (void)s;
+  free(ts);
+  seed_trainer_destroy(tr);
+  seed_ops_trainer_destroy(ops);
+  spmd_array_destroy(xb);
+  spmd_array_destroy(yb);
+  spmd_sharding_destroy(batch);
+}
+#endif
 
 int main(int argc, char **argv) {
   int iters = argc > 1 ? atoi(argv[1]) : 10;
@@ -172,6 +250,9 @@ int main(int argc, char **argv) {
   free(ha);
   free(hb);
   free(hc);
+#ifdef SPMD_BENCH_MODELS
+  models(t, iters);
+#endif
   free(t);
   spmd_mesh_destroy(mesh);
   spmd_runtime_destroy(rt);
