@@ -273,6 +273,54 @@ Outcome random_arrays() {
   return o;
 }
 
+// Global ops on a 2x2 mesh: an elementwise op with broadcasting, a sum over
+// a split dimension (a psum by propagation), a contraction-sharded matmul,
+// a donated add and a softmax.
+Outcome global_ops() {
+  Outcome o;
+  const int64_t ms[2] = {2, 2};
+  const char *axes[2] = {"x", "y"};
+  spmd_mesh *mesh = nullptr;
+  spmd_sharding *s = nullptr, *v = nullptr;
+  spmd_array *a = nullptr, *b = nullptr, *c = nullptr, *sum = nullptr, *p = nullptr,
+             *d = nullptr, *sm = nullptr;
+  STEP(o, spmd_mesh_create(g_rt, 2, ms, axes, nullptr, &mesh));
+  STEP(o, spmd_sharding_named_text(mesh, "x, y", &s));
+  STEP(o, spmd_sharding_named_text(mesh, "y", &v));
+  const int64_t shape[2] = {4, 4}, vs[1] = {4};
+  STEP(o, spmd_array_arange(s, SPMD_F32, 2, shape, 0, 1, &a));
+  STEP(o, spmd_array_arange(v, SPMD_F32, 1, vs, 0, 1, &b));
+  STEP(o, spmd_binary(SPMD_BINARY_ADD, a, b, nullptr, &c));
+  const int64_t axis0[1] = {0};
+  STEP(o, spmd_reduce(SPMD_REDUCE_SUM, c, 1, axis0, 0, nullptr, &sum));
+  STEP(o, spmd_matmul(a, a, nullptr, &p));
+  spmd_op_options donate = SPMD_OP_OPTIONS_INIT;
+  donate.donate = 1u;
+  if (o.status == SPMD_OK && c != nullptr) {
+    STEP(o, spmd_binary(SPMD_BINARY_MUL, c, a, &donate, &d));
+  }
+  STEP(o, spmd_softmax(a, 1, 0, nullptr, &sm));
+  float got[4], pr[16];
+  STEP(o, spmd_array_to_host(sum, got, sizeof got));
+  STEP(o, spmd_array_to_host(p, pr, sizeof pr));
+  if (o.status == SPMD_OK) {
+    // sum over rows of (a + b): column j is 4*j + 24 + 4*j
+    for (int j = 0; j < 4; ++j) o.results_right = o.results_right && got[j] == 24.0f + 8.0f * j;
+    o.results_right = o.results_right && pr[0] == 56.0f;  // row 0 of a times column 0
+  }
+  spmd_array_destroy(sm);
+  spmd_array_destroy(d);
+  spmd_array_destroy(p);
+  spmd_array_destroy(sum);
+  spmd_array_destroy(c);
+  spmd_array_destroy(b);
+  spmd_array_destroy(a);
+  spmd_sharding_destroy(v);
+  spmd_sharding_destroy(s);
+  spmd_mesh_destroy(mesh);
+  return o;
+}
+
 // Counts the scenario's allocations, then fails each in turn.
 void fail_each_allocation(const char *name, Outcome (*scenario)()) {
   g_count = 0;
@@ -324,6 +372,10 @@ static void random_arrays_survive_every_failed_allocation(void **) {
   fail_each_allocation("random arrays", random_arrays);
 }
 
+static void global_ops_survive_every_failed_allocation(void **) {
+  fail_each_allocation("global ops", global_ops);
+}
+
 static int setup(void **) {
   Outcome o;
   g_rt = make_runtime(o);
@@ -342,6 +394,7 @@ int main(void) {
       cmocka_unit_test(a_shard_map_with_collectives_survives_every_failed_allocation),
       cmocka_unit_test(a_persistent_collective_survives_every_failed_allocation),
       cmocka_unit_test(random_arrays_survive_every_failed_allocation),
+      cmocka_unit_test(global_ops_survive_every_failed_allocation),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
