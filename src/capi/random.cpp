@@ -1,7 +1,7 @@
 #include "capi/guard.hpp"
 #include "capi/handles.hpp"
 #include "base/dtype.hpp"
-#include "exec/random_array.hpp"
+#include "exec/ops/random.hpp"
 #include "spmd/random.h"
 
 using namespace spmd;

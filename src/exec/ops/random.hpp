@@ -1,5 +1,7 @@
-// Random arrays: jax.random's draws as sharded arrays, each device
-// generating only its own block (the generator is kernels/random.hpp).
+// Random arrays as global ops: jax.random's draws as sharded arrays laid
+// out by the sharding the caller gives (as jax.random under jit with an
+// out_shardings), each device generating only its own block, so the values
+// do not depend on the layout (the generator is kernels/random.hpp).
 #pragma once
 
 #include "kernels/random.hpp"

@@ -1,4 +1,4 @@
-#include "exec/random_array.hpp"
+#include "exec/ops/random.hpp"
 
 namespace spmd {
 
