@@ -12,36 +12,13 @@
 #include <time.h>
 
 #include "spmd/spmd.h"
+
+#include "bench_common.h"
 #ifdef SPMD_BENCH_MODELS
 #include "seed_layer.h"
 #include "seed_train.h"
 #include "seed_train_ops.h"
 #endif
-
-#define CHECK(call)                                                              \
-  do {                                                                           \
-    spmd_status st_ = (call);                                                    \
-    if (st_ != SPMD_OK) {                                                        \
-      fprintf(stderr, "%s: %s: %s\n", #call, spmd_status_string(st_), spmd_last_error()); \
-      exit(1);                                                                   \
-    }                                                                            \
-  } while (0)
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b) {
-  const double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double median(double *t, int n) {
-  qsort(t, (size_t)n, sizeof *t, cmp);
-  return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
-}
 
 static spmd_runtime *rt;
 static spmd_mesh *mesh;

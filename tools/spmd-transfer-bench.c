@@ -16,30 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CHECK(call)                                                                    \
-  do {                                                                                 \
-    spmd_status st_ = (call);                                                          \
-    if (st_ != SPMD_OK) {                                                              \
-      fprintf(stderr, "%s: %s: %s\n", #call, spmd_status_string(st_), spmd_last_error()); \
-      exit(1);                                                                         \
-    }                                                                                  \
-  } while (0)
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  const double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+#include "bench_common.h"
 
 /* memcpy of the same bytes split over `threads` threads, as the library's
  * worker pool splits its copies. */

@@ -7,6 +7,7 @@
 #include "seed_layer.h"
 
 #include "seed_error.h"
+#include "seed_temps.h"
 #include "seed_kernels.h"
 
 #include <math.h>
@@ -228,57 +229,46 @@ spmd_status seed_layer_apply(const spmd_mesh *mesh, const seed_layer *layer, spm
 
 /* The arrays a step makes, released together: each op's result goes into
  * the next free slot. */
-typedef struct temps {
-  spmd_array *a[32];
-  int n;
-} temps;
-
-static spmd_array **slot(temps *t) { return &t->a[t->n++]; }
-
-static void temps_free(temps *t) {
-  for (int i = 0; i < t->n; ++i) spmd_array_destroy(t->a[i]);
-  t->n = 0;
-}
 
 /* (batch, seq, hidden) -> (batch, heads, seq, head_dim), and back. */
-static spmd_status split_heads(spmd_array *x, int64_t heads, temps *t, spmd_array **out) {
+static spmd_status split_heads(spmd_array *x, int64_t heads, seed_temps *t, spmd_array **out) {
   int64_t s[3];
   TRY(spmd_array_shape(x, 3, s, NULL));
   const int64_t four[4] = {s[0], s[1], heads, s[2] / heads}, perm[4] = {0, 2, 1, 3};
-  spmd_array **r = slot(t);
+  spmd_array **r = seed_slot(t);
   TRY(spmd_reshape(x, 4, four, NULL, r));
   return spmd_transpose(*r, 4, perm, NULL, out);
 }
 
-static spmd_status merge_heads(spmd_array *x, temps *t, spmd_array **out) {
+static spmd_status merge_heads(spmd_array *x, seed_temps *t, spmd_array **out) {
   int64_t s[4];
   TRY(spmd_array_shape(x, 4, s, NULL));
   const int64_t perm[4] = {0, 2, 1, 3}, three[3] = {s[0], s[2], s[1] * s[3]};
-  spmd_array **r = slot(t);
+  spmd_array **r = seed_slot(t);
   TRY(spmd_transpose(x, 4, perm, NULL, r));
   return spmd_reshape(*r, 3, three, NULL, out);
 }
 
-static spmd_status layer_auto(const seed_layer *layer, spmd_array *x, temps *t, spmd_array **y) {
-  spmd_array **q = slot(t), **k = slot(t), **v = slot(t);
+static spmd_status layer_auto(const seed_layer *layer, spmd_array *x, seed_temps *t, spmd_array **y) {
+  spmd_array **q = seed_slot(t), **k = seed_slot(t), **v = seed_slot(t);
   TRY(spmd_einsum("bsh,hk->bsk", x, layer->wq, NULL, q));
   TRY(spmd_einsum("bsh,hk->bsk", x, layer->wk, NULL, k));
   TRY(spmd_einsum("bsh,hk->bsk", x, layer->wv, NULL, v));
-  spmd_array **qs = slot(t), **qh = slot(t), **kh = slot(t), **vh = slot(t);
+  spmd_array **qs = seed_slot(t), **qh = seed_slot(t), **kh = seed_slot(t), **vh = seed_slot(t);
   TRY(spmd_binary_scalar(SPMD_BINARY_MUL, *q, 1.0 / sqrt((double)layer->hidden), NULL, qs));
   TRY(split_heads(*qs, layer->heads, t, qh));
   TRY(split_heads(*k, layer->heads, t, kh));
   TRY(split_heads(*v, layer->heads, t, vh));
-  spmd_array **scores = slot(t), **p = slot(t), **o = slot(t), **merged = slot(t);
+  spmd_array **scores = seed_slot(t), **p = seed_slot(t), **o = seed_slot(t), **merged = seed_slot(t);
   TRY(spmd_einsum("bhqd,bhkd->bhqk", *qh, *kh, NULL, scores));
   TRY(spmd_softmax(*scores, -1, 0, NULL, p));
   TRY(spmd_einsum("bhqk,bhkd->bhqd", *p, *vh, NULL, o));
   TRY(merge_heads(*o, t, merged));
   /* Wo is split by rows over 'model': the contraction ends in a psum. */
-  spmd_array **attn = slot(t), **y1 = slot(t);
+  spmd_array **attn = seed_slot(t), **y1 = seed_slot(t);
   TRY(spmd_einsum("bsh,hk->bsk", *merged, layer->wo, NULL, attn));
   TRY(spmd_binary(SPMD_BINARY_ADD, x, *attn, NULL, y1));
-  spmd_array **h = slot(t), **r = slot(t), **mlp = slot(t);
+  spmd_array **h = seed_slot(t), **r = seed_slot(t), **mlp = seed_slot(t);
   TRY(spmd_einsum("bsh,hk->bsk", *y1, layer->w1, NULL, h));
   TRY(spmd_unary(SPMD_UNARY_RELU, *h, NULL, r));
   TRY(spmd_einsum("bsh,hk->bsk", *r, layer->w2, NULL, mlp));
@@ -289,13 +279,13 @@ spmd_status seed_layer_apply_auto(const spmd_mesh *mesh, const seed_layer *layer
                                   spmd_array **y) {
   if (layer == NULL || layer->wq == NULL)
     return seed_fail(SPMD_ERR_INVALID_ARGUMENT, __func__, "layer: NULL or not initialised");
-  temps t = {{NULL}, 0};
+  seed_temps t = {{NULL}, 0};
   spmd_sharding *data = NULL;
-  spmd_array **xs = slot(&t);
+  spmd_array **xs = seed_slot(&t);
   spmd_status st = spmd_sharding_named_text(mesh, "data, None, None", &data);
   if (st == SPMD_OK) st = spmd_array_reshard(x, data, xs);
   if (st == SPMD_OK) st = layer_auto(layer, *xs, &t, y);
   spmd_sharding_destroy(data);
-  temps_free(&t);
+  seed_temps_free(&t);
   return st;
 }

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "seed_error.h"
+#include "seed_temps.h"
 #include "seed_train.h"
 
 enum { N_PARAMS = 4 };
@@ -41,16 +42,6 @@ static int64_t size_of(int i) { return kShapes[i][0] * (kShapes[i][1] ? kShapes[
     if (st_ != SPMD_OK) return seed_lib_fail(st_, fn, #call);         \
   } while (0)
 
-/* The arrays one step makes, released together. */
-typedef struct temps {
-  spmd_array *a[64];
-  int n;
-} temps;
-static spmd_array **slot(temps *t) { return &t->a[t->n++]; }
-static void temps_free(temps *t) {
-  for (int i = 0; i < t->n; ++i) spmd_array_destroy(t->a[i]);
-  t->n = 0;
-}
 
 spmd_status seed_ops_trainer_create(const spmd_mesh *mesh, const float *params,
                                     double learning_rate, seed_ops_trainer **out) {
@@ -95,11 +86,11 @@ typedef struct forward {
 } forward;
 
 static spmd_status run_forward(const seed_ops_trainer *t, spmd_array *x, spmd_array *y,
-                               temps *tm, forward *f, const char *fn) {
-  spmd_array **xw = slot(tm), **hw = slot(tm), **pred = slot(tm), **sq = slot(tm);
+                               seed_temps *tm, forward *f, const char *fn) {
+  spmd_array **xw = seed_slot(tm), **hw = seed_slot(tm), **pred = seed_slot(tm), **sq = seed_slot(tm);
   f->z = NULL;
   TRY(spmd_einsum("bi,hi->bh", x, t->p[0], NULL, xw));
-  spmd_array **z = slot(tm), **h = slot(tm), **diff = slot(tm), **loss = slot(tm);
+  spmd_array **z = seed_slot(tm), **h = seed_slot(tm), **diff = seed_slot(tm), **loss = seed_slot(tm);
   TRY(spmd_binary(SPMD_BINARY_ADD, *xw, t->p[1], NULL, z));
   TRY(spmd_unary(SPMD_UNARY_RELU, *z, NULL, h));
   TRY(spmd_einsum("bh,oh->bo", *h, t->p[2], NULL, hw));
@@ -123,11 +114,11 @@ static void replace(spmd_array **p, spmd_array *new_value) {
 
 /* optax.adam on one parameter: mu, nu and p updated in place (donated). */
 static spmd_status adam(seed_ops_trainer *t, int i, spmd_array *g, float bc1, float bc2,
-                        temps *tm, const char *fn) {
+                        seed_temps *tm, const char *fn) {
   spmd_op_options donate0 = SPMD_OP_OPTIONS_INIT, donate1 = SPMD_OP_OPTIONS_INIT;
   donate0.donate = 1u;
   donate1.donate = 2u;
-  spmd_array **g1 = slot(tm), **mu0 = slot(tm), **gg = slot(tm), **g2 = slot(tm), **nu0 = slot(tm);
+  spmd_array **g1 = seed_slot(tm), **mu0 = seed_slot(tm), **gg = seed_slot(tm), **g2 = seed_slot(tm), **nu0 = seed_slot(tm);
   spmd_array *mu = NULL, *nu = NULL, *p = NULL;
   /* mu = 0.1 g + 0.9 mu; nu = 0.001 (g g) + 0.999 nu. The old moments are
    * donated: their handles only wait to be destroyed. */
@@ -141,8 +132,8 @@ static spmd_status adam(seed_ops_trainer *t, int i, spmd_array *g, float bc1, fl
   TRY(spmd_binary(SPMD_BINARY_ADD, *g2, *nu0, &donate1, &nu));
   replace(&t->nu[i], nu);
   /* p = p + (-lr) * (mu_hat / (sqrt(nu_hat) + eps)) */
-  spmd_array **mh = slot(tm), **nh = slot(tm), **rt = slot(tm), **den = slot(tm), **q = slot(tm),
-             **step = slot(tm);
+  spmd_array **mh = seed_slot(tm), **nh = seed_slot(tm), **rt = seed_slot(tm), **den = seed_slot(tm), **q = seed_slot(tm),
+             **step = seed_slot(tm);
   TRY(spmd_binary_scalar(SPMD_BINARY_DIV, mu, bc1, NULL, mh));
   TRY(spmd_binary_scalar(SPMD_BINARY_DIV, nu, bc2, NULL, nh));
   TRY(spmd_unary(SPMD_UNARY_SQRT, *nh, NULL, rt));
@@ -162,30 +153,30 @@ static spmd_status read_loss(spmd_array *loss, float *out, const char *fn) {
 spmd_status seed_ops_trainer_loss(seed_ops_trainer *t, spmd_array *x, spmd_array *y, float *loss) {
   const char *fn = __func__;
   if (t == NULL || loss == NULL) return seed_fail(SPMD_ERR_INVALID_ARGUMENT, fn, "NULL argument");
-  temps tm = {{NULL}, 0};
+  seed_temps tm = {{NULL}, 0};
   forward f;
   spmd_status st = run_forward(t, x, y, &tm, &f, fn);
   if (st == SPMD_OK) st = read_loss(f.loss, loss, fn);
-  temps_free(&tm);
+  seed_temps_free(&tm);
   return st;
 }
 
 static spmd_status step(seed_ops_trainer *t, spmd_array *x, spmd_array *y, float *loss,
-                        temps *tm, const char *fn) {
+                        seed_temps *tm, const char *fn) {
   forward f;
   spmd_status st = run_forward(t, x, y, tm, &f, fn);
   if (st != SPMD_OK) return st;
   int64_t n;
   TRY(spmd_array_size(y, &n));
   /* dpred = -((2 (y - pred)) * (1 / N)) */
-  spmd_array **d2 = slot(tm), **dn = slot(tm), **dpred = slot(tm);
+  spmd_array **d2 = seed_slot(tm), **dn = seed_slot(tm), **dpred = seed_slot(tm);
   TRY(spmd_scalar_binary(SPMD_BINARY_MUL, 2.0, f.diff, NULL, d2));
   TRY(spmd_binary_scalar(SPMD_BINARY_MUL, *d2, (double)(1.0f / (float)n), NULL, dn));
   TRY(spmd_unary(SPMD_UNARY_NEG, *dn, NULL, dpred));
   /* Gradients: every contraction or sum over the split batch dimension
    * ends in a psum over its axes, inserted by propagation. */
-  spmd_array **g[N_PARAMS] = {slot(tm), slot(tm), slot(tm), slot(tm)};
-  spmd_array **dh = slot(tm), **pos = slot(tm), **dz = slot(tm);
+  spmd_array **g[N_PARAMS] = {seed_slot(tm), seed_slot(tm), seed_slot(tm), seed_slot(tm)};
+  spmd_array **dh = seed_slot(tm), **pos = seed_slot(tm), **dz = seed_slot(tm);
   const int64_t rows[1] = {0};
   TRY(spmd_einsum("bo,bh->oh", *dpred, f.h, NULL, g[2]));
   TRY(spmd_reduce(SPMD_REDUCE_SUM, *dpred, 1, rows, 0, NULL, g[3]));
@@ -207,9 +198,9 @@ static spmd_status step(seed_ops_trainer *t, spmd_array *x, spmd_array *y, float
 spmd_status seed_ops_trainer_step(seed_ops_trainer *t, spmd_array *x, spmd_array *y, float *loss) {
   const char *fn = __func__;
   if (t == NULL || loss == NULL) return seed_fail(SPMD_ERR_INVALID_ARGUMENT, fn, "NULL argument");
-  temps tm = {{NULL}, 0};
+  seed_temps tm = {{NULL}, 0};
   const spmd_status st = step(t, x, y, loss, &tm, fn);
-  temps_free(&tm);
+  seed_temps_free(&tm);
   return st;
 }
 

@@ -55,6 +55,17 @@ void finish(const Call &c, const char *function, ArrayPtr result, spmd_array **o
 
 const ArrayPtr &arr(const spmd_array *a, const char *arg) { return use(a, arg).impl; }
 
+// The tail of every op's entry point, once its own arguments are read:
+// the output pointer and the options are checked, `make` runs the op, the
+// result is handed out, and donated operands are retired.
+template <typename Make>
+void complete(const char *fn, std::initializer_list<const spmd_array *> operands,
+              const spmd_op_options *options, spmd_array **out, Make &&make) {
+  out_arg(out);
+  const Call c = read_call(options, operands);
+  finish(c, fn, make(c.options), out);
+}
+
 ew::Op unary_op(const spmd_unary_op &op) {
   switch (raw_enum(op)) {
     case SPMD_UNARY_NEG: return ew::Op::Neg;
@@ -127,9 +138,8 @@ spmd_status spmd_unary(spmd_unary_op op, const spmd_array *x, const spmd_op_opti
   return guard(fn, [&] {
     const ew::Op o = unary_op(op);
     const auto &a = arr(x, "x");
-    out_arg(out);
-    const Call c = read_call(options, {x});
-    finish(c, fn, ops::unary(o, a, c.options), out);
+    complete(fn, {x}, options, out,
+             [&](const ops::OpOptions &opts) { return ops::unary(o, a, opts); });
   });
 }
 
@@ -139,9 +149,8 @@ spmd_status spmd_astype(const spmd_array *x, spmd_dtype dtype, const spmd_op_opt
   return guard(fn, [&] {
     const auto &a = arr(x, "x");
     check_dtype("dtype", dtype);
-    out_arg(out);
-    const Call c = read_call(options, {x});
-    finish(c, fn, ops::astype(a, valid_dtype(dtype), c.options), out);
+    complete(fn, {x}, options, out,
+             [&](const ops::OpOptions &opts) { return ops::astype(a, valid_dtype(dtype), opts); });
   });
 }
 
@@ -152,9 +161,8 @@ spmd_status spmd_binary(spmd_binary_op op, const spmd_array *x, const spmd_array
     const ew::Op o = binary_op(op);
     const auto &a = arr(x, "x");
     const auto &b = arr(y, "y");
-    out_arg(out);
-    const Call c = read_call(options, {x, y});
-    finish(c, fn, ops::binary(o, a, b, c.options), out);
+    complete(fn, {x, y}, options, out,
+             [&](const ops::OpOptions &opts) { return ops::binary(o, a, b, opts); });
   });
 }
 
@@ -164,9 +172,8 @@ spmd_status spmd_binary_scalar(spmd_binary_op op, const spmd_array *x, double s,
   return guard(fn, [&] {
     const ew::Op o = binary_op(op);
     const auto &a = arr(x, "x");
-    out_arg(out);
-    const Call c = read_call(options, {x});
-    finish(c, fn, ops::binary_scalar(o, a, s, false, c.options), out);
+    complete(fn, {x}, options, out,
+             [&](const ops::OpOptions &opts) { return ops::binary_scalar(o, a, s, false, opts); });
   });
 }
 
@@ -176,9 +183,8 @@ spmd_status spmd_scalar_binary(spmd_binary_op op, double s, const spmd_array *x,
   return guard(fn, [&] {
     const ew::Op o = binary_op(op);
     const auto &a = arr(x, "x");
-    out_arg(out);
-    const Call c = read_call(options, {x});
-    finish(c, fn, ops::binary_scalar(o, a, s, true, c.options), out);
+    complete(fn, {x}, options, out,
+             [&](const ops::OpOptions &opts) { return ops::binary_scalar(o, a, s, true, opts); });
   });
 }
 
@@ -189,9 +195,8 @@ spmd_status spmd_where(const spmd_array *cond, const spmd_array *x, const spmd_a
     const auto &c0 = arr(cond, "cond");
     const auto &a = arr(x, "x");
     const auto &b = arr(y, "y");
-    out_arg(out);
-    const Call c = read_call(options, {cond, x, y});
-    finish(c, fn, ops::where(c0, a, b, c.options), out);
+    complete(fn, {cond, x, y}, options, out,
+             [&](const ops::OpOptions &opts) { return ops::where(c0, a, b, opts); });
   });
 }
 
@@ -202,9 +207,8 @@ spmd_status spmd_reduce(spmd_reduce_op op, const spmd_array *x, size_t naxes, co
     const ops::ReduceKind k = reduce_op(op);
     const auto &a = arr(x, "x");
     const auto list = int_list("axes", naxes, axes);
-    out_arg(out);
-    const Call c = read_call(options, {x});
-    finish(c, fn, ops::reduce(k, a, list, axes == nullptr, keepdims != 0, c.options), out);
+    complete(fn, {x}, options, out,
+             [&](const ops::OpOptions &opts) { return ops::reduce(k, a, list, axes == nullptr, keepdims != 0, opts); });
   });
 }
 
@@ -213,9 +217,8 @@ spmd_status spmd_argmax(const spmd_array *x, int64_t axis, const spmd_op_options
   const char *fn = __func__;
   return guard(fn, [&] {
     const auto &a = arr(x, "x");
-    out_arg(out);
-    const Call c = read_call(options, {x});
-    finish(c, fn, ops::argmax(a, axis, c.options), out);
+    complete(fn, {x}, options, out,
+             [&](const ops::OpOptions &opts) { return ops::argmax(a, axis, opts); });
   });
 }
 
@@ -224,9 +227,8 @@ spmd_status spmd_softmax(const spmd_array *x, int64_t axis, int log, const spmd_
   const char *fn = __func__;
   return guard(fn, [&] {
     const auto &a = arr(x, "x");
-    out_arg(out);
-    const Call c = read_call(options, {x});
-    finish(c, fn, ops::softmax(a, axis, log != 0, c.options), out);
+    complete(fn, {x}, options, out,
+             [&](const ops::OpOptions &opts) { return ops::softmax(a, axis, log != 0, opts); });
   });
 }
 
@@ -243,9 +245,8 @@ spmd_status spmd_dot_general(const spmd_array *lhs, const spmd_array *rhs, const
     dd.rhs_batch = int_list("dims->rhs_batch", d.nbatch, d.rhs_batch);
     dd.lhs_contract = int_list("dims->lhs_contract", d.ncontract, d.lhs_contract);
     dd.rhs_contract = int_list("dims->rhs_contract", d.ncontract, d.rhs_contract);
-    out_arg(out);
-    const Call c = read_call(options, {lhs, rhs});
-    finish(c, fn, ops::dot_general(a, b, std::move(dd), c.options), out);
+    complete(fn, {lhs, rhs}, options, out,
+             [&](const ops::OpOptions &opts) { return ops::dot_general(a, b, std::move(dd), opts); });
   });
 }
 
@@ -255,9 +256,8 @@ spmd_status spmd_matmul(const spmd_array *x, const spmd_array *y, const spmd_op_
   return guard(fn, [&] {
     const auto &a = arr(x, "a");
     const auto &b = arr(y, "b");
-    out_arg(out);
-    const Call c = read_call(options, {x, y});
-    finish(c, fn, ops::matmul(a, b, c.options), out);
+    complete(fn, {x, y}, options, out,
+             [&](const ops::OpOptions &opts) { return ops::matmul(a, b, opts); });
   });
 }
 
@@ -268,9 +268,8 @@ spmd_status spmd_einsum(const char *subscripts, const spmd_array *x, const spmd_
     if (subscripts == nullptr) invalid("subscripts: NULL string");
     const auto &a = arr(x, "a");
     const auto &b = arr(y, "b");
-    out_arg(out);
-    const Call c = read_call(options, {x, y});
-    finish(c, fn, ops::einsum(subscripts, a, b, c.options), out);
+    complete(fn, {x, y}, options, out,
+             [&](const ops::OpOptions &opts) { return ops::einsum(subscripts, a, b, opts); });
   });
 }
 
@@ -280,9 +279,8 @@ spmd_status spmd_transpose(const spmd_array *x, size_t naxes, const int64_t *per
   return guard(fn, [&] {
     const auto &a = arr(x, "x");
     auto p = int_list("perm", naxes, perm);
-    out_arg(out);
-    const Call c = read_call(options, {x});
-    finish(c, fn, ops::transpose(a, std::move(p), c.options), out);
+    complete(fn, {x}, options, out,
+             [&](const ops::OpOptions &opts) { return ops::transpose(a, std::move(p), opts); });
   });
 }
 
@@ -292,9 +290,8 @@ spmd_status spmd_reshape(const spmd_array *x, size_t ndim, const int64_t *shape,
   return guard(fn, [&] {
     const auto &a = arr(x, "x");
     auto s = int_list("shape", ndim, shape);
-    out_arg(out);
-    const Call c = read_call(options, {x});
-    finish(c, fn, ops::reshape(a, std::move(s), c.options), out);
+    complete(fn, {x}, options, out,
+             [&](const ops::OpOptions &opts) { return ops::reshape(a, std::move(s), opts); });
   });
 }
 
@@ -304,9 +301,8 @@ spmd_status spmd_broadcast_to(const spmd_array *x, size_t ndim, const int64_t *s
   return guard(fn, [&] {
     const auto &a = arr(x, "x");
     Shape s = checked_shape("shape", ndim, shape);
-    out_arg(out);
-    const Call c = read_call(options, {x});
-    finish(c, fn, ops::broadcast_to(a, s, c.options), out);
+    complete(fn, {x}, options, out,
+             [&](const ops::OpOptions &opts) { return ops::broadcast_to(a, s, opts); });
   });
 }
 
@@ -317,9 +313,8 @@ spmd_status spmd_slice(const spmd_array *x, size_t ndim, const int64_t *start, c
     const auto &a = arr(x, "x");
     const auto lo = int_list("start", ndim, start);
     const auto hi = int_list("stop", ndim, stop);
-    out_arg(out);
-    const Call c = read_call(options, {x});
-    finish(c, fn, ops::slice(a, lo, hi, c.options), out);
+    complete(fn, {x}, options, out,
+             [&](const ops::OpOptions &opts) { return ops::slice(a, lo, hi, opts); });
   });
 }
 

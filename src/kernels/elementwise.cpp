@@ -6,11 +6,9 @@
 
 #include "base/dtype.hpp"
 #include "base/error.hpp"
+#include "kernels/flush_subnormals.hpp"
 #include "kernels/vector_math.hpp"
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <xmmintrin.h>
-#endif
 
 namespace spmd::ew {
 
@@ -43,18 +41,6 @@ namespace {
 constexpr size_t kChunk = 1024;
 constexpr size_t kMaxDims = 16;
 
-// XLA's CPU code runs with subnormals flushed to zero, as inputs (DAZ) and
-// results (FTZ); the float kernels run so too.
-class FlushSubnormals {
- public:
-#if defined(__x86_64__) || defined(__i386__)
-  FlushSubnormals() : saved_(_mm_getcsr()) { _mm_setcsr(saved_ | 0x8040); }
-  ~FlushSubnormals() { _mm_setcsr(saved_); }
-
- private:
-  unsigned saved_;
-#endif
-};
 
 template <typename T, typename S>
 void gather(const S *src, int64_t stride, T *dst, size_t m) {

@@ -7,10 +7,8 @@
 
 #include "base/dtype.hpp"
 #include "base/error.hpp"
+#include "kernels/flush_subnormals.hpp"
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <xmmintrin.h>
-#endif
 
 namespace spmd::red {
 
@@ -33,16 +31,6 @@ int64_t out_elements(const Params &p) {
 
 namespace {
 
-class FlushSubnormals {
- public:
-#if defined(__x86_64__) || defined(__i386__)
-  FlushSubnormals() : saved_(_mm_getcsr()) { _mm_setcsr(saved_ | 0x8040); }
-  ~FlushSubnormals() { _mm_setcsr(saved_); }
-
- private:
-  unsigned saved_;
-#endif
-};
 
 template <typename A>
 A load(spmd_dtype d, const char *p) {
