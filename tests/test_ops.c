@@ -544,6 +544,58 @@ static void slice_and_concatenate_keep_the_spec(void **state) {
   spmd_array_destroy(y);
 }
 
+/* Shards of uneven or empty blocks: 5 columns over 8 devices (three hold
+ * nothing), a contraction over them, a max and a softmax across them, and
+ * a product whose inner dimension is 0 (zeros, as JAX gives). */
+static void uneven_and_empty_blocks_compute_like_even_ones(void **state) {
+  (void)state;
+  int64_t s8[1] = {8};
+  const char *names[1] = {"d"};
+  spmd_mesh *m8 = NULL;
+  assert_ok(spmd_mesh_create(suite_rt, 1, s8, names, NULL, &m8));
+  const int64_t sa[2] = {3, 5}, sb[2] = {5, 3};
+  float ha[15], hb[15];
+  for (int i = 0; i < 15; ++i) ha[i] = hb[i] = (float)i;
+  spmd_array *a = test_put(m8, "None, d", SPMD_F32, 2, sa, ha);
+  spmd_array *b = test_put(m8, "d, None", SPMD_F32, 2, sb, hb), *c = NULL, *mx = NULL, *sm = NULL;
+  assert_ok(spmd_matmul(a, b, NULL, &c));
+  float got[15];
+  host_f32(c, got, 9);
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) {
+      double w = 0;
+      for (int k = 0; k < 5; ++k) w += (double)ha[5 * i + k] * hb[3 * k + j];
+      assert_true(got[3 * i + j] == (float)w);
+    }
+  const int64_t ax1[1] = {1};
+  assert_ok(spmd_reduce(SPMD_REDUCE_MAX, a, 1, ax1, 0, NULL, &mx));
+  host_f32(mx, got, 3);
+  for (int i = 0; i < 3; ++i) assert_true(got[i] == (float)(5 * i + 4));
+  assert_ok(spmd_softmax(a, 1, 0, NULL, &sm));
+  host_f32(sm, got, 15);
+  for (int i = 0; i < 3; ++i) {
+    double s = 0;
+    for (int j = 0; j < 5; ++j) s += got[5 * i + j];
+    assert_true(fabs(s - 1) < 1e-6);
+  }
+  const int64_t e1[2] = {8, 0}, e2[2] = {0, 3};
+  spmd_array *z1 = test_put(m8, "d", SPMD_F32, 2, e1, NULL), *z2 = test_put(m8, "", SPMD_F32, 2, e2, NULL);
+  spmd_array *zz = NULL;
+  assert_ok(spmd_matmul(z1, z2, NULL, &zz));
+  float zeros[24];
+  host_f32(zz, zeros, 24);
+  for (int i = 0; i < 24; ++i) assert_true(zeros[i] == 0.0f);
+  spmd_array_destroy(zz);
+  spmd_array_destroy(z1);
+  spmd_array_destroy(z2);
+  spmd_array_destroy(sm);
+  spmd_array_destroy(mx);
+  spmd_array_destroy(c);
+  spmd_array_destroy(a);
+  spmd_array_destroy(b);
+  spmd_mesh_destroy(m8);
+}
+
 /* ---- donation ---- */
 
 static void a_donated_operand_is_consumed(void **state) {
@@ -638,6 +690,7 @@ int main(void) {
       cmocka_unit_test(einsum_patterns_of_the_attention_layer),
       cmocka_unit_test(transpose_and_reshape_carry_shardings_as_jax),
       cmocka_unit_test(slice_and_concatenate_keep_the_spec),
+      cmocka_unit_test(uneven_and_empty_blocks_compute_like_even_ones),
       cmocka_unit_test(a_donated_operand_is_consumed),
       cmocka_unit_test(bad_input_is_refused_with_a_clear_message),
   };
