@@ -55,6 +55,8 @@ static const char *const binary_names[] = {"add", "sub", "mul", "div", "max", "m
                                            "eq",  "ne",  "lt",  "le",  "gt",  "ge"};
 static const char *const reduce_names[] = {"sum", "mean", "max", "min"};
 
+#define COUNT(a) (sizeof(a) / sizeof *(a))
+
 static size_t ints_of(const json_value *v, int64_t *out, const char *where) {
   if (v == NULL || v->type == JSON_NULL) return 0;
   return conformance_ints(v, out, SPMD_MAX_NDIM, where);
@@ -79,7 +81,7 @@ static spmd_status run_op(const char *op, const json_value *params, spmd_array *
       x = t;
     }
     if (st == SPMD_OK)
-      st = spmd_unary((spmd_unary_op)op_code(name, unary_names, 13), x, o, out);
+      st = spmd_unary((spmd_unary_op)op_code(name, unary_names, COUNT(unary_names)), x, o, out);
     spmd_array_destroy(t);
     return st;
   }
@@ -95,11 +97,11 @@ static spmd_status run_op(const char *op, const json_value *params, spmd_array *
       spmd_array_destroy(t);
       return st;
     }
-    return spmd_binary((spmd_binary_op)op_code(name, binary_names, 13), in[0], in[1], o, out);
+    return spmd_binary((spmd_binary_op)op_code(name, binary_names, COUNT(binary_names)), in[0], in[1], o, out);
   }
   if (strcmp(op, "binary_scalar") == 0) {
     const spmd_binary_op b_op = (spmd_binary_op)op_code(
-        json_string(conformance_member(params, "op", where)), binary_names, 13);
+        json_string(conformance_member(params, "op", where)), binary_names, COUNT(binary_names));
     const double s = conformance_member(params, "scalar", where)->number;
     return conformance_member(params, "scalar_first", where)->boolean
                ? spmd_scalar_binary(b_op, s, in[0], o, out)
@@ -110,7 +112,7 @@ static spmd_status run_op(const char *op, const json_value *params, spmd_array *
     const json_value *axes = conformance_member(params, "axes", where);
     const size_t n = ints_of(axes, a, where);
     return spmd_reduce((spmd_reduce_op)op_code(json_string(conformance_member(params, "op", where)),
-                                               reduce_names, 4),
+                                               reduce_names, COUNT(reduce_names)),
                        in[0], n, axes->type == JSON_NULL ? NULL : a,
                        conformance_member(params, "keepdims", where)->boolean, o, out);
   }

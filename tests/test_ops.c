@@ -645,6 +645,26 @@ static void bad_input_is_refused_with_a_clear_message(void **state) {
   assert_fails(spmd_unary((spmd_unary_op)99, x, NULL, &r), SPMD_ERR_INVALID_ARGUMENT,
                "not a spmd_unary_op");
   assert_fails(spmd_einsum("ij,jk", x, x, NULL, &r), SPMD_ERR_INVALID_ARGUMENT, "explicit output");
+  /* dot_general's dimension numbers, each mistake named by its field. */
+  spmd_dot_dims dd = SPMD_DOT_DIMS_INIT;
+  const int64_t two[1] = {2}, one[1] = {1}, zero[1] = {0}, both[2] = {1, -1};
+  dd.ncontract = 1;
+  dd.lhs_contract = two;
+  dd.rhs_contract = zero;
+  assert_fails(spmd_dot_general(x, x, &dd, NULL, &r), SPMD_ERR_INVALID_ARGUMENT,
+               "dims->lhs_contract[0]: 2 is out of range for an array of 2 dimensions");
+  dd.ncontract = 2;
+  dd.lhs_contract = both;
+  dd.rhs_contract = both;
+  assert_fails(spmd_dot_general(x, x, &dd, NULL, &r), SPMD_ERR_INVALID_ARGUMENT,
+               "dims->lhs_contract[1]: dimension 1 is named twice");
+  dd.ncontract = 1;
+  dd.lhs_contract = one;
+  dd.rhs_contract = zero;
+  assert_fails(spmd_dot_general(x, v3, &dd, NULL, &r), SPMD_ERR_INVALID_ARGUMENT,
+               "contracting dimensions differ in size");
+  assert_fails(spmd_dot_general(x, x, NULL, NULL, &r), SPMD_ERR_INVALID_ARGUMENT,
+               "dims: NULL spmd_dot_dims pointer");
   assert_fails(spmd_unary(SPMD_UNARY_EXP, NULL, NULL, &r), SPMD_ERR_INVALID_ARGUMENT, "x: NULL");
   assert_fails(spmd_unary(SPMD_UNARY_EXP, x, NULL, NULL), SPMD_ERR_INVALID_ARGUMENT, "NULL output");
   /* An output sharding on a mesh of other devices, or naming too many

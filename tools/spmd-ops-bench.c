@@ -87,7 +87,7 @@ static void models(double *t, int iters) {
   spmd_sharding *batch = NULL;
   CHECK(spmd_sharding_named_text(mesh, "x", &batch));
   const int64_t bs[2] = {32, SEED_MLP_IN};
-  spmd_array *xb = NULL, *yb = NULL, *s = NULL;
+  spmd_array *xb = NULL, *yb = NULL;
   CHECK(spmd_random_normal(batch, &key, SPMD_F32, 2, bs, &xb));
   CHECK(spmd_unary(SPMD_UNARY_SIN, xb, NULL, &yb));
   float params[SEED_MLP_PARAMS];
@@ -109,7 +109,6 @@ static void models(double *t, int iters) {
            v == 0 ? "training step shard_map" : "training step global ops",
            1e3 * median(ts, steps), steps);
   }
-  (void)s;
   free(ts);
   seed_trainer_destroy(tr);
   seed_ops_trainer_destroy(ops);

@@ -111,16 +111,17 @@ Dims transpose(const Dims &in, const std::vector<int64_t> &perm) {
   return out;
 }
 
+std::vector<int64_t> free_dims(size_t rank, const std::vector<int64_t> &batch,
+                               const std::vector<int64_t> &contract) {
+  std::vector<int64_t> f;
+  for (int64_t d = 0; d < static_cast<int64_t>(rank); ++d)
+    if (std::find(batch.begin(), batch.end(), d) == batch.end() &&
+        std::find(contract.begin(), contract.end(), d) == contract.end())
+      f.push_back(d);
+  return f;
+}
+
 Contraction dot_general(const Dims &lhs, const Dims &rhs, const DotDims &dd) {
-  auto free_dims = [](size_t rank, const std::vector<int64_t> &batch,
-                      const std::vector<int64_t> &contract) {
-    std::vector<size_t> f;
-    for (size_t d = 0; d < rank; ++d)
-      if (std::find(batch.begin(), batch.end(), static_cast<int64_t>(d)) == batch.end() &&
-          std::find(contract.begin(), contract.end(), static_cast<int64_t>(d)) == contract.end())
-        f.push_back(d);
-    return f;
-  };
   const auto lf = free_dims(lhs.size(), dd.lhs_batch, dd.lhs_contract);
   const auto rf = free_dims(rhs.size(), dd.rhs_batch, dd.rhs_contract);
   Contraction c;
@@ -130,16 +131,17 @@ Contraction dot_general(const Dims &lhs, const Dims &rhs, const DotDims &dd) {
   for (size_t i = 0; i < dd.lhs_batch.size(); ++i)
     c.out.push_back(meet(lhs[static_cast<size_t>(dd.lhs_batch[i])],
                          rhs[static_cast<size_t>(dd.rhs_batch[i])]));
-  for (size_t d : lf) c.out.push_back(lhs[d]);
-  for (size_t d : rf) c.out.push_back(rhs[d]);
+  for (int64_t d : lf) c.out.push_back(lhs[static_cast<size_t>(d)]);
+  for (int64_t d : rf) c.out.push_back(rhs[static_cast<size_t>(d)]);
   drop_repeated_axes(c.out);
   const size_t nb = dd.lhs_batch.size();
   for (size_t i = 0; i < nb; ++i) {
     c.lhs[static_cast<size_t>(dd.lhs_batch[i])] = c.out[i];
     c.rhs[static_cast<size_t>(dd.rhs_batch[i])] = c.out[i];
   }
-  for (size_t i = 0; i < lf.size(); ++i) c.lhs[lf[i]] = c.out[nb + i];
-  for (size_t i = 0; i < rf.size(); ++i) c.rhs[rf[i]] = c.out[nb + lf.size() + i];
+  for (size_t i = 0; i < lf.size(); ++i) c.lhs[static_cast<size_t>(lf[i])] = c.out[nb + i];
+  for (size_t i = 0; i < rf.size(); ++i)
+    c.rhs[static_cast<size_t>(rf[i])] = c.out[nb + lf.size() + i];
   // Contracting dimensions: alike, or one side's sharding, unless taken.
   Dims taken = c.out;
   for (size_t i = 0; i < dd.lhs_contract.size(); ++i) {

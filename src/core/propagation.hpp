@@ -72,6 +72,10 @@ struct Contraction {
 // differently, or by an axis the result uses, they are gathered.
 Contraction dot_general(const Dims &lhs, const Dims &rhs, const DotDims &dims);
 
+// An operand's free dimensions (neither batch nor contracting), in order.
+std::vector<int64_t> free_dims(size_t rank, const std::vector<int64_t> &batch,
+                               const std::vector<int64_t> &contract);
+
 // jnp.reshape: dimensions are grouped into runs whose sizes multiply to
 // the same number on both sides; in each run the sharding of the first
 // input dimension larger than 1 carries to the first output dimension

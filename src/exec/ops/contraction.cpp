@@ -17,24 +17,11 @@ namespace {
 
 void check_dims(const char *what, std::vector<int64_t> &dims, size_t rank, std::vector<bool> &used) {
   for (size_t k = 0; k < dims.size(); ++k) {
-    const auto n = static_cast<int64_t>(rank);
-    if (dims[k] < -n || dims[k] >= n)
-      invalid("dims->", what, "[", k, "]: ", dims[k], " is out of range for an operand of ", rank,
-              " dimensions");
-    if (dims[k] < 0) dims[k] += n;
+    dims[k] = static_cast<int64_t>(checked_axis(dims[k], rank, cat("dims->", what, "[", k, "]").c_str()));
     if (used[static_cast<size_t>(dims[k])])
       invalid("dims->", what, "[", k, "]: dimension ", dims[k], " is named twice");
     used[static_cast<size_t>(dims[k])] = true;
   }
-}
-
-std::vector<int64_t> free_of(size_t rank, const std::vector<int64_t> &a, const std::vector<int64_t> &b) {
-  std::vector<int64_t> f;
-  for (size_t d = 0; d < rank; ++d)
-    if (std::find(a.begin(), a.end(), static_cast<int64_t>(d)) == a.end() &&
-        std::find(b.begin(), b.end(), static_cast<int64_t>(d)) == b.end())
-      f.push_back(static_cast<int64_t>(d));
-  return f;
 }
 
 std::vector<int64_t> concat(std::vector<int64_t> a, const std::vector<int64_t> &b,
@@ -69,9 +56,9 @@ ArrayPtr dot_general(const ArrayPtr &lhs_in, const ArrayPtr &rhs_in, propagate::
             dd.rhs_contract.size(), " rhs ones");
   std::vector<bool> lu(lr, false), ru(rr, false);
   check_dims("lhs_batch", dd.lhs_batch, lr, lu);
-  check_dims("lhs_contracting", dd.lhs_contract, lr, lu);
+  check_dims("lhs_contract", dd.lhs_contract, lr, lu);
   check_dims("rhs_batch", dd.rhs_batch, rr, ru);
-  check_dims("rhs_contracting", dd.rhs_contract, rr, ru);
+  check_dims("rhs_contract", dd.rhs_contract, rr, ru);
   const Shape &ls = lhs_in->shape(), &rs = rhs_in->shape();
   auto check_sizes = [&](const std::vector<int64_t> &l, const std::vector<int64_t> &r, const char *kind) {
     for (size_t k = 0; k < l.size(); ++k)
@@ -95,8 +82,8 @@ ArrayPtr dot_general(const ArrayPtr &lhs_in, const ArrayPtr &rhs_in, propagate::
   // Bring each operand's dimensions to (batch, free, contracting) for the
   // lhs and (batch, contracting, free) for the rhs; the other order of the
   // last two is a transposed operand BLAS reads as it is.
-  const auto lf = free_of(lr, dd.lhs_batch, dd.lhs_contract);
-  const auto rf = free_of(rr, dd.rhs_batch, dd.rhs_contract);
+  const auto lf = propagate::free_dims(lr, dd.lhs_batch, dd.lhs_contract);
+  const auto rf = propagate::free_dims(rr, dd.rhs_batch, dd.rhs_contract);
   bool ta = false, tb = false;
   auto arrange = [&](ArrayPtr &a, const std::vector<int64_t> &want, const std::vector<int64_t> &swapped,
                      bool &trans) {

@@ -141,18 +141,25 @@ double rounded_to(spmd_dtype d, double v) {
   return load_as_double(d, bytes);
 }
 
+// The functions whose result is a float whatever the operand (sin of an
+// int32 is a float32).
 bool is_transcendental(ew::Op op) {
-  return op >= ew::Op::Exp && op <= ew::Op::GeluExact && op != ew::Op::Relu;
+  switch (op) {
+    case ew::Op::Exp: case ew::Op::Log: case ew::Op::Sin: case ew::Op::Cos: case ew::Op::Tanh:
+    case ew::Op::Sqrt: case ew::Op::Rsqrt: case ew::Op::Logistic: case ew::Op::GeluTanh:
+    case ew::Op::GeluExact:
+      return true;
+    default:
+      return false;
+  }
 }
 
 // The result type and the type computed in for a binary op on `t` (the
 // operands' promoted type); refuses what JAX refuses.
 std::pair<spmd_dtype, spmd_dtype> binary_types(ew::Op op, spmd_dtype t) {
-  const char *name = ew::op_name(op);
   if (t == SPMD_BOOL && op == ew::Op::Sub)
     invalid("op: sub is not defined for bool operands (JAX raises TypeError); use ne or where");
   if (op == ew::Op::Div || (op == ew::Op::Pow && t == SPMD_BOOL)) t = float_result(t);
-  (void)name;
   const spmd_dtype compute = compute_type(t);
   if (ew::is_comparison(op)) return {SPMD_BOOL, compute};
   return {t, compute};

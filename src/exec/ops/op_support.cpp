@@ -11,6 +11,13 @@ std::string describe(const Array &a) {
   return cat(dtype_name(a.dtype()), shape_to_string(a.shape()));
 }
 
+size_t checked_axis(int64_t axis, size_t ndim, const char *what) {
+  const auto n = static_cast<int64_t>(ndim);
+  if (axis < -n || axis >= n)
+    invalid(what, ": ", axis, " is out of range for an array of ", ndim, " dimensions");
+  return static_cast<size_t>(axis < 0 ? axis + n : axis);
+}
+
 MeshPtr common_mesh(const std::vector<Operand> &operands) {
   const MeshPtr &mesh = operands.at(0).array->sharding()->mesh();
   for (size_t i = 1; i < operands.size(); ++i) {

@@ -54,6 +54,10 @@ ArrayPtr honour(const ArrayPtr &result, const ShardingPtr &requested);
 void launch_per_shard(Array &out, const std::vector<const Array *> &inputs,
                       std::vector<std::pair<size_t, Kernel>> kernels);
 
+// An axis of an array of `ndim` dimensions, negative counting from the end;
+// INVALID_ARGUMENT naming `what` when out of range.
+size_t checked_axis(int64_t axis, size_t ndim, const char *what);
+
 // "(3, 8)" and "float32" for messages.
 std::string describe(const Array &a);
 

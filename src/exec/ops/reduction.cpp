@@ -9,13 +9,6 @@
 
 namespace spmd::ops {
 
-size_t checked_axis(int64_t axis, size_t ndim, const char *what) {
-  const auto n = static_cast<int64_t>(ndim);
-  if (axis < -n || axis >= n)
-    invalid(what, ": ", axis, " is out of range for an array of ", ndim, " dimensions");
-  return static_cast<size_t>(axis < 0 ? axis + n : axis);
-}
-
 namespace {
 
 const char *kind_name(ReduceKind k) {

@@ -19,7 +19,4 @@ ArrayPtr reduce(ReduceKind kind, const ArrayPtr &x, const std::vector<int64_t> &
 ArrayPtr argmax(const ArrayPtr &x, int64_t axis, const OpOptions &options);
 ArrayPtr softmax(const ArrayPtr &x, int64_t axis, bool log, const OpOptions &options);
 
-// Checks and normalises an axis of an array of `ndim` dimensions.
-size_t checked_axis(int64_t axis, size_t ndim, const char *what);
-
 }  // namespace spmd::ops

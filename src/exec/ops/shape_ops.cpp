@@ -126,9 +126,7 @@ ArrayPtr concatenate(const std::vector<ArrayPtr> &xs, int64_t axis, const OpOpti
   const MeshPtr mesh = common_mesh(operands);
   const size_t nd = xs[0]->shape().size();
   if (nd == 0) invalid("xs[0]: zero-dimensional arrays cannot be concatenated");
-  const int64_t n = static_cast<int64_t>(nd);
-  if (axis < -n || axis >= n) invalid("axis: ", axis, " is out of range for arrays of ", nd, " dimensions");
-  const size_t a = static_cast<size_t>(axis < 0 ? axis + n : axis);
+  const size_t a = checked_axis(axis, nd, "axis");
   Shape out_shape = xs[0]->shape();
   out_shape[a] = 0;
   spmd_dtype dtype = xs[0]->dtype();
@@ -164,9 +162,7 @@ ArrayPtr transpose(const ArrayPtr &x, std::vector<int64_t> perm, const OpOptions
     invalid("perm: ", perm.size(), " axes for an array of ", nd, " dimensions");
   std::vector<bool> seen(nd, false);
   for (size_t k = 0; k < nd; ++k) {
-    if (perm[k] < -static_cast<int64_t>(nd) || perm[k] >= static_cast<int64_t>(nd))
-      invalid("perm[", k, "]: ", perm[k], " is out of range for an array of ", nd, " dimensions");
-    if (perm[k] < 0) perm[k] += static_cast<int64_t>(nd);
+    perm[k] = static_cast<int64_t>(checked_axis(perm[k], nd, cat("perm[", k, "]").c_str()));
     if (seen[static_cast<size_t>(perm[k])]) invalid("perm: axis ", perm[k], " appears twice");
     seen[static_cast<size_t>(perm[k])] = true;
   }
