@@ -616,6 +616,30 @@ static void a_donated_operand_is_consumed(void **state) {
   o.donate = 4u;
   assert_fails(spmd_binary(SPMD_BINARY_ADD, y, y, &o, &w), SPMD_ERR_INVALID_ARGUMENT,
                "options->donate: bit 2");
+  /* A refused call leaves the operand usable; a donation with an output
+   * sharding on another mesh (a reshard after the op) still consumes it
+   * and gives the right values. */
+  o.donate = 1u;
+  int64_t s3[1] = {3};
+  float three[3] = {1, 2, 3};
+  spmd_array *v3 = test_put(mesh, "", SPMD_F32, 1, s3, three);
+  assert_fails(spmd_binary(SPMD_BINARY_ADD, y, v3, &o, &w), SPMD_ERR_INVALID_ARGUMENT,
+               "do not broadcast");
+  int64_t s8[1] = {8};
+  const char *names[1] = {"d"};
+  spmd_mesh *m8 = NULL;
+  assert_ok(spmd_mesh_create(suite_rt, 1, s8, names, NULL, &m8));
+  spmd_sharding *rows = test_sharding(m8, "d");
+  o.out_sharding = rows;
+  assert_ok(spmd_binary(SPMD_BINARY_ADD, y, z, &o, &w));
+  host_f32(w, got, 64);
+  for (int i = 0; i < 64; ++i) want[i] = (double)b64[i] + ((double)a64[i] + b64[i]);
+  assert_close(got, want, 64, 0, "donated add onto another mesh");
+  assert_fails(spmd_array_to_host(y, got, sizeof got), SPMD_ERR_INVALID_ARGUMENT, "donated");
+  spmd_array_destroy(w);
+  spmd_sharding_destroy(rows);
+  spmd_mesh_destroy(m8);
+  spmd_array_destroy(v3);
   spmd_array_destroy(x);
   spmd_array_destroy(y);
   spmd_array_destroy(z);

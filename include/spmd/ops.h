@@ -87,7 +87,10 @@ typedef struct spmd_op_options {
   const spmd_sharding *out_sharding;
   /** Bit i set: operand i is donated (donate_argnums). The op consumes it:
    * the result may reuse its buffers, and every later use of its handle
-   * but spmd_array_destroy fails with SPMD_ERR_INVALID_ARGUMENT. */
+   * but spmd_array_destroy fails with SPMD_ERR_INVALID_ARGUMENT. A call
+   * refused before the op runs (bad arguments) leaves it usable; once the
+   * op has run it is consumed, even if the result's handle then cannot be
+   * made (SPMD_ERR_OUT_OF_MEMORY). */
   unsigned donate;
 } spmd_op_options;
 

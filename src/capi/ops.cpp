@@ -42,15 +42,18 @@ Call read_call(const spmd_op_options *given, std::initializer_list<const spmd_ar
   return c;
 }
 
-// Hands the result to the caller, then retires donated operands.
+// Retires donated operands, then hands the result to the caller. In that
+// order: the result may already have written into a donated operand's
+// buffers, so once the op has run those handles must not stay usable, even
+// when making the result's handle runs out of memory.
 void finish(const Call &c, const char *function, ArrayPtr result, spmd_array **out) {
-  *out = new_handle<spmd_array>(std::move(result));
   for (spmd_array *d : c.donated) {
     if (d == nullptr) continue;
     auto &h = use(d, "donated operand");
     h.impl.reset();
     h.donated_to = function;
   }
+  *out = new_handle<spmd_array>(std::move(result));
 }
 
 const ArrayPtr &arr(const spmd_array *a, const char *arg) { return use(a, arg).impl; }

@@ -94,9 +94,12 @@ ArrayPtr run(ew::Op op, std::vector<Input> in, spmd_dtype compute, spmd_dtype ou
     reads.push_back(laid[k].get());
   }
   // A donated operand of the result's shape, type and layout gives its
-  // buffers to the result, which the kernel then writes in place.
+  // buffers to the result, which the kernel then writes in place. Not when
+  // a reshard must follow (an output sharding on another mesh): nothing
+  // that can fail may come after the operand's values are overwritten.
   ArrayPtr out;
-  for (size_t k = 0; k < in.size() && k < 3 && !out; ++k) {
+  const bool last_step = !requested || on_mesh(requested, mesh);
+  for (size_t k = 0; k < in.size() && k < 3 && !out && last_step; ++k) {
     if (!options.donate[k] || !laid[k] || laid[k] != in[k].array) continue;
     const Array &a = *laid[k];
     if (a.shape() != out_shape || a.dtype() != out_dtype) continue;
