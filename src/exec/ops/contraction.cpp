@@ -70,6 +70,14 @@ ArrayPtr dot_general(const ArrayPtr &lhs_in, const ArrayPtr &rhs_in, propagate::
   };
   check_sizes(dd.lhs_batch, dd.rhs_batch, "batch");
   check_sizes(dd.lhs_contract, dd.rhs_contract, "contracting");
+  // The result's shape, and the output sharding checked, before any data moves.
+  const auto lf = propagate::free_dims(lr, dd.lhs_batch, dd.lhs_contract);
+  const auto rf = propagate::free_dims(rr, dd.rhs_batch, dd.rhs_contract);
+  Shape out_shape;
+  for (int64_t d : dd.lhs_batch) out_shape.push_back(ls[static_cast<size_t>(d)]);
+  for (int64_t d : lf) out_shape.push_back(ls[static_cast<size_t>(d)]);
+  for (int64_t d : rf) out_shape.push_back(rs[static_cast<size_t>(d)]);
+  const ShardingPtr requested = requested_sharding(options, mesh, out_shape.size());
 
   const spmd_dtype dtype = promote_types(lhs_in->dtype(), rhs_in->dtype());
   ArrayPtr lhs = lhs_in->dtype() == dtype ? lhs_in : astype(lhs_in, dtype, {});
@@ -82,8 +90,6 @@ ArrayPtr dot_general(const ArrayPtr &lhs_in, const ArrayPtr &rhs_in, propagate::
   // Bring each operand's dimensions to (batch, free, contracting) for the
   // lhs and (batch, contracting, free) for the rhs; the other order of the
   // last two is a transposed operand BLAS reads as it is.
-  const auto lf = propagate::free_dims(lr, dd.lhs_batch, dd.lhs_contract);
-  const auto rf = propagate::free_dims(rr, dd.rhs_batch, dd.rhs_contract);
   bool ta = false, tb = false;
   auto arrange = [&](ArrayPtr &a, const std::vector<int64_t> &want, const std::vector<int64_t> &swapped,
                      bool &trans) {
@@ -97,11 +103,6 @@ ArrayPtr dot_general(const ArrayPtr &lhs_in, const ArrayPtr &rhs_in, propagate::
   arrange(lhs, concat(dd.lhs_batch, lf, dd.lhs_contract), concat(dd.lhs_batch, dd.lhs_contract, lf), ta);
   arrange(rhs, concat(dd.rhs_batch, dd.rhs_contract, rf), concat(dd.rhs_batch, rf, dd.rhs_contract), tb);
 
-  Shape out_shape;
-  for (int64_t d : dd.lhs_batch) out_shape.push_back(ls[static_cast<size_t>(d)]);
-  for (int64_t d : lf) out_shape.push_back(ls[static_cast<size_t>(d)]);
-  for (int64_t d : rf) out_shape.push_back(rs[static_cast<size_t>(d)]);
-  const ShardingPtr requested = requested_sharding(options, mesh, out_shape.size());
   auto out = std::make_shared<Array>(sharding_of(mesh, c.out), dtype, out_shape);
   const size_t nb = dd.lhs_batch.size(), nk = dd.lhs_contract.size();
   std::vector<std::pair<size_t, Kernel>> kernels;
