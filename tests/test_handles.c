@@ -129,12 +129,64 @@ static void calls_refused_for_a_null_output_leave_nothing_alive(void **state) {
   assert_int_equal(thread_count(), before);
 }
 
+static size_t live_handles(void) {
+  size_t n = 0;
+  assert_ok(spmd_live_handles(&n));
+  return n;
+}
+
+/* The live-handle count rises by one per handle made, falls with each
+ * destroy, counts a context only while its callback runs, and is back
+ * where it started once everything is released. */
+static spmd_status count_during_callback(spmd_ctx *ctx, void *user_data) {
+  size_t *seen = user_data;
+  int device = 0;
+  spmd_ctx_device_id(ctx, &device);
+  if (device == 0) spmd_live_handles(seen);
+  return SPMD_OK;
+}
+
+static void the_live_handle_count_follows_makes_and_destroys(void **state) {
+  (void)state;
+  const size_t before = live_handles();
+  spmd_runtime *rt = test_runtime(4);
+  assert_int_equal(live_handles(), before + 1);
+  const int64_t s[1] = {4}, shape[1] = {8};
+  spmd_mesh *mesh = test_mesh(rt, 1, s);
+  spmd_sharding *sh = test_sharding(mesh, "x");
+  spmd_array *a = NULL;
+  assert_ok(spmd_array_zeros(sh, SPMD_F32, 1, shape, &a));
+  assert_int_equal(live_handles(), before + 4);
+  /* A refused call makes nothing. */
+  assert_fails(spmd_sharding_named_text(mesh, "P('nope')", &sh), SPMD_ERR_INVALID_ARGUMENT,
+               "nope");
+  assert_int_equal(live_handles(), before + 4);
+
+  /* Four contexts exist while the callbacks run (device 0 may look before
+   * the others have started, so at least one), none after. */
+  size_t seen = 0;
+  const char *in_specs[1] = {"x"};
+  assert_ok(spmd_shard_map_text(mesh, count_during_callback, &seen, 1, &a, in_specs, 0, NULL,
+                                NULL, NULL));
+  assert_true(seen >= before + 5 && seen <= before + 8);
+  assert_int_equal(live_handles(), before + 4);
+
+  spmd_array_destroy(a);
+  spmd_array_destroy(a); /* twice: harmless, counted once */
+  spmd_sharding_destroy(sh);
+  spmd_mesh_destroy(mesh);
+  spmd_runtime_destroy(rt);
+  assert_int_equal(live_handles(), before);
+  assert_fails(spmd_live_handles(NULL), SPMD_ERR_INVALID_ARGUMENT, "out: NULL");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(a_destroyed_handle_never_resolves_to_a_new_object),
       cmocka_unit_test(a_handle_of_another_kind_is_refused),
       cmocka_unit_test(a_context_used_after_its_run_is_refused),
       cmocka_unit_test(calls_refused_for_a_null_output_leave_nothing_alive),
+      cmocka_unit_test(the_live_handle_count_follows_makes_and_destroys),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

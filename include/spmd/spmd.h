@@ -41,6 +41,7 @@
 #include "spmd/export.h"
 #include "spmd/version.h"
 #include "spmd/status.h"
+#include "spmd/handles.h"
 #include "spmd/dtype.h"
 #include "spmd/runtime.h"
 #include "spmd/mesh.h"

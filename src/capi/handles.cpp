@@ -1,5 +1,8 @@
 #include "capi/handles.hpp"
 
+#include "capi/guard.hpp"
+#include "spmd/handles.h"
+
 #include <atomic>
 #include <mutex>
 #include <shared_mutex>
@@ -62,4 +65,14 @@ bool release(uintptr_t id, HandleKind kind) {
   return true;
 }
 
+size_t live_count() {
+  Registry &r = registry();
+  std::shared_lock lock(r.mu);
+  return r.live.size();
+}
+
 }  // namespace spmd::capi
+
+extern "C" spmd_status spmd_live_handles(size_t *out) {
+  return spmd::capi::guard(__func__, [&] { *spmd::capi::out_arg(out) = spmd::capi::live_count(); });
+}

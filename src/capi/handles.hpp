@@ -73,6 +73,9 @@ void *lookup(uintptr_t id, HandleKind kind);
 // nothing) if the id is not live.
 bool release(uintptr_t id, HandleKind kind);
 
+// Number of live ids of every kind.
+size_t live_count();
+
 inline uintptr_t id_of(const void *handle) { return reinterpret_cast<uintptr_t>(handle); }
 
 // Wraps a new C++ object in a registered handle the caller will own.
