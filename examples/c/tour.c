@@ -110,6 +110,50 @@ static void devices_and_single_device_arrays(spmd_runtime *rt) {
   spmd_sharding_destroy(dev1);
 }
 
+/* jnp.sum(x, axis=axis) of a 2-D array, as under jax.jit. */
+static spmd_array *sum_along(const spmd_array *x, int64_t axis) {
+  spmd_array *out;
+  CHECK(spmd_reduce(SPMD_REDUCE_SUM, x, 1, &axis, 0, NULL, &out));
+  return out;
+}
+
+/* The first notebook's jit cells on its (3, 8) array over Mesh('x': 3):
+ * the results are placed as jax.jit places them. */
+static void first_notebook_jit_cells(const spmd_array *arr, spmd_array *arr_sharded) {
+  cell("@jax.jit\n... def f(x):\n...     return 2 * jnp.sin(x) + 1\n"
+       "... result = f(arr_sharded); jax.debug.visualize_array_sharding(result)");
+  spmd_array *result;
+  CHECK(seed_f_elementwise(arr_sharded, &result));
+  show_picture(result);
+  cell("arr_sharded.sharding == result.sharding");
+  spmd_sharding *a, *b;
+  int same = 0;
+  CHECK(spmd_array_sharding(arr_sharded, &a));
+  CHECK(spmd_array_sharding(result, &b));
+  CHECK(spmd_sharding_equal(a, b, &same));
+  printf("%s\n", same ? "True" : "False");
+  spmd_sharding_destroy(b);
+  spmd_sharding_destroy(a);
+  spmd_array_destroy(result);
+
+  cell("@jax.jit\n... def f(x):\n...     return x.sum(axis=0)\n"
+       "... result = f(arr_sharded); jax.debug.visualize_array_sharding(result)");
+  result = sum_along(arr_sharded, 0);
+  show_picture(result);
+  spmd_array_destroy(result);
+
+  cell("arr.sum(axis=1)");
+  result = sum_along(arr, 1);
+  show_repr(result);
+  spmd_array_destroy(result);
+
+  cell("@jax.jit\n... def f(x):\n...     return x.sum(axis=1)\n"
+       "... result = f(arr_sharded); jax.debug.visualize_array_sharding(result)");
+  result = sum_along(arr_sharded, 1);
+  show_picture(result);
+  spmd_array_destroy(result);
+}
+
 /* A (3, 8) array split by rows over a 3-device mesh. */
 static void rows_over_three_devices(spmd_runtime *rt) {
   cell("mesh = jax.make_mesh((3,), ('x',))\n"
@@ -139,6 +183,7 @@ static void rows_over_three_devices(spmd_runtime *rt) {
   show_sharding(ss);
   cell("jax.debug.visualize_array_sharding(arr_sharded)");
   show_picture(sharded);
+  first_notebook_jit_cells(arr, sharded);
   spmd_sharding_destroy(ss);
   spmd_array_destroy(arr);
   spmd_array_destroy(sharded);
