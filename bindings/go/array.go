@@ -1,0 +1,344 @@
+package spmd
+
+import (
+	"runtime"
+	"unsafe"
+
+	"github.com/libspmd/libspmd/bindings/go/internal/capi"
+)
+
+// Array is a sharded array (jax.Array): a global shape and dtype laid out by
+// a sharding, one buffer per device. Operations may complete
+// asynchronously; BlockUntilReady or a copy to the host waits for them and
+// reports their errors. Close it when done.
+type Array struct{ h uintptr }
+
+func newArray(h uintptr) *Array {
+	a := &Array{h}
+	runtime.SetFinalizer(a, (*Array).Close)
+	return a
+}
+
+func (a *Array) handle() uintptr {
+	if a == nil {
+		return 0
+	}
+	return a.h
+}
+
+// Close releases the array. Closing twice is harmless; later calls on a
+// fail with ErrInvalidArgument.
+func (a *Array) Close() error {
+	if a == nil {
+		return nil
+	}
+	runtime.SetFinalizer(a, nil)
+	capi.Spmd_array_destroy(a.h)
+	return nil
+}
+
+// bytesOf views a slice of fixed-size elements as its bytes.
+func bytesOf[T HostElement](data []T) []byte {
+	if len(data) == 0 {
+		return nil
+	}
+	var zero T
+	return unsafe.Slice((*byte)(unsafe.Pointer(&data[0])), len(data)*int(unsafe.Sizeof(zero)))
+}
+
+// FromHost is jax.device_put: copies data, row-major with prod(shape)
+// elements, onto the devices of sharding, each device receiving its block.
+// The array's dtype is T's (DTypeOf). ErrInvalidArgument for a data length
+// that does not match shape, a bad shape, or a spec naming more dimensions
+// than shape has.
+func FromHost[T Element](sharding *Sharding, shape []int64, data []T) (*Array, error) {
+	return FromHostAs(sharding, DTypeOf[T](), shape, data)
+}
+
+// FromHostAs is FromHost with the dtype given: data's bytes must be exactly
+// prod(shape) elements of dtype (uint16 bit patterns for F16 and BF16).
+func FromHostAs[T HostElement](sharding *Sharding, dtype DType, shape []int64, data []T) (*Array, error) {
+	defer runtime.KeepAlive(sharding)
+	var h uintptr
+	if err := check(capi.Spmd_array_from_host(sharding.handle(), dtypeC(dtype), shape, bytesOf(data), &h)); err != nil {
+		return nil, err
+	}
+	return newArray(h), nil
+}
+
+// Zeros is an array of zeros made on the devices (jnp.zeros).
+func Zeros(sharding *Sharding, dtype DType, shape []int64) (*Array, error) {
+	defer runtime.KeepAlive(sharding)
+	var h uintptr
+	if err := check(capi.Spmd_array_zeros(sharding.handle(), dtypeC(dtype), shape, &h)); err != nil {
+		return nil, err
+	}
+	return newArray(h), nil
+}
+
+// Full is an array every element of which is value converted to dtype
+// (jnp.full: integers truncate toward zero, bool is value != 0).
+func Full(sharding *Sharding, dtype DType, shape []int64, value float64) (*Array, error) {
+	defer runtime.KeepAlive(sharding)
+	var h uintptr
+	if err := check(capi.Spmd_array_full(sharding.handle(), dtypeC(dtype), shape, value, &h)); err != nil {
+		return nil, err
+	}
+	return newArray(h), nil
+}
+
+// Arange is jnp.arange(start, start + n*step, step).reshape(shape): element
+// i in row-major order is start + i*step, converted to dtype.
+func Arange(sharding *Sharding, dtype DType, shape []int64, start, step float64) (*Array, error) {
+	defer runtime.KeepAlive(sharding)
+	var h uintptr
+	if err := check(capi.Spmd_array_arange(sharding.handle(), dtypeC(dtype), shape, start, step, &h)); err != nil {
+		return nil, err
+	}
+	return newArray(h), nil
+}
+
+// DType is the array's element type.
+func (a *Array) DType() (DType, error) {
+	defer runtime.KeepAlive(a)
+	var d int
+	if err := check(capi.Spmd_array_dtype(a.handle(), &d)); err != nil {
+		return DTypeInvalid, err
+	}
+	return DType(d), nil
+}
+
+// NDim is the array's number of dimensions.
+func (a *Array) NDim() (int, error) {
+	defer runtime.KeepAlive(a)
+	var n int64
+	if err := check(capi.Spmd_array_ndim(a.handle(), &n)); err != nil {
+		return 0, err
+	}
+	return int(n), nil
+}
+
+// Shape is the array's global shape.
+func (a *Array) Shape() ([]int64, error) {
+	defer runtime.KeepAlive(a)
+	shape := make([]int64, MaxNDim)
+	var n int64
+	if err := check(capi.Spmd_array_shape(a.handle(), shape, &n)); err != nil {
+		return nil, err
+	}
+	return shape[:n], nil
+}
+
+// Size is the number of elements, prod(shape).
+func (a *Array) Size() (int64, error) {
+	defer runtime.KeepAlive(a)
+	var n int64
+	if err := check(capi.Spmd_array_size(a.handle(), &n)); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// NBytes is the byte size of the global array, Size * dtype size.
+func (a *Array) NBytes() (int64, error) {
+	defer runtime.KeepAlive(a)
+	var n int64
+	if err := check(capi.Spmd_array_nbytes(a.handle(), &n)); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// Sharding is the array's sharding, a new Sharding the caller closes.
+func (a *Array) Sharding() (*Sharding, error) {
+	defer runtime.KeepAlive(a)
+	var h uintptr
+	if err := check(capi.Spmd_array_sharding(a.handle(), &h)); err != nil {
+		return nil, err
+	}
+	return newSharding(h), nil
+}
+
+// Device is a.device for an array on one device; ErrInvalidArgument for an
+// array spread over several (ask for its Sharding instead).
+func (a *Array) Device() (int, error) {
+	defer runtime.KeepAlive(a)
+	var d int
+	if err := check(capi.Spmd_array_device(a.handle(), &d)); err != nil {
+		return 0, err
+	}
+	return d, nil
+}
+
+// BlockUntilReady waits until every pending operation producing the array
+// has finished, and returns the error of one that failed.
+func (a *Array) BlockUntilReady() error {
+	defer runtime.KeepAlive(a)
+	return check(capi.Spmd_array_block_until_ready(a.handle()))
+}
+
+// ToHost copies the global array into a new row-major slice
+// (np.asarray(a)), waiting for pending work. ErrInvalidArgument when T is
+// not the array's dtype.
+func ToHost[T Element](a *Array) ([]T, error) {
+	d, err := a.DType()
+	if err != nil {
+		return nil, err
+	}
+	if want := DTypeOf[T](); d != want {
+		return nil, invalid("spmd.ToHost: the array holds %v, not %v", d, want)
+	}
+	return ToHostAs[T](a)
+}
+
+// ToHostAs copies the array's bytes into a new slice of T, whatever the
+// dtype, as long as the sizes fit (uint16 for F16 and BF16 bit patterns).
+func ToHostAs[T HostElement](a *Array) ([]T, error) {
+	defer runtime.KeepAlive(a)
+	nbytes, err := a.NBytes()
+	if err != nil {
+		return nil, err
+	}
+	var zero T
+	size := int64(unsafe.Sizeof(zero))
+	if nbytes%size != 0 {
+		return nil, invalid("spmd.ToHostAs: %d bytes are no whole number of %d-byte elements", nbytes, size)
+	}
+	out := make([]T, nbytes/size)
+	if err := check(capi.Spmd_array_to_host(a.handle(), bytesOf(out))); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ShardCount is the number of shards, one per device of the sharding
+// (len(a.addressable_shards)).
+func (a *Array) ShardCount() (int, error) {
+	defer runtime.KeepAlive(a)
+	var n int64
+	if err := check(capi.Spmd_array_shard_count(a.handle(), &n)); err != nil {
+		return 0, err
+	}
+	return int(n), nil
+}
+
+// ShardInfo describes shard index (mesh device order); ErrOutOfRange past
+// the last shard.
+func (a *Array) ShardInfo(index int) (ShardInfo, error) {
+	defer runtime.KeepAlive(a)
+	return shardInfo(func(info capi.Spmd_shard_info) error {
+		return capi.Spmd_array_shard_info(a.handle(), int64(index), info)
+	})
+}
+
+// ShardInfoOfDevice describes the shard on device id; ErrInvalidArgument
+// when no shard of the array is there.
+func (a *Array) ShardInfoOfDevice(device int) (ShardInfo, error) {
+	defer runtime.KeepAlive(a)
+	return shardInfo(func(info capi.Spmd_shard_info) error {
+		return capi.Spmd_array_shard_info_of_device(a.handle(), device, info)
+	})
+}
+
+// Shards describes every shard, in mesh device order.
+func (a *Array) Shards() ([]ShardInfo, error) {
+	n, err := a.ShardCount()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ShardInfo, n)
+	for i := range out {
+		if out[i], err = a.ShardInfo(i); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func elements(shape []int64) int64 {
+	n := int64(1)
+	for _, s := range shape {
+		n *= s
+	}
+	return n
+}
+
+// ShardRead copies shard index (row-major, its local shape) into a new
+// slice, waiting for pending work. The element size of T must be the
+// dtype's (uint16 reads F16 and BF16 bits).
+func ShardRead[T HostElement](a *Array, index int) ([]T, error) {
+	info, err := a.ShardInfo(index)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, elements(info.LocalShape))
+	defer runtime.KeepAlive(a)
+	if err := check(capi.Spmd_array_shard_read(a.handle(), int64(index), bytesOf(out))); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ShardWrite overwrites shard index from data (row-major, the shard's local
+// shape). Only that device's copy changes: keeping replicas equal is the
+// caller's duty. It must not run while another goroutine reads or writes
+// the array.
+func ShardWrite[T HostElement](a *Array, index int, data []T) error {
+	defer runtime.KeepAlive(a)
+	return check(capi.Spmd_array_shard_write(a.handle(), int64(index), bytesOf(data)))
+}
+
+// Reshard is a new array with the same values laid out by sharding (on the
+// same mesh or another mesh of the same runtime); only the overlapping
+// blocks move, device to device.
+func (a *Array) Reshard(sharding *Sharding) (*Array, error) {
+	defer runtime.KeepAlive(a)
+	defer runtime.KeepAlive(sharding)
+	var h uintptr
+	if err := check(capi.Spmd_array_reshard(a.handle(), sharding.handle(), &h)); err != nil {
+		return nil, err
+	}
+	return newArray(h), nil
+}
+
+// Repr is JAX's repr(a): "Array([ 1.      ,  2.682942], dtype=float32)",
+// with NumPy's default print options. It copies the array to the host.
+func (a *Array) Repr() (string, error) {
+	defer runtime.KeepAlive(a)
+	var s string
+	if err := check(capi.Spmd_array_repr(a.handle(), &s)); err != nil {
+		return "", err
+	}
+	return s, nil
+}
+
+// Str is str(a), what print(a) shows: "[[0. 1.]\n [2. 3.]]", a
+// 0-dimensional array as its scalar ("276.0").
+func (a *Array) Str() (string, error) {
+	defer runtime.KeepAlive(a)
+	var s string
+	if err := check(capi.Spmd_array_str(a.handle(), &s)); err != nil {
+		return "", err
+	}
+	return s, nil
+}
+
+// String is Str, or the error in angle brackets.
+func (a *Array) String() string { return stringOr(a.Str()) }
+
+// Visualize is the picture of the array's sharding
+// (jax.debug.visualize_array_sharding), ending with a newline; nil options
+// take every default.
+func (a *Array) Visualize(opts *VisualizeOptions) (string, error) {
+	defer runtime.KeepAlive(a)
+	o, release, err := visualizeOptions(opts)
+	if err != nil {
+		return "", err
+	}
+	defer release()
+	var s string
+	if err := check(capi.Spmd_array_visualize(a.handle(), o, &s)); err != nil {
+		return "", err
+	}
+	return s, nil
+}

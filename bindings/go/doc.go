@@ -1,0 +1,38 @@
+// Package spmd is the Go binding of libspmd, JAX's SPMD sharding model for
+// C: runtimes of virtual devices, meshes with named axes, partition specs,
+// named shardings, sharded arrays, resharding, global ops, shard_map
+// per-device callbacks with collectives, persistent collectives and random
+// numbers identical to jax.random.
+//
+// # Errors
+//
+// Every fallible call returns an error; a failure of libspmd is an *Error
+// carrying the status and libspmd's message, which names the function, the
+// argument and the problem. Compare with the sentinels:
+//
+//	if errors.Is(err, spmd.ErrInvalidArgument) { ... }
+//
+// # Lifetimes
+//
+// Runtime, Mesh, Spec, Sharding, Array and Collective hold a libspmd handle.
+// Release it with Close (idempotent); a finalizer releases handles a
+// program forgets, but only as a safety net: device memory is not visible
+// to Go's garbage collector. A closed object keeps its handle id, which
+// libspmd never reuses, so any use after Close fails with
+// ErrInvalidArgument. Objects keep what they need alive: closing a Runtime
+// while arrays of it are open is fine.
+//
+// # Host data
+//
+// Host slices are row-major, as NumPy's default layout. FromHost and ToHost
+// are generic over the Element types (float32, float64, int32, int64, uint8,
+// bool); FromHostAs and ToHostAs also take uint16 bit patterns for float16
+// and bfloat16.
+//
+// # Threads
+//
+// Every function may be called from any goroutine. A ShardMap callback runs
+// on libspmd's device threads, one call per device at once; its
+// ShardContext and Blocks are valid only during that call, on that call's
+// goroutine.
+package spmd

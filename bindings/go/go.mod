@@ -1,0 +1,3 @@
+module github.com/libspmd/libspmd/bindings/go
+
+go 1.19

@@ -1,0 +1,213 @@
+package spmd
+
+import (
+	"fmt"
+	"runtime"
+
+	"github.com/libspmd/libspmd/bindings/go/internal/capi"
+)
+
+// Version is the version of the libspmd actually loaded: major*10000 +
+// minor*100 + patch.
+func Version() uint { return capi.Spmd_version() }
+
+// VersionString is the version of the libspmd actually loaded, "1.2.0".
+func VersionString() string { return capi.Spmd_version_string() }
+
+// LiveHandles is the number of libspmd handles live in this process, of
+// every kind (runtimes, meshes, specs, shardings, arrays, collectives, and
+// the contexts of callbacks running now). Meant for leak checks: the count
+// before and after a piece of work tells whether it left a handle open.
+// Handles made by other goroutines meanwhile count too.
+func LiveHandles() (int, error) {
+	var n int64
+	if err := check(capi.Spmd_live_handles(&n)); err != nil {
+		return 0, err
+	}
+	return int(n), nil
+}
+
+// Platform is a platform a runtime can run on (spmd_platform).
+type Platform int
+
+// The platforms.
+const (
+	// PlatformDefault reads $SPMD_PLATFORM, else takes the CPU platform.
+	PlatformDefault Platform = 0
+	// PlatformCPU is N virtual devices in this process.
+	PlatformCPU Platform = 1
+	// PlatformCUDA is one device per visible GPU.
+	PlatformCUDA Platform = 2
+	// PlatformSim is simulated devices whose memory the host cannot touch
+	// and whose work completes later, to test code written for GPUs on any
+	// machine; as many devices as the CPU platform would have.
+	PlatformSim Platform = 3
+)
+
+// String names the platform as JAX does ("cpu", "cuda", "sim"; "default").
+func (p Platform) String() string {
+	switch p {
+	case PlatformDefault:
+		return "default"
+	case PlatformCPU:
+		return "cpu"
+	case PlatformCUDA:
+		return "cuda"
+	case PlatformSim:
+		return "sim"
+	}
+	return fmt.Sprintf("Platform(%d)", int(p))
+}
+
+// RuntimeOptions are the options of NewRuntime; zero in a field means the
+// default.
+type RuntimeOptions struct {
+	// Platform; PlatformDefault reads $SPMD_PLATFORM, else the CPU.
+	Platform Platform
+	// DeviceCount is the number of virtual devices of the CPU and sim
+	// platforms, at most 4096; 0 = $SPMD_CPU_DEVICES if set, else 8 (as
+	// --xla_force_host_platform_device_count=8).
+	DeviceCount int
+	// WorkerThreads for per-shard kernels and copies, the calling thread
+	// included; 0 = the number of cores.
+	WorkerThreads int
+	// DeviceCacheBytes of freed device memory the CPU platform keeps for
+	// reuse; 0 = 4 GiB, negative = keep nothing.
+	DeviceCacheBytes int64
+}
+
+// Runtime is one platform's devices and the threads and memory that serve
+// them (spmd_runtime). Close it when done; meshes, shardings and arrays made
+// from it keep what they need alive, so the order of Close calls does not
+// matter.
+type Runtime struct{ h uintptr }
+
+// NewRuntime creates a runtime; nil options take every default.
+// ErrInvalidArgument for bad option values (or a bad $SPMD_PLATFORM or
+// $SPMD_CPU_DEVICES), ErrUnsupported when the platform is not built in or
+// not present.
+func NewRuntime(opts *RuntimeOptions) (*Runtime, error) {
+	var o capi.Spmd_runtime_options
+	if opts != nil {
+		o = capi.NewSpmd_runtime_options()
+		defer capi.DeleteSpmd_runtime_options(o)
+		if err := check(capi.Spmd_runtime_options_init(o, capi.SizeofRuntimeOptions)); err != nil {
+			return nil, err
+		}
+		o.SetPlatform(capi.Enum_SS_spmd_platform(opts.Platform))
+		o.SetCpu_device_count(opts.DeviceCount)
+		o.SetWorker_threads(opts.WorkerThreads)
+		o.SetDevice_cache_bytes(opts.DeviceCacheBytes)
+	}
+	var h uintptr
+	if err := check(capi.Spmd_runtime_create(o, &h)); err != nil {
+		return nil, err
+	}
+	r := &Runtime{h}
+	runtime.SetFinalizer(r, (*Runtime).Close)
+	return r, nil
+}
+
+func (r *Runtime) handle() uintptr {
+	if r == nil {
+		return 0
+	}
+	return r.h
+}
+
+// Close releases the caller's reference to the runtime. Closing twice is
+// harmless; later calls on r fail with ErrInvalidArgument.
+func (r *Runtime) Close() error {
+	if r == nil {
+		return nil
+	}
+	runtime.SetFinalizer(r, nil)
+	capi.Spmd_runtime_destroy(r.h)
+	return nil
+}
+
+// DeviceCount is the number of devices the runtime can address.
+func (r *Runtime) DeviceCount() (int, error) {
+	defer runtime.KeepAlive(r)
+	var n int
+	if err := check(capi.Spmd_runtime_device_count(r.handle(), &n)); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// Platform is the platform the runtime runs on (never PlatformDefault).
+func (r *Runtime) Platform() (Platform, error) {
+	defer runtime.KeepAlive(r)
+	var p int
+	if err := check(capi.Spmd_runtime_platform(r.handle(), &p)); err != nil {
+		return PlatformDefault, err
+	}
+	return Platform(p), nil
+}
+
+// DeviceInfo describes one device (jax.Device).
+type DeviceInfo struct {
+	ID           int      // global id, as jax.Device.id
+	Platform     Platform // the platform the device belongs to
+	PlatformName string   // "cpu", "sim" or "cuda" (jax.Device.platform)
+	Kind         string   // device kind: "cpu", or the GPU's name
+	ProcessIndex int      // the process that owns the device
+	LocalIndex   int      // index among this process's devices
+	repr         string
+}
+
+// String is JAX's repr of the device, "CpuDevice(id=3)".
+func (d DeviceInfo) String() string { return d.repr }
+
+// Device describes device id; ErrOutOfRange for an unknown id.
+func (r *Runtime) Device(id int) (DeviceInfo, error) {
+	defer runtime.KeepAlive(r)
+	info := capi.NewSpmd_device_info()
+	defer capi.DeleteSpmd_device_info(info)
+	if err := check(capi.Spmd_device_info_init(info, capi.SizeofDeviceInfo)); err != nil {
+		return DeviceInfo{}, err
+	}
+	if err := check(capi.Spmd_runtime_device_info(r.handle(), id, info)); err != nil {
+		return DeviceInfo{}, err
+	}
+	repr, err := r.DeviceString(id)
+	if err != nil {
+		return DeviceInfo{}, err
+	}
+	return DeviceInfo{
+		ID:           info.GetId(),
+		Platform:     Platform(info.GetPlatform()),
+		PlatformName: info.GetPlatform_name(),
+		Kind:         info.GetKind(),
+		ProcessIndex: info.GetProcess_index(),
+		LocalIndex:   info.GetLocal_index(),
+		repr:         repr,
+	}, nil
+}
+
+// Devices describes every device of the runtime, in id order (jax.devices()).
+func (r *Runtime) Devices() ([]DeviceInfo, error) {
+	n, err := r.DeviceCount()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]DeviceInfo, n)
+	for i := range out {
+		if out[i], err = r.Device(i); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// DeviceString is JAX's repr of device id, "CpuDevice(id=3)";
+// ErrOutOfRange for an unknown id.
+func (r *Runtime) DeviceString(id int) (string, error) {
+	defer runtime.KeepAlive(r)
+	var s string
+	if err := check(capi.Spmd_runtime_device_to_string(r.handle(), id, &s)); err != nil {
+		return "", err
+	}
+	return s, nil
+}

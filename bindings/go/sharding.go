@@ -1,0 +1,287 @@
+package spmd
+
+import (
+	"fmt"
+	"runtime"
+	"unsafe"
+
+	"github.com/libspmd/libspmd/bindings/go/internal/capi"
+)
+
+// Sharding is how an array's elements are laid out over devices:
+// NamedSharding(mesh, spec) or SingleDeviceSharding(device). Close it when
+// done; arrays laid out by it keep it alive.
+type Sharding struct{ h uintptr }
+
+func newSharding(h uintptr) *Sharding {
+	s := &Sharding{h}
+	runtime.SetFinalizer(s, (*Sharding).Close)
+	return s
+}
+
+func (s *Sharding) handle() uintptr {
+	if s == nil {
+		return 0
+	}
+	return s.h
+}
+
+// ShardingKind is the kind of a sharding.
+type ShardingKind int
+
+// The kinds of sharding.
+const (
+	ShardingNamed        ShardingKind = 1 // NamedSharding(mesh, spec)
+	ShardingSingleDevice ShardingKind = 2 // SingleDeviceSharding(device)
+)
+
+// String is the JAX class name of the kind.
+func (k ShardingKind) String() string {
+	switch k {
+	case ShardingNamed:
+		return "NamedSharding"
+	case ShardingSingleDevice:
+		return "SingleDeviceSharding"
+	}
+	return fmt.Sprintf("ShardingKind(%d)", int(k))
+}
+
+// Named is NamedSharding(mesh, spec). The spec (copied) may name fewer
+// dimensions than an array has; the rest are replicated.
+// ErrInvalidArgument for an axis the mesh lacks.
+func Named(mesh *Mesh, spec *Spec) (*Sharding, error) {
+	defer runtime.KeepAlive(mesh)
+	defer spec.rlock()()
+	var h uintptr
+	if err := check(capi.Spmd_sharding_named(mesh.handle(), spec.handle(), &h)); err != nil {
+		return nil, err
+	}
+	return newSharding(h), nil
+}
+
+// NamedText is NamedSharding(mesh, spec) with the spec as text (see
+// ParseSpec): NamedText(mesh, "P('x', None)").
+func NamedText(mesh *Mesh, spec string) (*Sharding, error) {
+	defer runtime.KeepAlive(mesh)
+	var h uintptr
+	if err := check(capi.Spmd_sharding_named_text(mesh.handle(), spec, &h)); err != nil {
+		return nil, err
+	}
+	return newSharding(h), nil
+}
+
+// Replicated is NamedSharding(mesh, P()): every device holds the whole
+// array.
+func Replicated(mesh *Mesh) (*Sharding, error) {
+	defer runtime.KeepAlive(mesh)
+	var h uintptr
+	if err := check(capi.Spmd_sharding_replicated(mesh.handle(), &h)); err != nil {
+		return nil, err
+	}
+	return newSharding(h), nil
+}
+
+// SingleDevice is SingleDeviceSharding(device): the whole array on one
+// device; ErrOutOfRange for an unknown device.
+func SingleDevice(rt *Runtime, device int) (*Sharding, error) {
+	defer runtime.KeepAlive(rt)
+	var h uintptr
+	if err := check(capi.Spmd_sharding_single_device(rt.handle(), device, &h)); err != nil {
+		return nil, err
+	}
+	return newSharding(h), nil
+}
+
+// Close releases the sharding. Closing twice is harmless; later calls on s
+// fail with ErrInvalidArgument.
+func (s *Sharding) Close() error {
+	if s == nil {
+		return nil
+	}
+	runtime.SetFinalizer(s, nil)
+	capi.Spmd_sharding_destroy(s.h)
+	return nil
+}
+
+// Kind is the kind of the sharding.
+func (s *Sharding) Kind() (ShardingKind, error) {
+	defer runtime.KeepAlive(s)
+	var k int
+	if err := check(capi.Spmd_sharding_get_kind(s.handle(), &k)); err != nil {
+		return 0, err
+	}
+	return ShardingKind(k), nil
+}
+
+// Mesh is the sharding's mesh (a one-device mesh for a single-device
+// sharding), a new Mesh the caller closes.
+func (s *Sharding) Mesh() (*Mesh, error) {
+	defer runtime.KeepAlive(s)
+	var h uintptr
+	if err := check(capi.Spmd_sharding_mesh(s.handle(), &h)); err != nil {
+		return nil, err
+	}
+	return newMesh(h), nil
+}
+
+// Spec is a copy of the sharding's spec (P() for a single-device sharding),
+// a new Spec the caller closes.
+func (s *Sharding) Spec() (*Spec, error) {
+	defer runtime.KeepAlive(s)
+	var h uintptr
+	if err := check(capi.Spmd_sharding_spec(s.handle(), &h)); err != nil {
+		return nil, err
+	}
+	return newSpec(h), nil
+}
+
+// DeviceCount is the number of devices that hold a shard: the mesh size.
+func (s *Sharding) DeviceCount() (int, error) {
+	defer runtime.KeepAlive(s)
+	var n int64
+	if err := check(capi.Spmd_sharding_device_count(s.handle(), &n)); err != nil {
+		return 0, err
+	}
+	return int(n), nil
+}
+
+// Equal reports whether two shardings place every element of every array on
+// the same devices (JAX's ==): same kind, same mesh, and specs equal once
+// trailing Nones are dropped.
+func (s *Sharding) Equal(o *Sharding) (bool, error) {
+	defer runtime.KeepAlive(s)
+	defer runtime.KeepAlive(o)
+	var eq int
+	if err := check(capi.Spmd_sharding_equal(s.handle(), o.handle(), &eq)); err != nil {
+		return false, err
+	}
+	return boolOf(eq), nil
+}
+
+// IsFullyReplicated reports whether every device holds the whole array.
+func (s *Sharding) IsFullyReplicated() (bool, error) {
+	defer runtime.KeepAlive(s)
+	var v int
+	if err := check(capi.Spmd_sharding_is_fully_replicated(s.handle(), &v)); err != nil {
+		return false, err
+	}
+	return boolOf(v), nil
+}
+
+// Text is JAX's str of the sharding: "NamedSharding(mesh=Mesh('x': 3),
+// spec=PartitionSpec('x',), memory_kind=device)".
+func (s *Sharding) Text() (string, error) {
+	defer runtime.KeepAlive(s)
+	var t string
+	if err := check(capi.Spmd_sharding_to_string(s.handle(), &t)); err != nil {
+		return "", err
+	}
+	return t, nil
+}
+
+// String is Text, or the error in angle brackets.
+func (s *Sharding) String() string { return stringOr(s.Text()) }
+
+// ShardInfo is where one shard of a global array lives (jax's Shard).
+// Indices are [Start, Stop) per dimension, as Python slices. For an uneven
+// dimension the shards are ceil(D/n) long and the last ones shorter or
+// empty.
+type ShardInfo struct {
+	Device     int     // global id of the device holding the shard
+	ReplicaID  int     // counts the devices holding the same block, 0 first
+	Start      []int64 // first index per dimension
+	Stop       []int64 // one past the last index per dimension
+	LocalShape []int64 // Stop - Start per dimension
+}
+
+// shardInfo runs fill on a fresh spmd_shard_info and converts it.
+func shardInfo(fill func(capi.Spmd_shard_info) error) (ShardInfo, error) {
+	info := capi.NewSpmd_shard_info()
+	defer capi.DeleteSpmd_shard_info(info)
+	if err := check(capi.Spmd_shard_info_init(info, capi.SizeofShardInfo)); err != nil {
+		return ShardInfo{}, err
+	}
+	if err := check(fill(info)); err != nil {
+		return ShardInfo{}, err
+	}
+	n := int(info.GetNdim())
+	return ShardInfo{
+		Device:     info.GetDevice(),
+		ReplicaID:  info.GetReplica_id(),
+		Start:      copyInt64s(info.GetStart(), n),
+		Stop:       copyInt64s(info.GetStop(), n),
+		LocalShape: copyInt64s(info.GetLocal_shape(), n),
+	}, nil
+}
+
+// copyInt64s copies n values from a C array into Go memory.
+func copyInt64s(p *int64, n int) []int64 {
+	out := make([]int64, n)
+	if n > 0 {
+		copy(out, unsafe.Slice(p, n))
+	}
+	return out
+}
+
+// ShardInfo is shard index (in mesh device order) of an array of global
+// shape shape under the sharding; ErrOutOfRange for the index.
+func (s *Sharding) ShardInfo(shape []int64, index int) (ShardInfo, error) {
+	defer runtime.KeepAlive(s)
+	return shardInfo(func(info capi.Spmd_shard_info) error {
+		return capi.Spmd_sharding_shard_info(s.handle(), shape, int64(index), info)
+	})
+}
+
+// ShardInfoOfDevice is ShardInfo for the shard on device id;
+// ErrInvalidArgument when the sharding places nothing there.
+func (s *Sharding) ShardInfoOfDevice(shape []int64, device int) (ShardInfo, error) {
+	defer runtime.KeepAlive(s)
+	return shardInfo(func(info capi.Spmd_shard_info) error {
+		return capi.Spmd_sharding_shard_info_of_device(s.handle(), shape, device, info)
+	})
+}
+
+// VisualizeOptions are the options of the sharding pictures; zero in a
+// field means the default.
+type VisualizeOptions struct {
+	ASCII    bool    // +-| instead of box drawing characters
+	MaxWidth int     // console width; 0 = 80, as JAX; at most 1000
+	MinWidth int     // narrowest block; 0 = 9, as JAX; at most 1000
+	Scale    float64 // picture scale; 0 = 1.0, as JAX; at most 100
+}
+
+// visualizeOptions makes libspmd's struct (nil for nil) and its release.
+func visualizeOptions(o *VisualizeOptions) (capi.Spmd_visualize_options, func(), error) {
+	if o == nil {
+		return nil, func() {}, nil
+	}
+	c := capi.NewSpmd_visualize_options()
+	release := func() { capi.DeleteSpmd_visualize_options(c) }
+	if err := check(capi.Spmd_visualize_options_init(c, capi.SizeofVisualizeOptions)); err != nil {
+		release()
+		return nil, nil, err
+	}
+	c.SetAscii(intOf(o.ASCII))
+	c.SetMax_width(o.MaxWidth)
+	c.SetMin_width(o.MinWidth)
+	c.SetScale(o.Scale)
+	return c, release, nil
+}
+
+// Visualize is the picture of how an array of shape shape (1 or 2
+// dimensions) is laid out by the sharding, exactly what
+// jax.debug.visualize_array_sharding prints without colour, ending with a
+// newline. nil options take every default.
+func (s *Sharding) Visualize(shape []int64, opts *VisualizeOptions) (string, error) {
+	defer runtime.KeepAlive(s)
+	o, release, err := visualizeOptions(opts)
+	if err != nil {
+		return "", err
+	}
+	defer release()
+	var t string
+	if err := check(capi.Spmd_sharding_visualize(s.handle(), shape, o, &t)); err != nil {
+		return "", err
+	}
+	return t, nil
+}

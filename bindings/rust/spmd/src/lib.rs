@@ -1,0 +1,166 @@
+//! JAX's SPMD sharding model in Rust, over libspmd.
+//!
+//! A [`Runtime`] holds N devices (virtual CPU devices by default); a [`Mesh`]
+//! arranges them in a grid with named axes; a [`Spec`] (a PartitionSpec)
+//! says which mesh axes split each array dimension; a [`Sharding`] puts the
+//! two together; an [`Array`] is a global array laid out by a sharding, one
+//! block per device. Global ops ([`ops`]) compute on sharded arrays as
+//! `jax.jit` does; [`Mesh::shard_map`] runs a closure on every device at once
+//! with collectives ([`ShardContext::psum`] and co.); [`Collective`] plans a
+//! collective once and runs it many times; [`Key`] makes JAX's random numbers.
+//!
+//! ```no_run
+//! use spmd::{Array, DType, Mesh, Runtime, Sharding};
+//!
+//! fn main() -> spmd::Result<()> {
+//!     let rt = Runtime::builder().cpu_devices(4).build()?;
+//!     let mesh = Mesh::new(&rt, &[4], &["x"])?;
+//!     let rows = Sharding::named_text(&mesh, "x")?;
+//!     let a = Array::arange(&rows, DType::F32, &[8, 2], 0.0, 1.0)?;
+//!     println!("{}", a.visualize()?);
+//!     let sums = spmd::ops::reduce(spmd::ReduceOp::Sum, &a, &[0], false, &Default::default())?;
+//!     println!("{}", sums.repr()?);
+//!     Ok(())
+//! }
+//! ```
+//!
+//! # Errors
+//!
+//! Every fallible call returns [`Result`]; an [`Error`] carries the
+//! [`Status`] and the library's message, read right after the failing call
+//! on the thread that made it.
+//!
+//! # Ownership and threads
+//!
+//! Each handle type owns one libspmd handle and destroys it in `Drop`; a
+//! use after drop does not compile:
+//!
+//! ```compile_fail
+//! let rt = spmd::Runtime::new().unwrap();
+//! let mesh = spmd::Mesh::new(&rt, &[2], &["x"]).unwrap();
+//! drop(mesh);
+//! let _ = mesh.size(); // error[E0382]: borrow of moved value: `mesh`
+//! ```
+//!
+//! Send and Sync follow `spmd/spmd.h`: handles are immutable once made and
+//! usable from any thread at once, so [`Runtime`], [`Mesh`], [`Spec`],
+//! [`Sharding`], [`Array`] and [`Collective`] are `Send + Sync`. The
+//! exceptions are in the types: [`Spec::append`] and [`Array::shard_write`]
+//! take `&mut self` (no reader meanwhile), a donating op takes its operand
+//! by value, [`Collective::execute_into`] takes its output as `&mut Array`,
+//! executions of one [`Collective`] are serialised by an internal mutex,
+//! and a [`ShardContext`] and its [`Block`]s are neither `Send` nor `Sync`
+//! (they live on their callback's thread, for the duration of the call).
+
+#![warn(missing_docs)]
+
+pub use spmd_sys as sys;
+
+mod array;
+mod collective;
+mod dtype;
+mod error;
+mod mesh;
+pub mod ops;
+mod random;
+mod runtime;
+mod shard_map;
+mod sharding;
+mod spec;
+
+pub use array::Array;
+pub use collective::{Collective, CollectiveKind, CollectiveOptions};
+pub use dtype::{DType, Element};
+pub use error::{clear_error, last_error, Error, Result, Status};
+pub use mesh::Mesh;
+pub use ops::{BinaryOp, DotDims, OpOptions, Operand, ReduceOp, UnaryOp};
+pub use random::Key;
+pub use runtime::{DeviceInfo, Platform, Runtime, RuntimeBuilder};
+pub use shard_map::{Block, MeshRef, PrintFn, ShardContext, ShardMapOptions};
+pub use sharding::{ShardInfo, Sharding, ShardingKind, VisualizeOptions};
+pub use spec::Spec;
+
+use error::check;
+
+/// Most dimensions an array, a spec or a mesh may have.
+pub const MAX_NDIM: usize = sys::SPMD_MAX_NDIM as usize;
+
+/// The number of libspmd handles live in this process, of every kind: the
+/// count before and after a piece of work tells whether it leaked one.
+/// Handles other threads make meanwhile count too.
+pub fn live_handles() -> Result<usize> {
+    let mut n = 0usize;
+    // SAFETY: n is a valid out pointer.
+    check(unsafe { sys::spmd_live_handles(&mut n) })?;
+    Ok(n)
+}
+
+/// The loaded library's version, major * 10000 + minor * 100 + patch.
+pub fn version() -> u32 {
+    // SAFETY: no arguments.
+    unsafe { sys::spmd_version() }
+}
+
+/// The loaded library's version as text ("1.2.0").
+pub fn version_string() -> String {
+    // SAFETY: a static string, never NULL.
+    unsafe { error::from_c(sys::spmd_version_string()) }
+}
+
+/// A handle type: one owned libspmd handle, destroyed in Drop.
+macro_rules! handle {
+    ($(#[$meta:meta])* $name:ident, $raw:ty, $destroy:path) => {
+        $(#[$meta])*
+        pub struct $name {
+            ptr: *mut $raw,
+        }
+
+        // SAFETY: spmd/spmd.h: handles are immutable once made and usable
+        // from any thread at the same time; the calls that change one take
+        // &mut self.
+        unsafe impl Send for $name {}
+        unsafe impl Sync for $name {}
+
+        impl Drop for $name {
+            fn drop(&mut self) {
+                // SAFETY: we own the handle; nothing uses it after this.
+                unsafe { $destroy(self.ptr) }
+            }
+        }
+
+        impl $name {
+            /// Takes ownership of a raw handle (from the sys layer).
+            ///
+            /// # Safety
+            /// `ptr` is a live handle of this kind that the caller owns and
+            /// hands over; it is destroyed when the value drops.
+            pub unsafe fn from_raw(ptr: *mut $raw) -> $name {
+                $name { ptr }
+            }
+
+            /// The raw handle, for calls through [`sys`](crate::sys). It
+            /// stays owned by `self`.
+            pub fn as_ptr(&self) -> *mut $raw {
+                self.ptr
+            }
+        }
+    };
+}
+pub(crate) use handle;
+
+/// A pointer to a slice's data, NULL for an empty slice (the C API's "may be
+/// NULL when the count is 0").
+pub(crate) fn ptr_or_null<T>(s: &[T]) -> *const T {
+    if s.is_empty() {
+        std::ptr::null()
+    } else {
+        s.as_ptr()
+    }
+}
+
+/// Runs a call that returns a new handle through its last argument.
+pub(crate) fn out_handle<T>(call: impl FnOnce(*mut *mut T) -> sys::spmd_status) -> Result<*mut T> {
+    let mut p: *mut T = std::ptr::null_mut();
+    check(call(&mut p))?;
+    Ok(p)
+}

@@ -1,0 +1,124 @@
+//! Random numbers identical to jax.random (threefry2x32), generated sharded.
+use crate::error::Result;
+use crate::{out_handle, ptr_or_null, sys, Array, DType, Sharding};
+
+/// A PRNG key: the two words of JAX's legacy uint32\[2\] key data. A plain
+/// value; copy it freely.
+#[derive(Clone, Copy)]
+pub struct Key(sys::spmd_key);
+
+impl Key {
+    /// jax.random.PRNGKey(seed).
+    pub fn new(seed: u64) -> Key {
+        let mut k = sys::spmd_key { words: [0, 0] };
+        // SAFETY: valid out pointer; the call fails only for NULL.
+        let st = unsafe { sys::spmd_random_key(seed, &mut k) };
+        debug_assert_eq!(st, sys::SPMD_OK);
+        Key(k)
+    }
+
+    /// A key from its two words, as np.asarray(key) shows them.
+    pub fn from_words(words: [u32; 2]) -> Key {
+        Key(sys::spmd_key { words })
+    }
+
+    /// The key data.
+    pub fn words(&self) -> [u32; 2] {
+        self.0.words
+    }
+
+    /// jax.random.split(key, n): n new keys.
+    pub fn split(&self, n: usize) -> Vec<Key> {
+        let mut out = vec![sys::spmd_key { words: [0, 0] }; n];
+        // SAFETY: out holds n keys (NULL when n is 0).
+        let st =
+            unsafe { sys::spmd_random_split(&self.0, n, if n == 0 { std::ptr::null_mut() } else { out.as_mut_ptr() }) };
+        debug_assert_eq!(st, sys::SPMD_OK);
+        out.into_iter().map(Key).collect()
+    }
+
+    /// jax.random.fold_in(key, data).
+    pub fn fold_in(&self, data: u32) -> Key {
+        let mut k = sys::spmd_key { words: [0, 0] };
+        // SAFETY: valid pointers; the call fails only for NULL.
+        let st = unsafe { sys::spmd_random_fold_in(&self.0, data, &mut k) };
+        debug_assert_eq!(st, sys::SPMD_OK);
+        Key(k)
+    }
+
+    /// jax.random.bits: uniform random bits (dtype U8, I32 holding uint32
+    /// bits, or I64 holding uint64 bits) laid out by `sharding`.
+    pub fn bits(&self, sharding: &Sharding, dtype: DType, shape: &[i64]) -> Result<Array> {
+        // SAFETY: shape holds ndim sizes.
+        let ptr = out_handle(|out| unsafe {
+            sys::spmd_random_bits(sharding.as_ptr(), &self.0, dtype.to_raw(), shape.len(), ptr_or_null(shape), out)
+        })?;
+        Ok(unsafe { Array::from_raw(ptr) })
+    }
+
+    /// jax.random.uniform: floats in \[minval, maxval).
+    pub fn uniform(&self, sharding: &Sharding, dtype: DType, shape: &[i64], minval: f64, maxval: f64) -> Result<Array> {
+        // SAFETY: shape holds ndim sizes.
+        let ptr = out_handle(|out| unsafe {
+            sys::spmd_random_uniform(
+                sharding.as_ptr(),
+                &self.0,
+                dtype.to_raw(),
+                shape.len(),
+                ptr_or_null(shape),
+                minval,
+                maxval,
+                out,
+            )
+        })?;
+        Ok(unsafe { Array::from_raw(ptr) })
+    }
+
+    /// jax.random.normal: standard normal floats.
+    pub fn normal(&self, sharding: &Sharding, dtype: DType, shape: &[i64]) -> Result<Array> {
+        // SAFETY: shape holds ndim sizes.
+        let ptr = out_handle(|out| unsafe {
+            sys::spmd_random_normal(sharding.as_ptr(), &self.0, dtype.to_raw(), shape.len(), ptr_or_null(shape), out)
+        })?;
+        Ok(unsafe { Array::from_raw(ptr) })
+    }
+
+    /// jax.random.truncated_normal: standard normal floats in (lower, upper).
+    pub fn truncated_normal(
+        &self,
+        sharding: &Sharding,
+        dtype: DType,
+        shape: &[i64],
+        lower: f64,
+        upper: f64,
+    ) -> Result<Array> {
+        // SAFETY: shape holds ndim sizes.
+        let ptr = out_handle(|out| unsafe {
+            sys::spmd_random_truncated_normal(
+                sharding.as_ptr(),
+                &self.0,
+                dtype.to_raw(),
+                shape.len(),
+                ptr_or_null(shape),
+                lower,
+                upper,
+                out,
+            )
+        })?;
+        Ok(unsafe { Array::from_raw(ptr) })
+    }
+}
+
+impl PartialEq for Key {
+    fn eq(&self, other: &Key) -> bool {
+        self.0.words == other.0.words
+    }
+}
+
+impl Eq for Key {}
+
+impl std::fmt::Debug for Key {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Key({:?})", self.0.words)
+    }
+}

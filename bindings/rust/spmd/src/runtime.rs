@@ -1,0 +1,201 @@
+//! The runtime: one platform's devices.
+use std::mem::{size_of, MaybeUninit};
+
+use crate::error::{check, from_c, out_string, Error, Result};
+use crate::{out_handle, sys};
+
+/// The platforms a runtime can run on (`spmd_platform`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Platform {
+    /// `$SPMD_PLATFORM` from the environment, else cpu.
+    #[default]
+    Default,
+    /// N virtual devices in this process.
+    Cpu,
+    /// One device per visible GPU.
+    Cuda,
+    /// Simulated devices whose memory the host cannot touch.
+    Sim,
+}
+
+impl Platform {
+    /// The C value.
+    pub fn to_raw(self) -> sys::spmd_platform {
+        match self {
+            Platform::Default => sys::SPMD_PLATFORM_DEFAULT,
+            Platform::Cpu => sys::SPMD_PLATFORM_CPU,
+            Platform::Cuda => sys::SPMD_PLATFORM_CUDA,
+            Platform::Sim => sys::SPMD_PLATFORM_SIM,
+        }
+    }
+
+    /// The platform of a C value.
+    pub fn from_raw(raw: sys::spmd_platform) -> Option<Platform> {
+        Some(match raw {
+            sys::SPMD_PLATFORM_DEFAULT => Platform::Default,
+            sys::SPMD_PLATFORM_CPU => Platform::Cpu,
+            sys::SPMD_PLATFORM_CUDA => Platform::Cuda,
+            sys::SPMD_PLATFORM_SIM => Platform::Sim,
+            _ => return None,
+        })
+    }
+}
+
+/// The options of a runtime; zero in a numeric field means "default".
+#[derive(Debug, Clone, Default)]
+pub struct RuntimeBuilder {
+    platform: Platform,
+    cpu_devices: i32,
+    worker_threads: i32,
+    device_cache_bytes: i64,
+}
+
+fn to_c_int(n: usize) -> i32 {
+    i32::try_from(n).unwrap_or(i32::MAX)
+}
+
+impl RuntimeBuilder {
+    /// Every option at its default.
+    pub fn new() -> RuntimeBuilder {
+        RuntimeBuilder::default()
+    }
+
+    /// The platform.
+    pub fn platform(mut self, platform: Platform) -> RuntimeBuilder {
+        self.platform = platform;
+        self
+    }
+
+    /// CPU and sim platforms: the number of virtual devices (0 =
+    /// `$SPMD_CPU_DEVICES` if set, else 8).
+    pub fn cpu_devices(mut self, n: usize) -> RuntimeBuilder {
+        self.cpu_devices = to_c_int(n);
+        self
+    }
+
+    /// Worker threads for per-shard kernels and copies (0 = number of cores).
+    pub fn worker_threads(mut self, n: usize) -> RuntimeBuilder {
+        self.worker_threads = to_c_int(n);
+        self
+    }
+
+    /// CPU platform: bytes of freed device memory kept for reuse (0 = 4 GiB,
+    /// negative = keep nothing).
+    pub fn device_cache_bytes(mut self, bytes: i64) -> RuntimeBuilder {
+        self.device_cache_bytes = bytes;
+        self
+    }
+
+    /// Creates the runtime.
+    pub fn build(&self) -> Result<Runtime> {
+        let mut options = MaybeUninit::<sys::spmd_runtime_options>::zeroed();
+        // SAFETY: the struct is zeroed (valid) and init writes exactly its size.
+        let mut options = unsafe {
+            check(sys::spmd_runtime_options_init(options.as_mut_ptr(), size_of::<sys::spmd_runtime_options>()))?;
+            options.assume_init()
+        };
+        options.platform = self.platform.to_raw();
+        options.cpu_device_count = self.cpu_devices;
+        options.worker_threads = self.worker_threads;
+        options.device_cache_bytes = self.device_cache_bytes;
+        // SAFETY: valid options and out pointer.
+        let ptr = out_handle(|out| unsafe { sys::spmd_runtime_create(&options, out) })?;
+        Ok(Runtime { ptr })
+    }
+}
+
+crate::handle!(
+    /// A runtime (`spmd_runtime`): one platform's devices and the threads and
+    /// memory that serve them. Meshes, shardings and arrays made from it keep
+    /// what they need alive, so it may drop before them.
+    Runtime,
+    sys::spmd_runtime,
+    sys::spmd_runtime_destroy
+);
+
+/// Description of one device (jax.Device).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceInfo {
+    /// Global id, as jax.Device.id.
+    pub id: i32,
+    /// The platform the device belongs to.
+    pub platform: Platform,
+    /// "cpu", "sim" or "cuda".
+    pub platform_name: String,
+    /// Device kind: "cpu", or the GPU's name.
+    pub kind: String,
+    /// The process that owns the device.
+    pub process_index: i32,
+    /// Index among this process's devices.
+    pub local_index: i32,
+}
+
+impl Runtime {
+    /// A runtime with every option at its default (8 CPU devices unless
+    /// `$SPMD_PLATFORM` / `$SPMD_CPU_DEVICES` say otherwise).
+    pub fn new() -> Result<Runtime> {
+        RuntimeBuilder::new().build()
+    }
+
+    /// The options of a new runtime.
+    pub fn builder() -> RuntimeBuilder {
+        RuntimeBuilder::new()
+    }
+
+    /// Number of devices.
+    pub fn device_count(&self) -> Result<usize> {
+        let mut n = 0;
+        // SAFETY: live handle, valid out pointer.
+        check(unsafe { sys::spmd_runtime_device_count(self.ptr, &mut n) })?;
+        Ok(n as usize)
+    }
+
+    /// The platform the runtime runs on.
+    pub fn platform(&self) -> Result<Platform> {
+        let mut raw = sys::SPMD_PLATFORM_DEFAULT;
+        // SAFETY: live handle, valid out pointer.
+        check(unsafe { sys::spmd_runtime_platform(self.ptr, &mut raw) })?;
+        Platform::from_raw(raw).ok_or_else(|| Error::new(crate::Status::Internal, "unknown platform"))
+    }
+
+    /// Describes device `device_id`.
+    pub fn device_info(&self, device_id: i32) -> Result<DeviceInfo> {
+        let mut info = MaybeUninit::<sys::spmd_device_info>::zeroed();
+        // SAFETY: zeroed is a valid spmd_device_info; init sets struct_size;
+        // the strings point into the runtime, copied while it lives.
+        unsafe {
+            check(sys::spmd_device_info_init(info.as_mut_ptr(), size_of::<sys::spmd_device_info>()))?;
+            let mut info = info.assume_init();
+            check(sys::spmd_runtime_device_info(self.ptr, device_id, &mut info))?;
+            Ok(DeviceInfo {
+                id: info.id,
+                platform: Platform::from_raw(info.platform).unwrap_or(Platform::Default),
+                platform_name: from_c(info.platform_name),
+                kind: from_c(info.kind),
+                process_index: info.process_index,
+                local_index: info.local_index,
+            })
+        }
+    }
+
+    /// JAX's repr of device `device_id`: "CpuDevice(id=3)".
+    pub fn device_string(&self, device_id: i32) -> Result<String> {
+        // SAFETY: live handle, valid out pointer.
+        out_string(|out| unsafe { sys::spmd_runtime_device_to_string(self.ptr, device_id, out) })
+    }
+
+    /// jax.devices() as JAX prints it: "[CpuDevice(id=0), CpuDevice(id=1)]".
+    pub fn devices_string(&self) -> Result<String> {
+        let names = (0..self.device_count()?).map(|d| self.device_string(d as i32)).collect::<Result<Vec<_>>>()?;
+        Ok(format!("[{}]", names.join(", ")))
+    }
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("platform", &self.platform().ok())
+            .field("devices", &self.device_count().ok())
+            .finish()
+    }
+}

@@ -1,0 +1,595 @@
+//! shard_map: a closure run on every device of a mesh at once, seeing its
+//! local blocks, with explicit collectives.
+use std::any::Any;
+use std::cell::Cell;
+use std::ffi::CString;
+use std::fmt;
+use std::io::Write;
+use std::marker::PhantomData;
+use std::mem::{size_of, ManuallyDrop, MaybeUninit};
+use std::ops::Deref;
+use std::os::raw::{c_char, c_int, c_void};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use crate::error::{c_string, check, from_c, Error, Result};
+use crate::{ptr_or_null, sys, Array, DType, Element, Mesh, Spec, Status, MAX_NDIM};
+
+/// Options of a shard_map.
+#[derive(Clone, Copy, Default)]
+pub struct ShardMapOptions<'a> {
+    /// Like check_rep: verify that outputs are equal along every mesh axis
+    /// their out_spec leaves out.
+    pub check_rep: bool,
+    /// How long a collective waits for its peers, in milliseconds (0:
+    /// `$SPMD_COLLECTIVE_TIMEOUT_MS` if set, else 60000).
+    pub timeout_ms: i64,
+    /// Where [`ShardContext::print`] goes: called with the device and the
+    /// text, from device threads, one call at a time. `None`: one line per
+    /// call on Rust's stdout (so it interleaves correctly with `println!`).
+    pub print: Option<&'a PrintFn<'a>>,
+}
+
+impl fmt::Debug for ShardMapOptions<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ShardMapOptions")
+            .field("check_rep", &self.check_rep)
+            .field("timeout_ms", &self.timeout_ms)
+            .field("print", &self.print.map(|_| "<fn>"))
+            .finish()
+    }
+}
+
+/// The closure of a shard_map, as the trampoline sees it.
+type ShardFn<'f> = dyn Fn(&mut ShardContext) -> Result<()> + Sync + 'f;
+/// A print sink of [`ShardMapOptions::print`]: (device, text).
+pub type PrintFn<'f> = dyn Fn(i32, &str) + Sync + 'f;
+
+fn panic_text(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a non-string panic payload".to_string()
+    }
+}
+
+fn message_c(text: &str) -> CString {
+    CString::new(text.replace('\0', "\\0")).unwrap_or_default()
+}
+
+/// The per-device callback handed to C: runs the closure, turning a
+/// returned error or a panic into this device's error (spmd_ctx_error), so
+/// no panic unwinds through C.
+unsafe extern "C" fn shard_trampoline(ctx: *mut sys::spmd_ctx, user_data: *mut c_void) -> sys::spmd_status {
+    // SAFETY: user_data is the &&ShardFn that run_shard_map passed, alive
+    // for the whole shard_map; ctx is this callback's context.
+    let f: &&ShardFn<'_> = &*(user_data as *const &ShardFn<'_>);
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        let mut context = ShardContext { ctx, _not_send: PhantomData };
+        f(&mut context)
+    }));
+    let (status, message) = match outcome {
+        Ok(Ok(())) => return sys::SPMD_OK,
+        Ok(Err(e)) => (e.status, e.message),
+        Err(payload) => (Status::Callback, format!("shard_map closure panicked: {}", panic_text(&*payload))),
+    };
+    let message = message_c(&message);
+    sys::spmd_ctx_error(ctx, status.to_raw(), message.as_ptr())
+}
+
+unsafe extern "C" fn print_trampoline(device: c_int, text: *const c_char, user_data: *mut c_void) {
+    let text = from_c(text);
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        if user_data.is_null() {
+            let out = std::io::stdout();
+            let mut out = out.lock();
+            let _ = writeln!(out, "{text}");
+            let _ = out.flush();
+        } else {
+            // SAFETY: user_data is the &&PrintFn that run_shard_map passed.
+            let f: &&PrintFn<'_> = &*(user_data as *const &PrintFn<'_>);
+            f(device, &text);
+        }
+    }));
+}
+
+impl Mesh {
+    /// shard_map(f, mesh, in_specs, out_specs)(*inputs): runs `f` on every
+    /// device of the mesh at once, each seeing its blocks of the inputs
+    /// (resharded to `in_specs` as needed), and assembles the outputs each
+    /// device sets by `out_specs`.
+    ///
+    /// `f` runs concurrently on the library's device threads, hence
+    /// `Fn + Sync`. A device fails by returning an `Err` (its status and
+    /// message reach the caller, tagged with the device) or by panicking
+    /// (caught: [`Status::Callback`] with the panic's message); either
+    /// fails the shard_map.
+    ///
+    /// ```no_run
+    /// # fn main() -> spmd::Result<()> {
+    /// use spmd::{Array, DType, Mesh, Runtime, Sharding, Spec};
+    /// let rt = Runtime::new()?;
+    /// let mesh = Mesh::new(&rt, &[4], &["x"])?;
+    /// let x = Array::arange(&Sharding::named_text(&mesh, "x")?, DType::F32, &[8], 0.0, 1.0)?;
+    /// let (by_x, replicated) = (Spec::parse("x")?, Spec::parse("")?);
+    /// let out = mesh.shard_map(&[&x], &[&by_x], &[&replicated], |ctx| {
+    ///     let block = ctx.input(0)?;
+    ///     let mut sum = ctx.alloc(DType::F32, &[])?;
+    ///     sum.as_mut_slice::<f32>()?[0] = block.as_slice::<f32>()?.iter().sum();
+    ///     let total = ctx.psum(&sum, "x")?;
+    ///     ctx.set_output(0, &total)
+    /// })?;
+    /// assert_eq!(out[0].to_host::<f32>()?, vec![28.0]);
+    /// # Ok(()) }
+    /// ```
+    pub fn shard_map<F>(&self, inputs: &[&Array], in_specs: &[&Spec], out_specs: &[&Spec], f: F) -> Result<Vec<Array>>
+    where
+        F: Fn(&mut ShardContext) -> Result<()> + Sync,
+    {
+        self.shard_map_with(inputs, in_specs, out_specs, &ShardMapOptions::default(), f)
+    }
+
+    /// [`Mesh::shard_map`] with options.
+    pub fn shard_map_with<F>(
+        &self,
+        inputs: &[&Array],
+        in_specs: &[&Spec],
+        out_specs: &[&Spec],
+        options: &ShardMapOptions<'_>,
+        f: F,
+    ) -> Result<Vec<Array>>
+    where
+        F: Fn(&mut ShardContext) -> Result<()> + Sync,
+    {
+        let ins: Vec<*const sys::spmd_spec> = in_specs.iter().map(|s| s.as_ptr() as *const _).collect();
+        let outs: Vec<*const sys::spmd_spec> = out_specs.iter().map(|s| s.as_ptr() as *const _).collect();
+        self.run_shard_map(inputs, in_specs.len(), out_specs.len(), options, &f, |fn_, ud, arrays, o, outputs| unsafe {
+            // SAFETY: every array holds its count of live handles.
+            sys::spmd_shard_map(
+                self.as_ptr(),
+                fn_,
+                ud,
+                arrays.len(),
+                ptr_or_null(arrays),
+                ptr_or_null(&ins),
+                outs.len(),
+                ptr_or_null(&outs),
+                o,
+                outputs,
+            )
+        })
+    }
+
+    /// [`Mesh::shard_map_with`] with the specs as text ("x", "(x, y), None",
+    /// "P('x')", "" for P()).
+    pub fn shard_map_text<F>(
+        &self,
+        inputs: &[&Array],
+        in_specs: &[&str],
+        out_specs: &[&str],
+        options: &ShardMapOptions<'_>,
+        f: F,
+    ) -> Result<Vec<Array>>
+    where
+        F: Fn(&mut ShardContext) -> Result<()> + Sync,
+    {
+        let in_c = in_specs.iter().map(|s| c_string("Mesh::shard_map_text", s)).collect::<Result<Vec<_>>>()?;
+        let out_c = out_specs.iter().map(|s| c_string("Mesh::shard_map_text", s)).collect::<Result<Vec<_>>>()?;
+        let ins: Vec<*const c_char> = in_c.iter().map(|s| s.as_ptr()).collect();
+        let outs: Vec<*const c_char> = out_c.iter().map(|s| s.as_ptr()).collect();
+        self.run_shard_map(inputs, in_specs.len(), out_specs.len(), options, &f, |fn_, ud, arrays, o, outputs| unsafe {
+            // SAFETY: every array holds its count of live pointers.
+            sys::spmd_shard_map_text(
+                self.as_ptr(),
+                fn_,
+                ud,
+                arrays.len(),
+                ptr_or_null(arrays),
+                ptr_or_null(&ins),
+                outs.len(),
+                ptr_or_null(&outs),
+                o,
+                outputs,
+            )
+        })
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn run_shard_map(
+        &self,
+        inputs: &[&Array],
+        n_in_specs: usize,
+        n_out: usize,
+        options: &ShardMapOptions<'_>,
+        f: &ShardFn<'_>,
+        call: impl FnOnce(
+            sys::spmd_shard_fn,
+            *mut c_void,
+            &[*mut sys::spmd_array],
+            *const sys::spmd_shard_map_options,
+            *mut *mut sys::spmd_array,
+        ) -> sys::spmd_status,
+    ) -> Result<Vec<Array>> {
+        if inputs.len() != n_in_specs {
+            return Err(Error::invalid(format!("shard_map: {} inputs but {} in_specs", inputs.len(), n_in_specs)));
+        }
+        let mut o = MaybeUninit::<sys::spmd_shard_map_options>::zeroed();
+        // SAFETY: zeroed is valid; init writes exactly its size.
+        let mut o = unsafe {
+            check(sys::spmd_shard_map_options_init(o.as_mut_ptr(), size_of::<sys::spmd_shard_map_options>()))?;
+            o.assume_init()
+        };
+        o.check_rep = options.check_rep as i32;
+        o.timeout_ms = options.timeout_ms;
+        let print: Option<&PrintFn<'_>> = options.print;
+        o.print_fn = Some(print_trampoline);
+        o.print_user_data = match &print {
+            Some(p) => p as *const &PrintFn<'_> as *mut c_void,
+            None => std::ptr::null_mut(),
+        };
+        let arrays: Vec<*mut sys::spmd_array> = inputs.iter().map(|a| a.as_ptr()).collect();
+        let mut outputs: Vec<*mut sys::spmd_array> = vec![std::ptr::null_mut(); n_out];
+        let ud = &f as *const &ShardFn<'_> as *mut c_void;
+        let out_ptr = if n_out == 0 { std::ptr::null_mut() } else { outputs.as_mut_ptr() };
+        check(call(Some(shard_trampoline), ud, &arrays, &o, out_ptr))?;
+        // SAFETY: on success, n_out new arrays the caller owns.
+        Ok(outputs.into_iter().map(|p| unsafe { Array::from_raw(p) }).collect())
+    }
+}
+
+/// The per-device view a shard_map closure receives (`spmd_ctx`).
+///
+/// Valid only inside the closure call and only on its thread: it is neither
+/// `Send` nor `Sync`, and the closure gets it as `&mut`, so it cannot
+/// escape. The [`Block`]s it gives borrow it.
+///
+/// ```compile_fail
+/// fn needs_send<T: Send>(_: T) {}
+/// fn escape(ctx: &mut spmd::ShardContext) {
+///     needs_send(ctx); // error: `*mut spmd_ctx` cannot be sent between threads safely
+/// }
+/// ```
+pub struct ShardContext {
+    ctx: *mut sys::spmd_ctx,
+    _not_send: PhantomData<*mut ()>,
+}
+
+/// The mesh a shard_map runs over, borrowed from the context (not
+/// destroyed when dropped).
+pub struct MeshRef<'c> {
+    mesh: ManuallyDrop<Mesh>,
+    _ctx: PhantomData<&'c ShardContext>,
+}
+
+impl Deref for MeshRef<'_> {
+    type Target = Mesh;
+    fn deref(&self) -> &Mesh {
+        &self.mesh
+    }
+}
+
+fn new_block() -> Result<sys::spmd_block> {
+    let mut b = MaybeUninit::<sys::spmd_block>::zeroed();
+    // SAFETY: zeroed is valid; init writes exactly its size.
+    unsafe {
+        check(sys::spmd_block_init(b.as_mut_ptr(), size_of::<sys::spmd_block>()))?;
+        Ok(b.assume_init())
+    }
+}
+
+impl ShardContext {
+    /// The global id of this device.
+    pub fn device_id(&self) -> Result<i32> {
+        let mut d = 0;
+        // SAFETY: our live context, on its thread.
+        check(unsafe { sys::spmd_ctx_device_id(self.ctx, &mut d) })?;
+        Ok(d)
+    }
+
+    /// The mesh of the shard_map.
+    pub fn mesh(&self) -> Result<MeshRef<'_>> {
+        let mut m: *const sys::spmd_mesh = std::ptr::null();
+        // SAFETY: the mesh is borrowed for the shard_map; never destroyed here.
+        check(unsafe { sys::spmd_ctx_mesh(self.ctx, &mut m) })?;
+        Ok(MeshRef { mesh: ManuallyDrop::new(unsafe { Mesh::from_raw(m as *mut _) }), _ctx: PhantomData })
+    }
+
+    /// jax.lax.axis_index(axes): this device's index over `axes` ("x",
+    /// "(x, y)", "()").
+    pub fn axis_index(&self, axes: &str) -> Result<i64> {
+        let c = c_string("ShardContext::axis_index", axes)?;
+        let mut i = 0;
+        // SAFETY: our live context; valid string and out pointer.
+        check(unsafe { sys::spmd_ctx_axis_index(self.ctx, c.as_ptr(), &mut i) })?;
+        Ok(i)
+    }
+
+    /// jax.lax.axis_size(axes).
+    pub fn axis_size(&self, axes: &str) -> Result<i64> {
+        let c = c_string("ShardContext::axis_size", axes)?;
+        let mut n = 0;
+        // SAFETY: our live context; valid string and out pointer.
+        check(unsafe { sys::spmd_ctx_axis_size(self.ctx, c.as_ptr(), &mut n) })?;
+        Ok(n)
+    }
+
+    /// Number of inputs.
+    pub fn input_count(&self) -> Result<usize> {
+        let mut n = 0;
+        // SAFETY: our live context, valid out pointer.
+        check(unsafe { sys::spmd_ctx_input_count(self.ctx, &mut n) })?;
+        Ok(n)
+    }
+
+    /// This device's block of input `index` (read-only).
+    pub fn input(&self, index: usize) -> Result<Block<'_>> {
+        let mut b = new_block()?;
+        // SAFETY: our live context; b initialised by spmd_block_init.
+        check(unsafe { sys::spmd_ctx_input(self.ctx, index, &mut b) })?;
+        Ok(Block::new(b, false))
+    }
+
+    /// A new zero-filled, writable block on this device, owned by the
+    /// context.
+    pub fn alloc(&self, dtype: DType, shape: &[i64]) -> Result<Block<'_>> {
+        let mut b = new_block()?;
+        // SAFETY: shape holds ndim sizes; b initialised by spmd_block_init.
+        check(unsafe { sys::spmd_ctx_alloc(self.ctx, dtype.to_raw(), shape.len(), ptr_or_null(shape), &mut b) })?;
+        Ok(Block::new(b, true))
+    }
+
+    /// A new block holding a copy of `data` in `shape`.
+    pub fn alloc_from<T: Element>(&self, shape: &[i64], data: &[T]) -> Result<Block<'_>> {
+        let mut b = self.alloc(T::DTYPE, shape)?;
+        let dst = b.as_mut_slice::<T>()?;
+        if dst.len() != data.len() {
+            return Err(Error::invalid(format!(
+                "ShardContext::alloc_from: shape {shape:?} holds {} elements, data {}",
+                dst.len(),
+                data.len()
+            )));
+        }
+        dst.copy_from_slice(data);
+        Ok(b)
+    }
+
+    /// Sets this device's block of output `index`.
+    pub fn set_output(&self, index: usize, block: &Block<'_>) -> Result<()> {
+        // SAFETY: our live context; the block is one of this context's.
+        check(unsafe { sys::spmd_ctx_set_output(self.ctx, index, &block.raw) })
+    }
+
+    /// jax.debug.print: hands `text` to the print sink with this device's id.
+    pub fn print(&self, text: &str) -> Result<()> {
+        let c = c_string("ShardContext::print", text)?;
+        // SAFETY: our live context, valid string.
+        check(unsafe { sys::spmd_ctx_print(self.ctx, c.as_ptr()) })
+    }
+
+    /// Formatted [`ShardContext::print`]: `ctx.printf(format_args!("({},)", n))`
+    /// (the binding formats with Rust's `format!` machinery instead of C's
+    /// variadic spmd_ctx_printf).
+    pub fn printf(&self, args: fmt::Arguments<'_>) -> Result<()> {
+        self.print(&fmt::format(args))
+    }
+
+    /// Runs a collective on `x`. Peers may still read `x` after this
+    /// device's call returns, so `x` becomes read-only from now on.
+    fn collective(
+        &self,
+        x: &Block<'_>,
+        axes: &str,
+        call: impl FnOnce(*const sys::spmd_block, *const c_char, *mut sys::spmd_block) -> sys::spmd_status,
+    ) -> Result<Block<'_>> {
+        let axes = c_string("ShardContext collective", axes)?;
+        x.writable.set(false);
+        let mut out = new_block()?;
+        check(call(&x.raw, axes.as_ptr(), &mut out))?;
+        // A result sharing x's memory (a collective over "()") is read-only too.
+        let writable = out.data != x.raw.data || x.is_empty();
+        Ok(Block::new(out, writable))
+    }
+
+    /// jax.lax.psum: the sum of x over each group of `axes`.
+    pub fn psum(&self, x: &Block<'_>, axes: &str) -> Result<Block<'_>> {
+        // SAFETY: our live context; valid blocks and string.
+        self.collective(x, axes, |x, a, out| unsafe { sys::spmd_ctx_psum(self.ctx, x, a, out) })
+    }
+
+    /// jax.lax.pmean.
+    pub fn pmean(&self, x: &Block<'_>, axes: &str) -> Result<Block<'_>> {
+        // SAFETY: as psum.
+        self.collective(x, axes, |x, a, out| unsafe { sys::spmd_ctx_pmean(self.ctx, x, a, out) })
+    }
+
+    /// jax.lax.pmax.
+    pub fn pmax(&self, x: &Block<'_>, axes: &str) -> Result<Block<'_>> {
+        // SAFETY: as psum.
+        self.collective(x, axes, |x, a, out| unsafe { sys::spmd_ctx_pmax(self.ctx, x, a, out) })
+    }
+
+    /// jax.lax.pmin.
+    pub fn pmin(&self, x: &Block<'_>, axes: &str) -> Result<Block<'_>> {
+        // SAFETY: as psum.
+        self.collective(x, axes, |x, a, out| unsafe { sys::spmd_ctx_pmin(self.ctx, x, a, out) })
+    }
+
+    /// jax.lax.all_gather(x, axes, axis=axis, tiled=tiled).
+    pub fn all_gather(&self, x: &Block<'_>, axes: &str, axis: i64, tiled: bool) -> Result<Block<'_>> {
+        // SAFETY: as psum.
+        self.collective(x, axes, |x, a, out| unsafe {
+            sys::spmd_ctx_all_gather(self.ctx, x, a, axis, tiled as i32, out)
+        })
+    }
+
+    /// jax.lax.psum_scatter(x, axes, scatter_dimension=dim, tiled=tiled).
+    pub fn psum_scatter(&self, x: &Block<'_>, axes: &str, scatter_dimension: i64, tiled: bool) -> Result<Block<'_>> {
+        // SAFETY: as psum.
+        self.collective(x, axes, |x, a, out| unsafe {
+            sys::spmd_ctx_psum_scatter(self.ctx, x, a, scatter_dimension, tiled as i32, out)
+        })
+    }
+
+    /// jax.lax.all_to_all(x, axes, split_axis, concat_axis, tiled=tiled).
+    pub fn all_to_all(
+        &self,
+        x: &Block<'_>,
+        axes: &str,
+        split_axis: i64,
+        concat_axis: i64,
+        tiled: bool,
+    ) -> Result<Block<'_>> {
+        // SAFETY: as psum.
+        self.collective(x, axes, |x, a, out| unsafe {
+            sys::spmd_ctx_all_to_all(self.ctx, x, a, split_axis, concat_axis, tiled as i32, out)
+        })
+    }
+
+    /// jax.lax.ppermute(x, axes, perm): (source, dest) pairs of axis indices.
+    pub fn ppermute(&self, x: &Block<'_>, axes: &str, pairs: &[(i64, i64)]) -> Result<Block<'_>> {
+        let flat: Vec<i64> = pairs.iter().flat_map(|&(s, d)| [s, d]).collect();
+        // SAFETY: flat holds 2*npairs values.
+        self.collective(x, axes, |x, a, out| unsafe {
+            sys::spmd_ctx_ppermute(self.ctx, x, a, pairs.len(), ptr_or_null(&flat), out)
+        })
+    }
+}
+
+/// A dense row-major local block on one device (`spmd_block`), borrowed
+/// from its [`ShardContext`]: its memory lives until the shard_map returns,
+/// and the borrow keeps the block inside the closure call.
+///
+/// Input blocks are read-only; blocks from [`ShardContext::alloc`] and from
+/// collectives are writable until they are passed to a collective (whose
+/// peers may still read them afterwards).
+pub struct Block<'c> {
+    raw: sys::spmd_block,
+    writable: Cell<bool>,
+    _ctx: PhantomData<&'c ShardContext>,
+}
+
+impl<'c> Block<'c> {
+    fn new(raw: sys::spmd_block, writable: bool) -> Block<'c> {
+        Block { raw, writable: Cell::new(writable), _ctx: PhantomData }
+    }
+
+    /// The element type.
+    pub fn dtype(&self) -> Result<DType> {
+        DType::from_raw_checked(self.raw.dtype)
+    }
+
+    /// The local shape.
+    pub fn shape(&self) -> &[i64] {
+        &self.raw.shape[..self.raw.ndim.min(MAX_NDIM)]
+    }
+
+    /// Number of dimensions.
+    pub fn ndim(&self) -> usize {
+        self.shape().len()
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.shape().iter().product::<i64>().max(0) as usize
+    }
+
+    /// Whether the block holds no element.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether [`Block::as_mut_slice`] may write it.
+    pub fn is_writable(&self) -> bool {
+        self.writable.get()
+    }
+
+    fn checked<T>(&self, want: DType, elem: usize, what: &str) -> Result<usize> {
+        let have = self.dtype()?;
+        if have != want {
+            return Err(Error::invalid(format!("Block::{what}: the block holds {have}, not {want}")));
+        }
+        let n = self.len();
+        if n > 0 && (self.raw.data.is_null() || (self.raw.data as usize) % std::mem::align_of::<T>() != 0) {
+            return Err(Error::new(Status::Internal, format!("Block::{what}: misaligned or NULL block data")));
+        }
+        debug_assert_eq!(elem, size_of::<T>());
+        Ok(n)
+    }
+
+    /// The elements, for T of the block's dtype.
+    pub fn as_slice<T: Element>(&self) -> Result<&[T]> {
+        let n = self.checked::<T>(T::DTYPE, size_of::<T>(), "as_slice")?;
+        if n == 0 {
+            return Ok(&[]);
+        }
+        // SAFETY: n elements of T at an aligned non-NULL pointer, alive
+        // while the context is; nothing writes them while &self is held
+        // (as_mut_slice needs &mut self, and aliasing results are read-only).
+        let bytes = unsafe { std::slice::from_raw_parts(self.raw.data as *const u8, n * size_of::<T>()) };
+        if !T::valid_bytes(bytes) {
+            return Err(Error::new(Status::Internal, "Block::as_slice: invalid bool bytes"));
+        }
+        Ok(unsafe { std::slice::from_raw_parts(self.raw.data as *const T, n) })
+    }
+
+    /// The elements, writable: blocks from alloc and collectives only.
+    pub fn as_mut_slice<T: Element>(&mut self) -> Result<&mut [T]> {
+        let n = self.checked::<T>(T::DTYPE, size_of::<T>(), "as_mut_slice")?;
+        if !self.writable.get() {
+            return Err(Error::invalid(
+                "Block::as_mut_slice: the block is read-only (an input, or passed to a collective)",
+            ));
+        }
+        if n == 0 {
+            return Ok(&mut []);
+        }
+        let bytes = unsafe { std::slice::from_raw_parts(self.raw.data as *const u8, n * size_of::<T>()) };
+        if !T::valid_bytes(bytes) {
+            return Err(Error::new(Status::Internal, "Block::as_mut_slice: invalid bool bytes"));
+        }
+        // SAFETY: as as_slice, and &mut self makes this the only view.
+        Ok(unsafe { std::slice::from_raw_parts_mut(self.raw.data as *mut T, n) })
+    }
+
+    fn half(&self) -> Result<usize> {
+        let d = self.dtype()?;
+        if d != DType::F16 && d != DType::BF16 {
+            return Err(Error::invalid(format!("Block: {d} is not float16 or bfloat16")));
+        }
+        self.checked::<u16>(d, 2, "bits")
+    }
+
+    /// The raw bits of a float16 or bfloat16 block.
+    pub fn as_bits(&self) -> Result<&[u16]> {
+        let n = self.half()?;
+        if n == 0 {
+            return Ok(&[]);
+        }
+        // SAFETY: as as_slice.
+        Ok(unsafe { std::slice::from_raw_parts(self.raw.data as *const u16, n) })
+    }
+
+    /// The raw bits of a writable float16 or bfloat16 block.
+    pub fn as_mut_bits(&mut self) -> Result<&mut [u16]> {
+        let n = self.half()?;
+        if !self.writable.get() {
+            return Err(Error::invalid("Block::as_mut_bits: the block is read-only"));
+        }
+        if n == 0 {
+            return Ok(&mut []);
+        }
+        // SAFETY: as as_mut_slice.
+        Ok(unsafe { std::slice::from_raw_parts_mut(self.raw.data as *mut u16, n) })
+    }
+}
+
+impl fmt::Debug for Block<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Block")
+            .field("dtype", &self.dtype().ok())
+            .field("shape", &self.shape())
+            .field("writable", &self.is_writable())
+            .finish()
+    }
+}

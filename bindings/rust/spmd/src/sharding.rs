@@ -1,0 +1,228 @@
+//! Shardings: how an array's elements are laid out over devices.
+use std::fmt;
+use std::mem::{size_of, MaybeUninit};
+
+use crate::error::{c_string, check, out_string, Error, Result};
+use crate::{out_handle, ptr_or_null, sys, Mesh, Runtime, Spec};
+
+crate::handle!(
+    /// A sharding (`spmd_sharding`): `NamedSharding(mesh, spec)` or
+    /// `SingleDeviceSharding(device)`. It keeps its mesh alive.
+    Sharding,
+    sys::spmd_sharding,
+    sys::spmd_sharding_destroy
+);
+
+/// The kinds of sharding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ShardingKind {
+    /// NamedSharding(mesh, spec).
+    Named,
+    /// SingleDeviceSharding(device).
+    SingleDevice,
+}
+
+/// Where one shard of a global array lives (jax's Shard): `[start, stop)`
+/// per dimension.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShardInfo {
+    /// Global id of the device holding the shard.
+    pub device: i32,
+    /// Counts the devices holding the same block, 0 for the first.
+    pub replica_id: i32,
+    /// First index per dimension.
+    pub start: Vec<i64>,
+    /// One past the last index per dimension.
+    pub stop: Vec<i64>,
+    /// stop - start per dimension.
+    pub local_shape: Vec<i64>,
+}
+
+impl ShardInfo {
+    /// Runs a call that fills a `spmd_shard_info` made by `spmd_shard_info_init`.
+    pub(crate) fn fill(call: impl FnOnce(*mut sys::spmd_shard_info) -> sys::spmd_status) -> Result<ShardInfo> {
+        let mut info = MaybeUninit::<sys::spmd_shard_info>::zeroed();
+        // SAFETY: zeroed is valid; init sets struct_size to our size.
+        let mut info = unsafe {
+            check(sys::spmd_shard_info_init(info.as_mut_ptr(), size_of::<sys::spmd_shard_info>()))?;
+            info.assume_init()
+        };
+        check(call(&mut info))?;
+        let n = info.ndim.min(crate::MAX_NDIM);
+        Ok(ShardInfo {
+            device: info.device,
+            replica_id: info.replica_id,
+            start: info.start[..n].to_vec(),
+            stop: info.stop[..n].to_vec(),
+            local_shape: info.local_shape[..n].to_vec(),
+        })
+    }
+
+    /// Number of elements of the shard.
+    pub fn len(&self) -> usize {
+        self.local_shape.iter().product::<i64>().max(0) as usize
+    }
+
+    /// Whether the shard holds no element.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Options of the sharding pictures; zero means "default".
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct VisualizeOptions {
+    /// `+-|` instead of box drawing characters.
+    pub ascii: bool,
+    /// Console width (0 = 80, as JAX).
+    pub max_width: i32,
+    /// Narrowest block (0 = 9, as JAX).
+    pub min_width: i32,
+    /// Picture scale (0 = 1.0, as JAX).
+    pub scale: f64,
+}
+
+impl VisualizeOptions {
+    pub(crate) fn to_sys(self) -> Result<sys::spmd_visualize_options> {
+        let mut o = MaybeUninit::<sys::spmd_visualize_options>::zeroed();
+        // SAFETY: zeroed is valid; init writes exactly its size.
+        let mut o = unsafe {
+            check(sys::spmd_visualize_options_init(o.as_mut_ptr(), size_of::<sys::spmd_visualize_options>()))?;
+            o.assume_init()
+        };
+        o.ascii = self.ascii as i32;
+        o.max_width = self.max_width;
+        o.min_width = self.min_width;
+        o.scale = self.scale;
+        Ok(o)
+    }
+}
+
+impl Sharding {
+    /// NamedSharding(mesh, spec).
+    pub fn named(mesh: &Mesh, spec: &Spec) -> Result<Sharding> {
+        // SAFETY: live handles, valid out pointer.
+        let ptr = out_handle(|out| unsafe { sys::spmd_sharding_named(mesh.as_ptr(), spec.as_ptr(), out) })?;
+        Ok(Sharding { ptr })
+    }
+
+    /// NamedSharding(mesh, spec) with the spec as text ("x", "P('x', None)").
+    pub fn named_text(mesh: &Mesh, spec: &str) -> Result<Sharding> {
+        let c = c_string("Sharding::named_text", spec)?;
+        // SAFETY: live handle, valid string and out pointer.
+        let ptr = out_handle(|out| unsafe { sys::spmd_sharding_named_text(mesh.as_ptr(), c.as_ptr(), out) })?;
+        Ok(Sharding { ptr })
+    }
+
+    /// NamedSharding(mesh, P()): every device holds the whole array.
+    pub fn replicated(mesh: &Mesh) -> Result<Sharding> {
+        // SAFETY: live handle, valid out pointer.
+        let ptr = out_handle(|out| unsafe { sys::spmd_sharding_replicated(mesh.as_ptr(), out) })?;
+        Ok(Sharding { ptr })
+    }
+
+    /// SingleDeviceSharding(device).
+    pub fn single_device(runtime: &Runtime, device_id: i32) -> Result<Sharding> {
+        // SAFETY: live handle, valid out pointer.
+        let ptr = out_handle(|out| unsafe { sys::spmd_sharding_single_device(runtime.as_ptr(), device_id, out) })?;
+        Ok(Sharding { ptr })
+    }
+
+    /// The kind of sharding.
+    pub fn kind(&self) -> Result<ShardingKind> {
+        let mut raw: sys::spmd_sharding_kind = 0;
+        // SAFETY: live handle, valid out pointer.
+        check(unsafe { sys::spmd_sharding_get_kind(self.ptr, &mut raw) })?;
+        match raw {
+            sys::SPMD_SHARDING_NAMED => Ok(ShardingKind::Named),
+            sys::SPMD_SHARDING_SINGLE_DEVICE => Ok(ShardingKind::SingleDevice),
+            _ => Err(Error::new(crate::Status::Internal, format!("unknown sharding kind {raw}"))),
+        }
+    }
+
+    /// The mesh (a one-device mesh for a single-device sharding).
+    pub fn mesh(&self) -> Result<Mesh> {
+        // SAFETY: live handle; the new mesh handle is ours.
+        let ptr = out_handle(|out| unsafe { sys::spmd_sharding_mesh(self.ptr, out) })?;
+        Ok(unsafe { Mesh::from_raw(ptr) })
+    }
+
+    /// A copy of the spec (P() for a single-device sharding).
+    pub fn spec(&self) -> Result<Spec> {
+        // SAFETY: live handle; the new spec handle is ours.
+        let ptr = out_handle(|out| unsafe { sys::spmd_sharding_spec(self.ptr, out) })?;
+        Ok(unsafe { Spec::from_raw(ptr) })
+    }
+
+    /// Number of devices that hold a shard.
+    pub fn device_count(&self) -> Result<usize> {
+        let mut n = 0;
+        // SAFETY: live handle, valid out pointer.
+        check(unsafe { sys::spmd_sharding_device_count(self.ptr, &mut n) })?;
+        Ok(n)
+    }
+
+    /// Whether two shardings place every element on the same devices (JAX's ==).
+    pub fn equals(&self, other: &Sharding) -> Result<bool> {
+        let mut eq = 0;
+        // SAFETY: live handles, valid out pointer.
+        check(unsafe { sys::spmd_sharding_equal(self.ptr, other.ptr, &mut eq) })?;
+        Ok(eq != 0)
+    }
+
+    /// Whether every device holds the whole array.
+    pub fn is_fully_replicated(&self) -> Result<bool> {
+        let mut r = 0;
+        // SAFETY: live handle, valid out pointer.
+        check(unsafe { sys::spmd_sharding_is_fully_replicated(self.ptr, &mut r) })?;
+        Ok(r != 0)
+    }
+
+    /// JAX's str: "NamedSharding(mesh=Mesh('x': 3), spec=PartitionSpec('x',), memory_kind=device)".
+    pub fn to_text(&self) -> Result<String> {
+        // SAFETY: live handle, valid out pointer.
+        out_string(|out| unsafe { sys::spmd_sharding_to_string(self.ptr, out) })
+    }
+
+    /// Shard `index` (in mesh device order) of an array of global `shape`.
+    pub fn shard_info(&self, shape: &[i64], index: usize) -> Result<ShardInfo> {
+        // SAFETY: shape holds ndim sizes; out is initialised by fill.
+        ShardInfo::fill(|out| unsafe {
+            sys::spmd_sharding_shard_info(self.ptr, shape.len(), ptr_or_null(shape), index, out)
+        })
+    }
+
+    /// The shard on device `device_id` of an array of global `shape`.
+    pub fn shard_info_of_device(&self, shape: &[i64], device_id: i32) -> Result<ShardInfo> {
+        // SAFETY: shape holds ndim sizes; out is initialised by fill.
+        ShardInfo::fill(|out| unsafe {
+            sys::spmd_sharding_shard_info_of_device(self.ptr, shape.len(), ptr_or_null(shape), device_id, out)
+        })
+    }
+
+    /// The picture of how an array of `shape` (1 or 2 dimensions) is laid out
+    /// (jax.debug.visualize_array_sharding), ending with a newline.
+    pub fn visualize(&self, shape: &[i64], options: &VisualizeOptions) -> Result<String> {
+        let o = options.to_sys()?;
+        // SAFETY: shape holds ndim sizes; valid options and out pointer.
+        out_string(|out| unsafe { sys::spmd_sharding_visualize(self.ptr, shape.len(), ptr_or_null(shape), &o, out) })
+    }
+}
+
+impl PartialEq for Sharding {
+    fn eq(&self, other: &Sharding) -> bool {
+        self.equals(other).unwrap_or(false)
+    }
+}
+
+impl fmt::Display for Sharding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_text().map_err(|_| fmt::Error)?)
+    }
+}
+
+impl fmt::Debug for Sharding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
