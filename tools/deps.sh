@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
-# Installs the Debian packages libspmd needs to build and test, when missing.
-# As root it runs apt-get; otherwise it prints the apt-get line and stops.
+# Installs the Debian packages libspmd needs to build and test, when missing,
+# then the Python packages of the Julia binding's static checks (a virtual
+# environment, .venv-bindings). As root it runs apt-get; otherwise it prints
+# the apt-get line and stops.
 set -euo pipefail
 
 # libopenblas-dev and libsleef-dev: matrix products and vector math of the ops.
 # clang and libclang-rt-14-dev (libclang_rt.fuzzer): the libFuzzer targets.
+# swig, golang-go, python3-venv: the bindings (SWIG's Go module and XML
+# parse, the Go toolchain, the tree-sitter environment of the Julia checks).
 packages=(cmake make g++ gcc pkg-config libcmocka-dev libopenblas-dev libsleef-dev abigail-tools binutils python3
-          clang libclang-rt-14-dev)
+          clang libclang-rt-14-dev swig golang-go python3-venv)
+# Rust: Debian's cargo unless a toolchain (rustup's, say) is already on PATH.
+command -v cargo >/dev/null || packages+=(cargo)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -16,10 +22,8 @@ for p in "${packages[@]}"; do
 done
 
 if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
-fi
-
-if [ "$(id -u)" -eq 0 ]; then
+  :
+elif [ "$(id -u)" -eq 0 ]; then
   echo "Installing: ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
@@ -29,3 +33,6 @@ else
   echo "  sudo apt-get install -y ${missing[*]}" >&2
   exit 1
 fi
+
+# The Julia binding's static checks parse Julia with tree-sitter (PyPI).
+bindings/julia/setup

@@ -1,0 +1,303 @@
+# Sharded arrays, and the row-major / column-major question.
+#
+# libspmd's host buffers are row-major (C order): the last index varies
+# fastest. Julia's arrays are column-major. The rule here: a Julia array A
+# of size (d1, ..., dn) IS the global array of shape (d1, ..., dn), with
+# A[i1, ..., in] its element (i1-1, ..., in-1). device_put therefore sends
+# permutedims(A, (n, ..., 1)), whose column-major memory is A's row-major
+# order, and Array(x) reads the row-major buffer into an array of the
+# reversed size and permutes it back. Shapes, dimensions (dims=2 is JAX's
+# axis=1), slices and shard indices all follow: they are the global array's,
+# 1-based.
+
+"""
+    ShardedArray{T,N}
+
+A sharded array (`jax.Array`): a global shape and element type laid out by a
+[`Sharding`](@ref), one buffer per device. Made by [`device_put`](@ref),
+`zeros`/`fill`/[`arange`](@ref) with a sharding, the global ops, random
+numbers and [`shard_map`](@ref).
+
+`size(x)` is the global shape, the size of `Array(x)`. `repr(x)` (and the
+REPL) shows JAX's repr, "Array([ 28.,  92., 156.], dtype=float32)";
+`print(x)`/`string(x)` its str, numpy's "[ 28.  92. 156.]". Operations run
+asynchronously, as in JAX: errors of that work surface at
+[`block_until_ready`](@ref) or `Array(x)`. Released by the garbage collector
+or `close(x)`.
+"""
+mutable struct ShardedArray{T,N} <: Handle
+    ptr::Ptr{LibSPMD.spmd_array}
+    closed::Bool
+    function ShardedArray{T,N}(ptr::Ptr{LibSPMD.spmd_array}) where {T,N}
+        return finalizer(close, new{T,N}(ptr, false))
+    end
+end
+
+# Wraps a new array handle, asking for its dtype and rank.
+function _wrap_array(ptr::Ptr{LibSPMD.spmd_array})
+    dt = Ref{LibSPMD.spmd_dtype}(LibSPMD.SPMD_DTYPE_INVALID)
+    nd = Ref{Csize_t}(0)
+    status = LibSPMD.spmd_array_dtype(ptr, dt)
+    status == LibSPMD.SPMD_OK && (status = LibSPMD.spmd_array_ndim(ptr, nd))
+    if status != LibSPMD.SPMD_OK
+        LibSPMD.spmd_array_destroy(ptr)
+        _check(status)
+    end
+    return ShardedArray{eltype_of(dt[]),Int(nd[])}(ptr)
+end
+
+# Calls f(out) for a C function making a new array through `spmd_array **out`.
+function _array_out(f)
+    out = Ref{Ptr{LibSPMD.spmd_array}}(C_NULL)
+    _check(f(out))
+    return _wrap_array(out[])
+end
+
+function Base.close(x::ShardedArray)
+    if !x.closed
+        x.closed = true
+        LibSPMD.spmd_array_destroy(x.ptr)
+    end
+    return nothing
+end
+
+Base.cconvert(::Type{Ptr{LibSPMD.spmd_array}}, x::ShardedArray) = x
+Base.unsafe_convert(::Type{Ptr{LibSPMD.spmd_array}}, x::ShardedArray) = x.ptr
+
+Base.eltype(::Type{ShardedArray{T,N}}) where {T,N} = T
+Base.eltype(::ShardedArray{T}) where {T} = T
+Base.ndims(::ShardedArray{T,N}) where {T,N} = N
+
+function Base.size(x::ShardedArray{T,N}) where {T,N}
+    shape = zeros(Int64, N)
+    nd = Ref{Csize_t}(0)
+    _check(LibSPMD.spmd_array_shape(x, Csize_t(N), shape, nd))
+    return ntuple(i -> Int(shape[i]), N)
+end
+Base.size(x::ShardedArray, d::Integer) = d <= ndims(x) ? size(x)[d] : 1
+
+function Base.length(x::ShardedArray)
+    out = Ref{Int64}(0)
+    _check(LibSPMD.spmd_array_size(x, out))
+    return Int(out[])
+end
+
+"""
+    nbytes(x) -> Int
+
+Bytes of the global array, `length(x) * sizeof(eltype(x))` (`spmd_array_nbytes`).
+"""
+function nbytes(x::ShardedArray)
+    out = Ref{Csize_t}(0)
+    _check(LibSPMD.spmd_array_nbytes(x, out))
+    return Int(out[])
+end
+
+"""
+    sharding(x) -> Sharding
+
+The array's sharding (`spmd_array_sharding`), a new handle.
+"""
+function sharding(x::ShardedArray)
+    out = Ref{Ptr{LibSPMD.spmd_sharding}}(C_NULL)
+    _check(LibSPMD.spmd_array_sharding(x, out))
+    return Sharding(out[])
+end
+
+"""
+    device(x) -> Int
+
+`a.device`: the id of the one device of a single-device array
+(`spmd_array_device`); an SPMDError for an array over several devices.
+"""
+function device(x::ShardedArray)
+    out = Ref{Cint}(0)
+    _check(LibSPMD.spmd_array_device(x, out))
+    return Int(out[])
+end
+
+"""
+    block_until_ready(x) -> x
+
+Waits for the work producing x; throws the error of that work
+(`spmd_array_block_until_ready`).
+"""
+function block_until_ready(x::ShardedArray)
+    _check(LibSPMD.spmd_array_block_until_ready(x))
+    return x
+end
+
+# ---- Host arrays in and out -----------------------------------------------
+
+_reversed(N) = ntuple(i -> N + 1 - i, N)
+
+# A's elements in row-major order (a dense Array, maybe A itself).
+function _rowmajor_copy(A::AbstractArray{T,N}) where {T,N}
+    N <= 1 && return A isa Array ? A : Array{T,N}(A)
+    host = Array{T,N}(undef, reverse(size(A)))
+    permutedims!(host, A, _reversed(N))
+    return host
+end
+
+# A row-major buffer of the given shape as the Julia array it stands for.
+_from_rowmajor(buf::Array{T,N}) where {T,N} = N <= 1 ? buf : permutedims(buf, _reversed(N))
+
+"""
+    device_put(A::AbstractArray, sharding) -> ShardedArray
+    device_put(x::ShardedArray, sharding) -> ShardedArray
+
+`jax.device_put`: the Julia array `A` as a sharded array of global shape
+`size(A)` laid out by `sharding`; element `(i-1, j-1, ...)` of the global
+array is `A[i, j, ...]`, so `Array(device_put(A, s)) == A`, a `P("x")`
+sharding splits A's rows (its first dimension) and `sum(x; dims=2)` is
+`sum(A; dims=2)`. libspmd takes row-major data: the array is copied through
+`permutedims` on the way (`spmd_array_from_host`). The element type must be
+one libspmd has (Float32, Float64, Float16, BFloat16, Int32, Int64, UInt8,
+Bool). A sharded array is resharded instead (`spmd_array_reshard`), device to
+device.
+"""
+function device_put(A::AbstractArray{T,N}, s::Sharding) where {T,N}
+    dt = dtype(T)
+    shape = _shape(size(A))
+    host = _rowmajor_copy(A)
+    return _array_out() do out
+        LibSPMD.spmd_array_from_host(s, dt, Csize_t(N), shape, host, Csize_t(sizeof(host)), out)
+    end
+end
+
+device_put(x::Number, s::Sharding) = device_put(fill(x), s)
+device_put(x::ShardedArray, s::Sharding) = reshard(x, s)
+
+"""
+    reshard(x, sharding) -> ShardedArray
+
+The same values laid out by another sharding (`spmd_array_reshard`).
+"""
+function reshard(x::ShardedArray, s::Sharding)
+    return _array_out(out -> LibSPMD.spmd_array_reshard(x, s, out))
+end
+
+"""
+    Array(x::ShardedArray) -> Array
+
+`np.asarray(x)`: the global array as a Julia array of size `size(x)`, waiting
+for pending work (`spmd_array_to_host`, then `permutedims` from row-major).
+A 0-dimensional array gives a 0-dimensional Array (`x[]` gives the scalar).
+"""
+function Base.Array(x::ShardedArray{T,N}) where {T,N}
+    buf = Array{T,N}(undef, reverse(size(x)))
+    _check(LibSPMD.spmd_array_to_host(x, buf, Csize_t(sizeof(buf))))
+    return _from_rowmajor(buf)
+end
+Base.collect(x::ShardedArray) = Array(x)
+Base.getindex(x::ShardedArray{T,0}) where {T} = Array(x)[]
+
+# ---- Made on the devices --------------------------------------------------
+
+"""
+    zeros(T, sharding, dims...) -> ShardedArray
+    fill(value, sharding, dims...) -> ShardedArray
+
+Arrays of zeros or of `value` (converted to T = typeof(value) as jnp.full
+converts), made on the devices (`spmd_array_zeros`, `spmd_array_full`).
+"""
+function Base.zeros(::Type{T}, s::Sharding, dims::Integer...) where {T}
+    shape = _shape(dims)
+    return _array_out() do out
+        LibSPMD.spmd_array_zeros(s, dtype(T), Csize_t(length(shape)), shape, out)
+    end
+end
+
+function Base.fill(value::T, s::Sharding, dims::Integer...) where {T<:Real}
+    shape = _shape(dims)
+    return _array_out() do out
+        LibSPMD.spmd_array_full(s, dtype(T), Csize_t(length(shape)), shape, Float64(value), out)
+    end
+end
+
+"""
+    arange(T, sharding, dims...; start=0, step=1) -> ShardedArray
+
+`jnp.arange(start, start + n*step, step).reshape(dims)` of element type T:
+element k of the global array in row-major order is `start + k*step`, so
+`arange(Float32, s, 3, 8)` is the notebooks' `jnp.arange(24.0).reshape(3, 8)`:
+row i holds 8(i-1), ..., 8(i-1)+7 (`spmd_array_arange`).
+"""
+function arange(::Type{T}, s::Sharding, dims::Integer...; start::Real=0, step::Real=1) where {T}
+    shape = _shape(dims)
+    return _array_out() do out
+        LibSPMD.spmd_array_arange(s, dtype(T), Csize_t(length(shape)), shape, Float64(start),
+                                  Float64(step), out)
+    end
+end
+
+# ---- Shards -----------------------------------------------------------------
+
+"""
+    shard_count(x) -> Int
+
+Number of shards, one per device of the sharding (`spmd_array_shard_count`).
+"""
+function shard_count(x::ShardedArray)
+    out = Ref{Csize_t}(0)
+    _check(LibSPMD.spmd_array_shard_count(x, out))
+    return Int(out[])
+end
+
+"""
+    shard_info(x, i) -> ShardInfo
+    shard_info(x; device=id) -> ShardInfo
+
+Shard `i` (1-based, mesh device order) of the array, or its shard on device
+`id` (`spmd_array_shard_info`, `spmd_array_shard_info_of_device`):
+`Array(x)[info.indices...]` is that shard's block.
+"""
+function shard_info(x::ShardedArray, i::Integer)
+    info = _initialised(LibSPMD.spmd_shard_info_init, LibSPMD.spmd_shard_info)
+    _check(LibSPMD.spmd_array_shard_info(x, Csize_t(i - 1), info))
+    return ShardInfo(info[])
+end
+
+function shard_info(x::ShardedArray; device::Integer)
+    info = _initialised(LibSPMD.spmd_shard_info_init, LibSPMD.spmd_shard_info)
+    _check(LibSPMD.spmd_array_shard_info_of_device(x, Cint(device), info))
+    return ShardInfo(info[])
+end
+
+"""
+    shard_read(x, i) -> Array
+
+A copy of shard `i` (1-based) as a Julia array of its local shape
+(`spmd_array_shard_read`, converted from row-major).
+"""
+function shard_read(x::ShardedArray{T,N}, i::Integer) where {T,N}
+    info = shard_info(x, i)
+    buf = Array{T,N}(undef, reverse(size(info)))
+    _check(LibSPMD.spmd_array_shard_read(x, Csize_t(i - 1), buf, Csize_t(sizeof(buf))))
+    return _from_rowmajor(buf)
+end
+
+"""
+    shard_write!(x, i, A) -> x
+
+Overwrites shard `i` (1-based) with the Julia array `A` of the shard's local
+shape (`spmd_array_shard_write`). Only that device's copy changes: keeping
+replicas equal is the caller's duty.
+"""
+function shard_write!(x::ShardedArray{T,N}, i::Integer, A::AbstractArray) where {T,N}
+    host = _rowmajor_copy(convert(AbstractArray{T}, A))
+    _check(LibSPMD.spmd_array_shard_write(x, Csize_t(i - 1), host, Csize_t(sizeof(host))))
+    return x
+end
+
+# ---- Printing -----------------------------------------------------------------
+
+Base.show(io::IO, x::ShardedArray) =
+    print(io, _string_out(out -> LibSPMD.spmd_array_repr(x, out)))
+Base.print(io::IO, x::ShardedArray) =
+    print(io, _string_out(out -> LibSPMD.spmd_array_str(x, out)))
+
+function visualize(x::ShardedArray; kw...)
+    options = _visualize_options(; kw...)
+    return _string_out(out -> LibSPMD.spmd_array_visualize(x, options, out))
+end

@@ -1,0 +1,541 @@
+# Runtimes, devices, meshes, specs and shardings.
+#
+# Every handle type holds the C handle `ptr` and a `closed` flag. `close`
+# destroys the C handle once (idempotent) and the finalizer calls `close`.
+# After close the handle keeps its (destroyed) id: libspmd never reuses ids
+# and rejects a destroyed one, so a use after close is an SPMDError with the
+# library's message, never a dangling pointer. Handles convert to their C
+# pointer type in a ccall (cconvert keeps the object rooted for the call).
+
+abstract type Handle end
+
+Base.isopen(h::Handle) = !h.closed
+
+# ---- Runtime ----------------------------------------------------------------
+
+"""
+    Runtime(; platform=:default, devices=0, worker_threads=0, device_cache_bytes=0)
+
+A libspmd runtime: one platform's devices (`spmd_runtime_create`).
+`platform` is `:default` (`\$SPMD_PLATFORM`, else cpu), `:cpu`, `:sim` or
+`:cuda`; `devices` the number of virtual CPU/sim devices (0: `\$SPMD_CPU_DEVICES`,
+else 8). Released by the garbage collector or `close(runtime)`; meshes and
+arrays made from it keep what they need alive.
+"""
+mutable struct Runtime <: Handle
+    ptr::Ptr{LibSPMD.spmd_runtime}
+    closed::Bool
+    function Runtime(ptr::Ptr{LibSPMD.spmd_runtime})
+        return finalizer(close, new(ptr, false))
+    end
+end
+
+const _PLATFORMS = (default=LibSPMD.SPMD_PLATFORM_DEFAULT, cpu=LibSPMD.SPMD_PLATFORM_CPU,
+                    cuda=LibSPMD.SPMD_PLATFORM_CUDA, sim=LibSPMD.SPMD_PLATFORM_SIM)
+
+function Runtime(; platform::Symbol=:default, devices::Integer=0, worker_threads::Integer=0,
+                 device_cache_bytes::Integer=0)
+    haskey(_PLATFORMS, platform) ||
+        throw(ArgumentError("platform must be one of $(keys(_PLATFORMS)), not :$platform"))
+    options = _initialised(LibSPMD.spmd_runtime_options_init, LibSPMD.spmd_runtime_options)
+    options[] = _with(options[]; platform=_PLATFORMS[platform], cpu_device_count=devices,
+                      worker_threads=worker_threads, device_cache_bytes=device_cache_bytes)
+    out = Ref{Ptr{LibSPMD.spmd_runtime}}(C_NULL)
+    _check(LibSPMD.spmd_runtime_create(options, out))
+    return Runtime(out[])
+end
+
+function Base.close(r::Runtime)
+    if !r.closed
+        r.closed = true
+        LibSPMD.spmd_runtime_destroy(r.ptr)
+    end
+    return nothing
+end
+
+Base.cconvert(::Type{Ptr{LibSPMD.spmd_runtime}}, r::Runtime) = r
+Base.unsafe_convert(::Type{Ptr{LibSPMD.spmd_runtime}}, r::Runtime) = r.ptr
+
+"""
+    device_count(runtime) -> Int
+
+Number of devices of the runtime (`spmd_runtime_device_count`).
+"""
+function device_count(r::Runtime)
+    out = Ref{Cint}(0)
+    _check(LibSPMD.spmd_runtime_device_count(r, out))
+    return Int(out[])
+end
+
+"""
+    platform(runtime) -> Symbol
+
+`:cpu`, `:sim` or `:cuda` (`spmd_runtime_platform`).
+"""
+function platform(r::Runtime)
+    out = Ref{LibSPMD.spmd_platform}(0)
+    _check(LibSPMD.spmd_runtime_platform(r, out))
+    for (name, code) in pairs(_PLATFORMS)
+        code == out[] && return name
+    end
+    return Symbol("platform", out[])
+end
+
+"""
+    Device(runtime, id)
+
+Device `id` (0-based global id, as `jax.Device.id`) of a runtime. Prints as
+JAX's repr, "CpuDevice(id=3)".
+"""
+struct Device
+    runtime::Runtime
+    id::Int
+end
+
+"""
+    devices(runtime) -> Vector{Device}
+
+The runtime's devices, `jax.devices()`.
+"""
+devices(r::Runtime) = [Device(r, i) for i in 0:device_count(r)-1]
+
+Base.show(io::IO, d::Device) =
+    print(io, _string_out(out -> LibSPMD.spmd_runtime_device_to_string(d.runtime, Cint(d.id), out)))
+
+"""
+    device_info(device) -> NamedTuple
+
+`(id, platform, platform_name, kind, process_index, local_index)` of a device
+(`spmd_runtime_device_info`).
+"""
+function device_info(d::Device)
+    info = _initialised(LibSPMD.spmd_device_info_init, LibSPMD.spmd_device_info)
+    _check(LibSPMD.spmd_runtime_device_info(d.runtime, Cint(d.id), info))
+    i = info[]
+    runtime = d.runtime
+    # The strings point into the runtime: copy them while it is alive.
+    names = GC.@preserve runtime (_borrowed_string(i.platform_name), _borrowed_string(i.kind))
+    return (id=Int(i.id), platform=platform(runtime), platform_name=names[1], kind=names[2],
+            process_index=Int(i.process_index), local_index=Int(i.local_index))
+end
+
+# ---- Mesh -------------------------------------------------------------------
+
+"""
+    Mesh(runtime, shape, axis_names; devices=nothing)
+
+A device mesh, `jax.make_mesh(shape, axis_names)` (`spmd_mesh_create`):
+`shape` the axis sizes, `axis_names` strings or symbols, `devices` the device
+ids in row-major order over the mesh (default 0, 1, ...).
+
+`size(mesh)` is the tuple of axis sizes, `length(mesh)` the number of
+devices, `axis_names(mesh)` the names; positions (axes, coordinates) are
+1-based, device ids 0-based as in JAX.
+"""
+mutable struct Mesh <: Handle
+    ptr::Ptr{LibSPMD.spmd_mesh}
+    closed::Bool
+    owned::Bool  # false for the mesh a shard_map context lends
+    function Mesh(ptr::Ptr{LibSPMD.spmd_mesh}, owned::Bool=true)
+        return finalizer(close, new(ptr, false, owned))
+    end
+end
+
+function Mesh(r::Runtime, shape, names; devices=nothing)
+    length(shape) == length(names) ||
+        throw(ArgumentError("a mesh of $(length(shape)) axes needs as many names, got $(length(names))"))
+    dims = _shape(shape)
+    ids = devices === nothing ? C_NULL : Cint[Cint(d) for d in devices]
+    out = Ref{Ptr{LibSPMD.spmd_mesh}}(C_NULL)
+    _with_cstrings(names) do cnames
+        _check(LibSPMD.spmd_mesh_create(r, Csize_t(length(dims)), dims, cnames, ids, out))
+    end
+    return Mesh(out[])
+end
+
+function Base.close(m::Mesh)
+    if !m.closed
+        m.closed = true
+        m.owned && LibSPMD.spmd_mesh_destroy(m.ptr)
+    end
+    return nothing
+end
+
+Base.cconvert(::Type{Ptr{LibSPMD.spmd_mesh}}, m::Mesh) = m
+Base.unsafe_convert(::Type{Ptr{LibSPMD.spmd_mesh}}, m::Mesh) = m.ptr
+
+function Base.ndims(m::Mesh)
+    out = Ref{Csize_t}(0)
+    _check(LibSPMD.spmd_mesh_ndim(m, out))
+    return Int(out[])
+end
+
+function Base.length(m::Mesh)
+    out = Ref{Csize_t}(0)
+    _check(LibSPMD.spmd_mesh_size(m, out))
+    return Int(out[])
+end
+
+function Base.size(m::Mesh)
+    return ntuple(ndims(m)) do axis
+        out = Ref{Int64}(0)
+        _check(LibSPMD.spmd_mesh_axis_size(m, Csize_t(axis - 1), out))
+        Int(out[])
+    end
+end
+Base.size(m::Mesh, axis::Integer) = size(m)[axis]
+
+"""
+    axis_names(mesh) -> Vector{String}
+"""
+function axis_names(m::Mesh)
+    return map(1:ndims(m)) do axis
+        out = Ref{Ptr{Cchar}}(C_NULL)
+        _check(LibSPMD.spmd_mesh_axis_name(m, Csize_t(axis - 1), out))
+        GC.@preserve m unsafe_string(out[])  # borrowed: lives as long as the mesh
+    end
+end
+
+"""
+    axis_index(mesh, name) -> Int
+
+The 1-based position of the axis called `name` (`spmd_mesh_axis_index`).
+"""
+function axis_index(m::Mesh, name)
+    out = Ref{Csize_t}(0)
+    _check(LibSPMD.spmd_mesh_axis_index(m, string(name), out))
+    return Int(out[]) + 1
+end
+
+"""
+    device_ids(mesh) -> Vector{Int}
+
+The mesh's device ids in row-major mesh order, `mesh.devices.flat`
+(`spmd_mesh_device`).
+"""
+function device_ids(m::Mesh)
+    return map(1:length(m)) do i
+        out = Ref{Cint}(0)
+        _check(LibSPMD.spmd_mesh_device(m, Csize_t(i - 1), out))
+        Int(out[])
+    end
+end
+
+"""
+    device_at(mesh, coords...) -> Int
+
+The id of the device at 1-based mesh coordinates (`spmd_mesh_device_at`).
+"""
+function device_at(m::Mesh, coords::Integer...)
+    c = Int64[Int64(x) - 1 for x in coords]
+    out = Ref{Cint}(0)
+    _check(LibSPMD.spmd_mesh_device_at(m, Csize_t(length(c)), c, out))
+    return Int(out[])
+end
+
+"""
+    device_coords(mesh, id) -> NTuple{N,Int}
+
+The 1-based mesh coordinates of device `id` (`spmd_mesh_device_coords`).
+"""
+function device_coords(m::Mesh, id::Integer)
+    n = Ref{Csize_t}(0)
+    coords = zeros(Int64, ndims(m))
+    _check(LibSPMD.spmd_mesh_device_coords(m, Cint(id), Csize_t(length(coords)), coords, n))
+    return Tuple(Int(c) + 1 for c in coords)
+end
+
+function Base.:(==)(a::Mesh, b::Mesh)
+    out = Ref{Cint}(0)
+    _check(LibSPMD.spmd_mesh_equal(a, b, out))
+    return out[] != 0
+end
+Base.hash(m::Mesh, h::UInt) = hash(string(m), hash(:Mesh, h))
+
+Base.show(io::IO, m::Mesh) = print(io, _string_out(out -> LibSPMD.spmd_mesh_to_string(m, out)))
+
+# ---- Spec -------------------------------------------------------------------
+
+"""
+    Spec(text)
+    P(entries...)
+
+A partition spec, `jax.sharding.PartitionSpec`. `Spec(text)` parses Python's
+spelling (`spmd_spec_parse`): "P('x', None)", "x, None", "(x, y)", "".
+`P(entries...)` builds one dimension per entry (`spmd_spec_create` and
+`spmd_spec_append`): `nothing` (replicated), an axis name (String or Symbol),
+or a tuple of names. `P("x", nothing)` is `PartitionSpec('x', None)`.
+
+`length(spec)` is its number of dimensions and `spec[d]` the axis names of
+dimension `d` (1-based).
+"""
+mutable struct Spec <: Handle
+    ptr::Ptr{LibSPMD.spmd_spec}
+    closed::Bool
+    function Spec(ptr::Ptr{LibSPMD.spmd_spec})
+        return finalizer(close, new(ptr, false))
+    end
+end
+
+function Spec(text::AbstractString)
+    out = Ref{Ptr{LibSPMD.spmd_spec}}(C_NULL)
+    _check(LibSPMD.spmd_spec_parse(String(text), out))
+    return Spec(out[])
+end
+
+function P(entries...)
+    out = Ref{Ptr{LibSPMD.spmd_spec}}(C_NULL)
+    _check(LibSPMD.spmd_spec_create(out))
+    spec = Spec(out[])
+    try
+        for e in entries
+            names = e === nothing ? String[] :
+                    e isa Union{AbstractString,Symbol} ? [string(e)] : [string(a) for a in e]
+            _with_cstrings(names) do cnames
+                _check(LibSPMD.spmd_spec_append(spec, cnames, Csize_t(length(cnames))))
+            end
+        end
+    catch
+        close(spec)
+        rethrow()
+    end
+    return spec
+end
+
+function Base.close(s::Spec)
+    if !s.closed
+        s.closed = true
+        LibSPMD.spmd_spec_destroy(s.ptr)
+    end
+    return nothing
+end
+
+Base.cconvert(::Type{Ptr{LibSPMD.spmd_spec}}, s::Spec) = s
+Base.unsafe_convert(::Type{Ptr{LibSPMD.spmd_spec}}, s::Spec) = s.ptr
+
+function Base.length(s::Spec)
+    out = Ref{Csize_t}(0)
+    _check(LibSPMD.spmd_spec_ndim(s, out))
+    return Int(out[])
+end
+
+function Base.getindex(s::Spec, dim::Integer)
+    n = Ref{Csize_t}(0)
+    _check(LibSPMD.spmd_spec_dim_size(s, Csize_t(dim - 1), n))
+    return map(1:Int(n[])) do i
+        out = Ref{Ptr{Cchar}}(C_NULL)
+        _check(LibSPMD.spmd_spec_dim_axis(s, Csize_t(dim - 1), Csize_t(i - 1), out))
+        GC.@preserve s unsafe_string(out[])  # borrowed: lives as long as the spec
+    end
+end
+
+function Base.:(==)(a::Spec, b::Spec)
+    out = Ref{Cint}(0)
+    _check(LibSPMD.spmd_spec_equal(a, b, out))
+    return out[] != 0
+end
+Base.hash(s::Spec, h::UInt) = hash(:Spec, h)  # P('x') == P('x', None): their strings differ
+
+Base.show(io::IO, s::Spec) = print(io, _string_out(out -> LibSPMD.spmd_spec_to_string(s, out)))
+
+# ---- Sharding ---------------------------------------------------------------
+
+"""
+    Sharding(mesh, spec::Spec)
+    Sharding(mesh, text::AbstractString)
+    NamedSharding(mesh, spec)
+
+`NamedSharding(mesh, spec)` (`spmd_sharding_named`, or
+`spmd_sharding_named_text` for a spec given as text). See also
+[`replicated`](@ref) and [`single_device`](@ref). `==` is JAX's: the same
+placement of every element.
+"""
+mutable struct Sharding <: Handle
+    ptr::Ptr{LibSPMD.spmd_sharding}
+    closed::Bool
+    function Sharding(ptr::Ptr{LibSPMD.spmd_sharding})
+        return finalizer(close, new(ptr, false))
+    end
+end
+
+function Sharding(m::Mesh, s::Spec)
+    out = Ref{Ptr{LibSPMD.spmd_sharding}}(C_NULL)
+    _check(LibSPMD.spmd_sharding_named(m, s, out))
+    return Sharding(out[])
+end
+
+function Sharding(m::Mesh, text::AbstractString)
+    out = Ref{Ptr{LibSPMD.spmd_sharding}}(C_NULL)
+    _check(LibSPMD.spmd_sharding_named_text(m, String(text), out))
+    return Sharding(out[])
+end
+
+const NamedSharding = Sharding
+
+"""
+    replicated(mesh) -> Sharding
+
+`NamedSharding(mesh, P())`: every device holds the whole array
+(`spmd_sharding_replicated`).
+"""
+function replicated(m::Mesh)
+    out = Ref{Ptr{LibSPMD.spmd_sharding}}(C_NULL)
+    _check(LibSPMD.spmd_sharding_replicated(m, out))
+    return Sharding(out[])
+end
+
+"""
+    single_device(runtime, id) -> Sharding
+
+`SingleDeviceSharding(device)` (`spmd_sharding_single_device`).
+"""
+function single_device(r::Runtime, id::Integer)
+    out = Ref{Ptr{LibSPMD.spmd_sharding}}(C_NULL)
+    _check(LibSPMD.spmd_sharding_single_device(r, Cint(id), out))
+    return Sharding(out[])
+end
+single_device(d::Device) = single_device(d.runtime, d.id)
+
+function Base.close(s::Sharding)
+    if !s.closed
+        s.closed = true
+        LibSPMD.spmd_sharding_destroy(s.ptr)
+    end
+    return nothing
+end
+
+Base.cconvert(::Type{Ptr{LibSPMD.spmd_sharding}}, s::Sharding) = s
+Base.unsafe_convert(::Type{Ptr{LibSPMD.spmd_sharding}}, s::Sharding) = s.ptr
+
+"""
+    kind(sharding) -> Symbol
+
+`:named` or `:single_device` (`spmd_sharding_get_kind`).
+"""
+function kind(s::Sharding)
+    out = Ref{LibSPMD.spmd_sharding_kind}(0)
+    _check(LibSPMD.spmd_sharding_get_kind(s, out))
+    return out[] == LibSPMD.SPMD_SHARDING_NAMED ? :named : :single_device
+end
+
+"""
+    mesh(sharding) -> Mesh
+
+The sharding's mesh (a one-device mesh for a single-device sharding).
+"""
+function mesh(s::Sharding)
+    out = Ref{Ptr{LibSPMD.spmd_mesh}}(C_NULL)
+    _check(LibSPMD.spmd_sharding_mesh(s, out))
+    return Mesh(out[])
+end
+
+"""
+    spec(sharding) -> Spec
+
+A copy of the sharding's spec (P() for a single-device sharding).
+"""
+function spec(s::Sharding)
+    out = Ref{Ptr{LibSPMD.spmd_spec}}(C_NULL)
+    _check(LibSPMD.spmd_sharding_spec(s, out))
+    return Spec(out[])
+end
+
+"""
+    device_count(sharding) -> Int
+
+Number of devices holding a shard (the mesh size).
+"""
+function device_count(s::Sharding)
+    out = Ref{Csize_t}(0)
+    _check(LibSPMD.spmd_sharding_device_count(s, out))
+    return Int(out[])
+end
+
+function Base.:(==)(a::Sharding, b::Sharding)
+    out = Ref{Cint}(0)
+    _check(LibSPMD.spmd_sharding_equal(a, b, out))
+    return out[] != 0
+end
+Base.hash(s::Sharding, h::UInt) = hash(:Sharding, h)
+
+"""
+    is_fully_replicated(sharding) -> Bool
+"""
+function is_fully_replicated(s::Sharding)
+    out = Ref{Cint}(0)
+    _check(LibSPMD.spmd_sharding_is_fully_replicated(s, out))
+    return out[] != 0
+end
+
+Base.show(io::IO, s::Sharding) =
+    print(io, _string_out(out -> LibSPMD.spmd_sharding_to_string(s, out)))
+
+"""
+    ShardInfo
+
+Where one shard of a global array lives (jax's `Shard`): `device` (its id),
+`replica_id`, and `indices`, one 1-based `UnitRange` per dimension, so that
+`A[info.indices...]` is the shard of the Julia array `A` that was put.
+`size(info)` is the local shape.
+"""
+struct ShardInfo{N}
+    device::Int
+    replica_id::Int
+    indices::NTuple{N,UnitRange{Int}}
+end
+
+Base.size(s::ShardInfo) = map(length, s.indices)
+
+function ShardInfo(raw::LibSPMD.spmd_shard_info)
+    n = Int(raw.ndim)
+    indices = ntuple(d -> (Int(raw.start[d]) + 1):Int(raw.stop[d]), n)
+    return ShardInfo{n}(Int(raw.device), Int(raw.replica_id), indices)
+end
+
+"""
+    shard_info(sharding, dims, i) -> ShardInfo
+    shard_info(sharding, dims; device=id) -> ShardInfo
+
+Shard `i` (1-based, in mesh device order) of an array of global shape `dims`
+under the sharding, or the shard on device `id`
+(`spmd_sharding_shard_info`, `spmd_sharding_shard_info_of_device`).
+"""
+function shard_info(s::Sharding, dims, i::Integer)
+    shape = _shape(dims)
+    info = _initialised(LibSPMD.spmd_shard_info_init, LibSPMD.spmd_shard_info)
+    _check(LibSPMD.spmd_sharding_shard_info(s, Csize_t(length(shape)), shape, Csize_t(i - 1), info))
+    return ShardInfo(info[])
+end
+
+function shard_info(s::Sharding, dims; device::Integer)
+    shape = _shape(dims)
+    info = _initialised(LibSPMD.spmd_shard_info_init, LibSPMD.spmd_shard_info)
+    _check(LibSPMD.spmd_sharding_shard_info_of_device(s, Csize_t(length(shape)), shape,
+                                                      Cint(device), info))
+    return ShardInfo(info[])
+end
+
+"""
+    visualize(sharding, dims; ascii=false, max_width=0, min_width=0, scale=0) -> String
+    visualize(x::ShardedArray; ...) -> String
+
+`jax.debug.visualize_array_sharding`: the text picture of how an array of
+global shape `dims` (1 or 2 dimensions) is laid out, ending with a newline
+(`spmd_sharding_visualize`, `spmd_array_visualize`). Zero options take JAX's
+defaults (80 columns).
+"""
+function visualize(s::Sharding, dims; kw...)
+    shape = _shape(dims)
+    options = _visualize_options(; kw...)
+    return _string_out() do out
+        LibSPMD.spmd_sharding_visualize(s, Csize_t(length(shape)), shape, options, out)
+    end
+end
+
+function _visualize_options(; ascii::Bool=false, max_width::Integer=0, min_width::Integer=0,
+                            scale::Real=0)
+    options = _initialised(LibSPMD.spmd_visualize_options_init, LibSPMD.spmd_visualize_options)
+    options[] = _with(options[]; ascii=ascii ? 1 : 0, max_width=max_width, min_width=min_width,
+                      scale=scale)
+    return options
+end

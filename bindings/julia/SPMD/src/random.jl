@@ -1,0 +1,113 @@
+# Random numbers identical to jax.random (threefry2x32, partitionable), made
+# sharded: each device computes its own block, and the values do not depend
+# on the sharding.
+
+"""
+    Key
+
+A PRNG key, the two words of JAX's uint32[2] key data (`spmd_key`): a plain
+value. Made by [`PRNGKey`](@ref), [`split`](@ref Base.split(::Key, ::Integer))
+and [`fold_in`](@ref).
+"""
+struct Key
+    words::NTuple{2,UInt32}
+end
+
+Base.show(io::IO, k::Key) = print(io, "Key(", repr(k.words[1]), ", ", repr(k.words[2]), ")")
+
+_raw(k::Key) = Ref(LibSPMD.spmd_key(k.words))
+
+"""
+    PRNGKey(seed) -> Key
+
+`jax.random.PRNGKey(seed)`: words `(seed >> 32, seed & 0xffffffff)`
+(`spmd_random_key`). A negative seed is taken as its 64-bit two's complement,
+JAX's key under jax_enable_x64.
+"""
+function PRNGKey(seed::Integer)
+    out = Ref{LibSPMD.spmd_key}()
+    _check(LibSPMD.spmd_random_key(seed % UInt64, out))
+    return Key(out[].words)
+end
+
+"""
+    split(key, n=2) -> Vector{Key}
+
+`jax.random.split(key, n)` (`spmd_random_split`).
+"""
+function Base.split(k::Key, n::Integer=2)
+    out = Vector{LibSPMD.spmd_key}(undef, n)
+    _check(LibSPMD.spmd_random_split(_raw(k), Csize_t(n), n == 0 ? C_NULL : out))
+    return [Key(w.words) for w in out]
+end
+
+"""
+    fold_in(key, data) -> Key
+
+`jax.random.fold_in(key, data)`; data is taken modulo 2^32 as JAX does
+(`spmd_random_fold_in`).
+"""
+function fold_in(k::Key, data::Integer)
+    out = Ref{LibSPMD.spmd_key}()
+    _check(LibSPMD.spmd_random_fold_in(_raw(k), data % UInt32, out))
+    return Key(out[].words)
+end
+
+"""
+    random_bits(key, sharding, T, dims...) -> ShardedArray
+
+`jax.random.bits(key, dims, T)` for T = UInt8, UInt32 or UInt64, bit-exact
+with JAX (`spmd_random_bits`). libspmd stores 32 and 64-bit fields in int32
+and int64 arrays: reinterpret `Array(x)` to get the unsigned values.
+"""
+function random_bits(k::Key, s::Sharding, ::Type{T}, dims::Integer...) where {T}
+    dt = T === UInt8 ? LibSPMD.SPMD_U8 : T === UInt32 ? LibSPMD.SPMD_I32 :
+         T === UInt64 ? LibSPMD.SPMD_I64 :
+         throw(ArgumentError("random_bits makes UInt8, UInt32 or UInt64 fields, not $T"))
+    shape = _shape(dims)
+    return _array_out() do out
+        LibSPMD.spmd_random_bits(s, _raw(k), dt, Csize_t(length(shape)), shape, out)
+    end
+end
+
+"""
+    uniform(key, sharding, T, dims...; minval=0, maxval=1) -> ShardedArray
+
+`jax.random.uniform`: floats of type T (Float32, Float64, Float16, BFloat16)
+in [minval, maxval) (`spmd_random_uniform`).
+"""
+function uniform(k::Key, s::Sharding, ::Type{T}, dims::Integer...; minval::Real=0,
+                 maxval::Real=1) where {T}
+    shape = _shape(dims)
+    return _array_out() do out
+        LibSPMD.spmd_random_uniform(s, _raw(k), dtype(T), Csize_t(length(shape)), shape,
+                                    Float64(minval), Float64(maxval), out)
+    end
+end
+
+"""
+    normal(key, sharding, T, dims...) -> ShardedArray
+
+`jax.random.normal`: standard normal floats (`spmd_random_normal`).
+"""
+function normal(k::Key, s::Sharding, ::Type{T}, dims::Integer...) where {T}
+    shape = _shape(dims)
+    return _array_out() do out
+        LibSPMD.spmd_random_normal(s, _raw(k), dtype(T), Csize_t(length(shape)), shape, out)
+    end
+end
+
+"""
+    truncated_normal(key, sharding, T, dims...; lower=-2, upper=2) -> ShardedArray
+
+`jax.random.truncated_normal(key, lower, upper, dims, T)`: standard normal
+floats in the open interval (lower, upper) (`spmd_random_truncated_normal`).
+"""
+function truncated_normal(k::Key, s::Sharding, ::Type{T}, dims::Integer...; lower::Real=-2,
+                          upper::Real=2) where {T}
+    shape = _shape(dims)
+    return _array_out() do out
+        LibSPMD.spmd_random_truncated_normal(s, _raw(k), dtype(T), Csize_t(length(shape)),
+                                             shape, Float64(lower), Float64(upper), out)
+    end
+end

@@ -1,0 +1,513 @@
+# shard_map: a Julia function run on every device of a mesh at once, seeing
+# its local blocks, with explicit collectives.
+#
+# The rule for callbacks: libspmd calls the function on its own device
+# threads, which Julia did not start. Julia 1.9 and newer adopt such a thread
+# the first time it enters Julia through a @cfunction pointer (the package
+# requires 1.9). So that a garbage collection started on one device thread
+# does not wait forever for a thread blocked in libspmd, the calls that wait
+# for device threads (spmd_shard_map on the calling thread; the collectives
+# and spmd_ctx_print on device threads) run in a GC-safe region (@gcsafe).
+# An exception thrown by the function is caught on its device thread and
+# becomes spmd_ctx_error(ctx, status, message): it never unwinds through C,
+# and the shard_map then throws an SPMDError naming the device and the message.
+
+mutable struct _Job
+    f::Any
+    n_in::Int
+    n_out::Int
+end
+
+"""
+    ShardContext
+
+The per-device view a [`shard_map`](@ref) function receives (a borrowed
+`spmd_ctx`): valid only during that call and on its thread. Methods:
+[`device_id`](@ref), [`mesh`](@ref), [`axis_index`](@ref),
+[`axis_size`](@ref), [`input_count`](@ref), [`input`](@ref),
+[`alloc`](@ref), [`set_output`](@ref), `print`/`println`, `error`, and the
+collectives [`psum`](@ref), [`pmean`](@ref), [`pmax`](@ref), [`pmin`](@ref),
+[`all_gather`](@ref), [`psum_scatter`](@ref), [`all_to_all`](@ref),
+[`ppermute`](@ref).
+"""
+mutable struct ShardContext
+    ptr::Ptr{LibSPMD.spmd_ctx}
+    job::_Job
+    live::Bool
+end
+
+Base.cconvert(::Type{Ptr{LibSPMD.spmd_ctx}}, c::ShardContext) = c
+Base.unsafe_convert(::Type{Ptr{LibSPMD.spmd_ctx}}, c::ShardContext) = c.ptr
+
+function _live(c::ShardContext)
+    c.live || throw(SPMDError(LibSPMD.SPMD_ERR_INVALID_ARGUMENT,
+                              "a block of a shard_map was used after its function returned"))
+    return nothing
+end
+
+"""
+    Block{T,N} <: AbstractArray{T,N}
+
+A dense local block on one device (`spmd_block`), seen as a Julia array of
+its local shape: `b[i, j]` is its element `(i-1, j-1)` although the memory
+is row-major, so blocks index like the global array they are part of. Inputs
+are read-only; blocks from [`alloc`](@ref) and the collectives are writable.
+The memory is the device's and lives until the shard_map returns: copy what
+must outlive it (`Array(b)`, `copy(b)`). [`rowmajor`](@ref) gives the memory
+itself as a Julia array of reversed size.
+"""
+struct Block{T,N} <: AbstractArray{T,N}
+    raw::LibSPMD.spmd_block
+    ctx::ShardContext
+    writable::Bool
+end
+
+_block(c::ShardContext, raw::LibSPMD.spmd_block, writable::Bool) =
+    Block{eltype_of(raw.dtype),Int(raw.ndim)}(raw, c, writable)
+
+Base.size(b::Block{T,N}) where {T,N} = ntuple(d -> Int(b.raw.shape[d]), Val(N))
+
+@inline function _offset(b::Block{T,N}, I::NTuple{N,Int}) where {T,N}
+    off = 0
+    for d in 1:N
+        off = off * Int(b.raw.shape[d]) + (I[d] - 1)
+    end
+    return off
+end
+
+Base.@propagate_inbounds function Base.getindex(b::Block{T,N}, I::Vararg{Int,N}) where {T,N}
+    @boundscheck checkbounds(b, I...)
+    _live(b.ctx)
+    return unsafe_load(Ptr{T}(b.raw.data), _offset(b, I) + 1)
+end
+
+Base.@propagate_inbounds function Base.setindex!(b::Block{T,N}, v, I::Vararg{Int,N}) where {T,N}
+    b.writable || throw(ArgumentError("an input block of a shard_map is read-only"))
+    @boundscheck checkbounds(b, I...)
+    _live(b.ctx)
+    unsafe_store!(Ptr{T}(b.raw.data), convert(T, v), _offset(b, I) + 1)
+    return b
+end
+
+"""
+    rowmajor(b::Block{T,N}) -> Array{T,N}
+
+The block's memory as a Julia array of size `reverse(size(b))`, without a
+copy (`unsafe_wrap`): `rowmajor(b)[j, i] == b[i, j]`. Valid until the
+shard_map returns; do not keep it longer.
+"""
+function rowmajor(b::Block{T,N}) where {T,N}
+    _live(b.ctx)
+    return unsafe_wrap(Array, Ptr{T}(b.raw.data), reverse(size(b)))
+end
+
+# A block for a collective or an output: a Block as it is, a Julia array or
+# number through a row-major host copy (which libspmd copies in turn).
+# Returns (the spmd_block, what must stay alive while it is used).
+_as_block(b::Block) = (b.raw, b)
+_as_block(x::Number) = _as_block(fill(x))
+
+function _as_block(A::AbstractArray{T,N}) where {T,N}
+    N <= LibSPMD.SPMD_MAX_NDIM ||
+        throw(ArgumentError("a block has at most $(LibSPMD.SPMD_MAX_NDIM) dimensions"))
+    host = _rowmajor_copy(A)
+    block = _initialised(LibSPMD.spmd_block_init, LibSPMD.spmd_block)
+    shape = ntuple(d -> d <= N ? Int64(size(A, d)) : Int64(0), Val(8))
+    raw = _with(block[]; data=Ptr{Cvoid}(pointer(host)), dtype=dtype(T), ndim=N, shape=shape)
+    return (raw, host)
+end
+
+# The text of `axes`: "x", or a tuple of names as Python writes it.
+_axes_text(a::AbstractString) = String(a)
+_axes_text(a::Symbol) = String(a)
+function _axes_text(a::Tuple)
+    names = String[string(x) for x in a]
+    isempty(names) && return "()"
+    length(names) == 1 && return "(" * names[1] * ",)"
+    return "(" * join(names, ", ") * ")"
+end
+
+"""
+    device_id(ctx) -> Int
+
+The id of the device this call runs on (`spmd_ctx_device_id`).
+"""
+function device_id(c::ShardContext)
+    out = Ref{Cint}(0)
+    _check(LibSPMD.spmd_ctx_device_id(c, out))
+    return Int(out[])
+end
+
+"""
+    mesh(ctx) -> Mesh
+
+The mesh the shard_map runs over (borrowed: `close` on it does nothing;
+`spmd_ctx_mesh`).
+"""
+function mesh(c::ShardContext)
+    out = Ref{Ptr{LibSPMD.spmd_mesh}}(C_NULL)
+    _check(LibSPMD.spmd_ctx_mesh(c, out))
+    return Mesh(out[], false)
+end
+
+"""
+    axis_index(ctx, axes) -> Int
+
+`jax.lax.axis_index(axes)`: this device's index over the mesh axes `axes`
+(a name, or a tuple of names; `()` is the device alone), 0-based as in JAX,
+the numbering [`ppermute`](@ref) pairs use (`spmd_ctx_axis_index`).
+"""
+function axis_index(c::ShardContext, axes)
+    out = Ref{Int64}(0)
+    _check(LibSPMD.spmd_ctx_axis_index(c, _axes_text(axes), out))
+    return Int(out[])
+end
+
+"""
+    axis_size(ctx, axes) -> Int
+
+`jax.lax.axis_size(axes)`: the product of the sizes of `axes`
+(`spmd_ctx_axis_size`).
+"""
+function axis_size(c::ShardContext, axes)
+    out = Ref{Int64}(0)
+    _check(LibSPMD.spmd_ctx_axis_size(c, _axes_text(axes), out))
+    return Int(out[])
+end
+
+"""
+    input_count(ctx) -> Int
+
+Number of inputs of the shard_map (`spmd_ctx_input_count`).
+"""
+function input_count(c::ShardContext)
+    out = Ref{Csize_t}(0)
+    _check(LibSPMD.spmd_ctx_input_count(c, out))
+    return Int(out[])
+end
+
+"""
+    input(ctx, i) -> Block
+
+This device's block of input `i` (1-based), read-only (`spmd_ctx_input`).
+"""
+function input(c::ShardContext, i::Integer)
+    block = _initialised(LibSPMD.spmd_block_init, LibSPMD.spmd_block)
+    _check(LibSPMD.spmd_ctx_input(c, Csize_t(i - 1), block))
+    return _block(c, block[], false)
+end
+
+"""
+    alloc(ctx, T, dims...) -> Block
+
+A new zero-filled block of this device, owned by the context
+(`spmd_ctx_alloc`); [`set_output`](@ref) takes it over without a copy.
+"""
+function alloc(c::ShardContext, ::Type{T}, dims::Integer...) where {T}
+    shape = _shape(dims)
+    block = _initialised(LibSPMD.spmd_block_init, LibSPMD.spmd_block)
+    _check(LibSPMD.spmd_ctx_alloc(c, dtype(T), Csize_t(length(shape)), shape, block))
+    return _block(c, block[], true)
+end
+
+"""
+    set_output(ctx, i, x)
+
+Sets this device's block of output `i` (1-based) to x: a [`Block`](@ref)
+(one from `alloc` or a collective is taken over without a copy), a Julia
+array (copied, in the global array's index order) or a number (a
+0-dimensional block) (`spmd_ctx_set_output`). A shard_map function may
+instead return its outputs: one value, or a tuple of them.
+"""
+function set_output(c::ShardContext, i::Integer, x)
+    raw, keep = _as_block(x)
+    ref = Ref(raw)
+    status = GC.@preserve keep ref LibSPMD.spmd_ctx_set_output(c, Csize_t(i - 1), ref)
+    _check(status)
+    return nothing
+end
+
+"""
+    print(ctx, xs...), println(ctx, xs...)
+
+`jax.debug.print`: hands the text to libspmd's print sink with this device's
+id (`spmd_ctx_print`); by default stdout, one line per call. Julia's own
+printing to `stdout` inside the function is not ordered with it.
+(`spmd_ctx_printf` is not wrapped: format in Julia.)
+"""
+function Base.print(c::ShardContext, xs...)
+    text = string(xs...)
+    status = GC.@preserve text begin
+        ptr = c.ptr
+        cstr = Base.unsafe_convert(Cstring, text)
+        @gcsafe LibSPMD.spmd_ctx_print(ptr, cstr)
+    end
+    _check(status)
+    return nothing
+end
+Base.println(c::ShardContext, xs...) = print(c, xs...)
+
+"""
+    error(ctx, message; status=LibSPMD.SPMD_ERR_CALLBACK)
+
+Fails this device's call: throws an [`SPMDError`](@ref), which the callback
+turns into `spmd_ctx_error(ctx, status, message)`; the shard_map then throws
+an SPMDError with the status and the message, tagged with the device.
+Any other exception does the same with status SPMD_ERR_CALLBACK and the
+exception's message.
+"""
+Base.error(c::ShardContext, message::AbstractString;
+           status::Integer=LibSPMD.SPMD_ERR_CALLBACK) = throw(SPMDError(Cint(status), String(message)))
+
+# ---- Collectives ----------------------------------------------------------------
+
+# Runs the collective call(ctx_ptr, x_ptr, axes_cstring, out_ptr) -> status,
+# with every argument a raw C value kept alive meanwhile, and wraps the
+# result block.
+function _collective(call, c::ShardContext, x, axes)
+    raw, keep = _as_block(x)
+    xref = Ref(raw)
+    out = _initialised(LibSPMD.spmd_block_init, LibSPMD.spmd_block)
+    text = _axes_text(axes)
+    status = GC.@preserve keep xref out text c begin
+        call(c.ptr, Base.unsafe_convert(Ptr{LibSPMD.spmd_block}, xref),
+             Base.unsafe_convert(Cstring, text), Base.unsafe_convert(Ptr{LibSPMD.spmd_block}, out))
+    end
+    _check(status)
+    return _block(c, out[], true)
+end
+
+"""
+    psum(ctx, x, axes) -> Block
+
+`jax.lax.psum(x, axes)`: the sum of x over each group of the mesh axes
+`axes` (a name, or a tuple of names), x a Block, a Julia array or a number
+(`spmd_ctx_psum`). Every device of a group must call it alike.
+[`pmean`](@ref), [`pmax`](@ref) and [`pmin`](@ref) are the same for the mean,
+maximum and minimum.
+"""
+function psum(c::ShardContext, x, axes)
+    return _collective(c, x, axes) do ctx, xp, ax, outp
+        @gcsafe LibSPMD.spmd_ctx_psum(ctx, xp, ax, outp)
+    end
+end
+
+function pmean(c::ShardContext, x, axes)
+    return _collective(c, x, axes) do ctx, xp, ax, outp
+        @gcsafe LibSPMD.spmd_ctx_pmean(ctx, xp, ax, outp)
+    end
+end
+
+function pmax(c::ShardContext, x, axes)
+    return _collective(c, x, axes) do ctx, xp, ax, outp
+        @gcsafe LibSPMD.spmd_ctx_pmax(ctx, xp, ax, outp)
+    end
+end
+
+function pmin(c::ShardContext, x, axes)
+    return _collective(c, x, axes) do ctx, xp, ax, outp
+        @gcsafe LibSPMD.spmd_ctx_pmin(ctx, xp, ax, outp)
+    end
+end
+
+"""
+    all_gather(ctx, x, axes; dims=1, tiled=false) -> Block
+
+`jax.lax.all_gather(x, axes, axis=dims-1, tiled=tiled)`: stacks the group's
+blocks along a new dimension `dims` (1-based), or concatenates them along
+`dims` when tiled (`spmd_ctx_all_gather`).
+"""
+function all_gather(c::ShardContext, x, axes; dims::Integer=1, tiled::Bool=false)
+    axis = _axis(dims)
+    t = Cint(tiled)
+    return _collective(c, x, axes) do ctx, xp, ax, outp
+        @gcsafe LibSPMD.spmd_ctx_all_gather(ctx, xp, ax, axis, t, outp)
+    end
+end
+
+"""
+    psum_scatter(ctx, x, axes; dims=1, tiled=false) -> Block
+
+`jax.lax.psum_scatter(x, axes, scatter_dimension=dims-1, tiled=tiled)`
+(`spmd_ctx_psum_scatter`).
+"""
+function psum_scatter(c::ShardContext, x, axes; dims::Integer=1, tiled::Bool=false)
+    axis = _axis(dims)
+    t = Cint(tiled)
+    return _collective(c, x, axes) do ctx, xp, ax, outp
+        @gcsafe LibSPMD.spmd_ctx_psum_scatter(ctx, xp, ax, axis, t, outp)
+    end
+end
+
+"""
+    all_to_all(ctx, x, axes; split_dims, concat_dims, tiled=false) -> Block
+
+`jax.lax.all_to_all(x, axes, split_dims-1, concat_dims-1, tiled=tiled)`
+(`spmd_ctx_all_to_all`).
+"""
+function all_to_all(c::ShardContext, x, axes; split_dims::Integer, concat_dims::Integer,
+                    tiled::Bool=false)
+    split_axis = _axis(split_dims)
+    concat_axis = _axis(concat_dims)
+    t = Cint(tiled)
+    return _collective(c, x, axes) do ctx, xp, ax, outp
+        @gcsafe LibSPMD.spmd_ctx_all_to_all(ctx, xp, ax, split_axis, concat_axis, t, outp)
+    end
+end
+
+"""
+    ppermute(ctx, x, axes, pairs) -> Block
+
+`jax.lax.ppermute(x, axes, perm)`: pairs `source => dest` of 0-based axis
+indices (as [`axis_index`](@ref) gives); devices no pair sends to receive
+zeros (`spmd_ctx_ppermute`).
+"""
+function ppermute(c::ShardContext, x, axes, pairs)
+    flat = Int64[]
+    for p in pairs
+        push!(flat, Int64(first(p)), Int64(last(p)))
+    end
+    npairs = Csize_t(length(flat) ÷ 2)
+    result = GC.@preserve flat begin
+        pp = isempty(flat) ? Ptr{Int64}(C_NULL) : pointer(flat)
+        _collective(c, x, axes) do ctx, xp, ax, outp
+            @gcsafe LibSPMD.spmd_ctx_ppermute(ctx, xp, ax, npairs, pp, outp)
+        end
+    end
+    return result
+end
+
+# ---- The callback and shard_map ------------------------------------------------
+
+_is_output(x) = x isa Union{Block,AbstractArray,Number}
+
+function _set_outputs(c::ShardContext, result)
+    n = c.job.n_out
+    n == 0 && return nothing
+    if n == 1 && _is_output(result)
+        set_output(c, 1, result)
+    elseif result isa Tuple && length(result) == n && all(_is_output, result)
+        for (i, r) in enumerate(result)
+            set_output(c, i, r)
+        end
+    else
+        throw(ArgumentError("the shard_map function returned a $(typeof(result)); with $n " *
+                            "outputs it returns nothing (having called set_output), " *
+                            (n == 1 ? "or the output" : "or a tuple of $n outputs")))
+    end
+    return nothing
+end
+
+function _describe(err)
+    err isa SPMDError && return err.message
+    text = try
+        sprint(showerror, err)
+    catch
+        "a Julia exception of type $(typeof(err))"
+    end
+    return replace(text, '\0' => ' ')
+end
+
+# The C callback (spmd_shard_fn), on a device thread. Never throws.
+function _shard_fn(ctxp::Ptr{LibSPMD.spmd_ctx}, user_data::Ptr{Cvoid})::Cint
+    status = LibSPMD.SPMD_OK
+    ctx = nothing
+    try
+        job = unsafe_pointer_to_objref(user_data)::_Job
+        ctx = ShardContext(ctxp, job, true)
+        result = job.f(ctx)
+        result === nothing || _set_outputs(ctx, result)
+    catch err
+        status = LibSPMD.SPMD_ERR_CALLBACK
+        try
+            code = err isa SPMDError && err.status != LibSPMD.SPMD_OK ? err.status :
+                   LibSPMD.SPMD_ERR_CALLBACK
+            status = LibSPMD.spmd_ctx_error(ctxp, code, _describe(err))
+        catch
+        end
+    finally
+        ctx === nothing || (ctx.live = false)
+    end
+    return status
+end
+
+"""
+    shard_map(f, mesh, inputs, in_specs, out_specs; check_rep=false, timeout_ms=0)
+
+`shard_map(f, mesh=mesh, in_specs=in_specs, out_specs=out_specs)(*inputs)`
+(`spmd_shard_map`, or `spmd_shard_map_text` when every spec is given as
+text). `inputs` are sharded arrays (one, or a vector/tuple); each spec a
+[`Spec`](@ref) or its text ("x", "P('x', None)"); `in_specs` one per input.
+`f(ctx::ShardContext)` runs once per mesh device, concurrently, each on a
+device thread; it reads [`input`](@ref)s and either calls
+[`set_output`](@ref) for every output or returns them (one value, or a
+tuple). Returns the output (for a single out_spec not in a vector/tuple) or
+a tuple of outputs.
+
+Callbacks run on libspmd's device threads, which Julia adopts (Julia 1.9 or
+newer). An exception thrown by `f` is caught on its thread and reported
+through `spmd_ctx_error`; the shard_map then throws an [`SPMDError`](@ref)
+with the device and the message. Blocks are valid only during the call.
+Output of `print(ctx, ...)` goes to libspmd's sink (stdout); Julia's stdout is
+flushed before the call so earlier output comes first.
+
+`check_rep=true` verifies that outputs are equal along the mesh axes their
+out_spec leaves out; `timeout_ms` bounds how long a collective waits (0:
+\$SPMD_COLLECTIVE_TIMEOUT_MS, else 60 s).
+"""
+function shard_map(f, m::Mesh, inputs, in_specs, out_specs; check_rep::Bool=false,
+                   timeout_ms::Integer=0)
+    VERSION >= v"1.9" || throw(ErrorException(
+        "shard_map needs Julia 1.9 or newer: its function runs on threads Julia did not start"))
+    ins = inputs isa ShardedArray ? ShardedArray[inputs] : collect(ShardedArray, inputs)
+    single = !(out_specs isa Union{AbstractVector,Tuple})
+    outs = single ? Any[out_specs] : collect(Any, out_specs)
+    ispecs = in_specs isa Union{AbstractVector,Tuple} ? collect(Any, in_specs) : Any[in_specs]
+    length(ispecs) == length(ins) ||
+        throw(ArgumentError("shard_map: $(length(ins)) inputs but $(length(ispecs)) in_specs"))
+    job = _Job(f, length(ins), length(outs))
+    options = _initialised(LibSPMD.spmd_shard_map_options_init, LibSPMD.spmd_shard_map_options)
+    options[] = _with(options[]; check_rep=Cint(check_rep), timeout_ms=Int64(timeout_ms))
+    fn = @cfunction(_shard_fn, Cint, (Ptr{LibSPMD.spmd_ctx}, Ptr{Cvoid}))
+    in_ptrs = Ptr{LibSPMD.spmd_array}[x.ptr for x in ins]
+    results = fill(Ptr{LibSPMD.spmd_array}(C_NULL), length(outs))
+    flush(stdout)
+    is_text(s) = s isa Union{AbstractString,Symbol}
+    if all(is_text, ispecs) && all(is_text, outs)
+        failure = _with_cstrings(ispecs) do cin
+            _with_cstrings(outs) do cout
+                st = GC.@preserve job m ins in_ptrs results options begin
+                    @gcsafe LibSPMD.spmd_shard_map_text(
+                        m.ptr, fn, pointer_from_objref(job), Csize_t(length(in_ptrs)),
+                        pointer(in_ptrs), pointer(cin), Csize_t(length(results)), pointer(cout),
+                        Base.unsafe_convert(Ptr{LibSPMD.spmd_shard_map_options}, options),
+                        pointer(results))
+                end
+                _error_of(st)  # read at once, on this thread
+            end
+        end
+    else
+        made = Spec[]  # specs parsed here, closed after
+        as_spec(s) = s isa Spec ? s : (push!(made, Spec(string(s))); made[end])
+        failure = try
+            in_s = Spec[as_spec(s) for s in ispecs]
+            out_s = Spec[as_spec(s) for s in outs]
+            in_sp = Ptr{LibSPMD.spmd_spec}[s.ptr for s in in_s]
+            out_sp = Ptr{LibSPMD.spmd_spec}[s.ptr for s in out_s]
+            st = GC.@preserve job m ins in_ptrs in_s out_s in_sp out_sp results options begin
+                @gcsafe LibSPMD.spmd_shard_map(
+                    m.ptr, fn, pointer_from_objref(job), Csize_t(length(in_ptrs)),
+                    pointer(in_ptrs), pointer(in_sp), Csize_t(length(results)), pointer(out_sp),
+                    Base.unsafe_convert(Ptr{LibSPMD.spmd_shard_map_options}, options),
+                    pointer(results))
+            end
+            _error_of(st)  # read at once, on this thread
+        finally
+            foreach(close, made)
+        end
+    end
+    Libc.flush_cstdio()
+    failure === nothing || throw(failure)
+    arrays = Tuple(_wrap_array(p) for p in results)
+    return single ? arrays[1] : arrays
+end

@@ -1,0 +1,445 @@
+# The tests Pkg.test() runs (CTest binding_julia_test when julia is on PATH).
+# The library: $JULIA_SPMD_LIBRARY or $SPMD_LIBRARY, else "libspmd" on the
+# loader's path (see the README).
+
+using Test
+using SPMD
+using SPMD: LibSPMD, status_name
+
+# The error a call throws, or nothing.
+function error_of(f)
+    try
+        f()
+    catch e
+        return e
+    end
+    return nothing
+end
+
+# Live handles once the garbage collector has run the finalizers.
+function settled_handles()
+    GC.gc(true)
+    GC.gc(true)
+    return live_handles()
+end
+
+# The notebooks' arr = jnp.arange(24.0).reshape(3, 8): row i holds
+# 8(i-1), ..., 8(i-1)+7.
+const A = permutedims(reshape(Float32.(0:23), 8, 3))
+
+# The picture JAX draws for a (3, 8) array split by rows over 3 devices.
+const ROWS_PICTURE = """
+┌───────────────────────────────────────────────────────────────┐
+│                             CPU 0                             │
+│                                                               │
+├───────────────────────────────────────────────────────────────┤
+│                             CPU 1                             │
+│                                                               │
+├───────────────────────────────────────────────────────────────┤
+│                             CPU 2                             │
+│                                                               │
+└───────────────────────────────────────────────────────────────┘
+"""
+
+const rt = Runtime(platform=:cpu, devices=8)
+const mesh3 = Mesh(rt, (3,), ("x",))
+const rows = Sharding(mesh3, P("x"))
+const rep3 = replicated(mesh3)
+
+@testset "SPMD.jl" begin
+
+@testset "library, errors, dtypes" begin
+    @test SPMD.version() == VersionNumber(LibSPMD.SPMD_VERSION_STRING)
+    @test SPMD.version_number() == LibSPMD.SPMD_VERSION_NUMBER
+    @test status_name(LibSPMD.SPMD_ERR_INVALID_ARGUMENT) == "invalid argument"
+    @test SPMD.dtype_name(Float32) == "float32"
+    @test SPMD.dtype_name(BFloat16) == "bfloat16"
+    @test SPMD.dtype_size(Float16) == 2
+    @test SPMD.dtype_size(Bool) == 1
+    @test SPMD.dtype_from_name("int64") === Int64
+    e = error_of(() -> SPMD.dtype_from_name("floot"))
+    @test e isa SPMDError
+    @test e.status == LibSPMD.SPMD_ERR_INVALID_ARGUMENT
+    @test occursin("'floot' is not a dtype", e.message)
+    @test occursin("float32", e.message)
+    @test startswith(sprint(showerror, e), "SPMDError: invalid argument: spmd_dtype_from_name")
+    @test SPMD.last_error() == e.message
+    SPMD.clear_error()
+    @test SPMD.last_error() == ""
+    @test_throws ArgumentError SPMD.dtype(ComplexF32)
+    @test Float32(BFloat16(1.5f0)) == 1.5f0
+    @test live_handles() isa Int
+end
+
+@testset "runtime and devices" begin
+    @test device_count(rt) == 8
+    @test platform(rt) == :cpu
+    devs = devices(rt)
+    @test length(devs) == 8
+    @test string(devs[4]) == "CpuDevice(id=3)"
+    info = device_info(devs[3])
+    @test info.id == 2
+    @test info.platform == :cpu
+    @test info.platform_name == "cpu"
+    @test info.local_index == 2
+    @test_throws ArgumentError Runtime(platform=:tpu)
+end
+
+@testset "meshes" begin
+    m = Mesh(rt, (2, 4), ("x", "y"))
+    @test ndims(m) == 2
+    @test size(m) == (2, 4)
+    @test size(m, 2) == 4
+    @test length(m) == 8
+    @test axis_names(m) == ["x", "y"]
+    @test axis_index(m, "y") == 2
+    @test device_ids(m) == collect(0:7)
+    @test device_at(m, 2, 1) == 4
+    @test device_coords(m, 5) == (2, 2)
+    @test string(m) == "Mesh('x': 2, 'y': 4)"
+    @test m == Mesh(rt, (2, 4), (:x, :y))
+    @test !(m == Mesh(rt, (2, 4), (:x, :y); devices=7:-1:0))
+    @test isopen(m)
+    close(m)
+    @test !isopen(m)
+    close(m)  # idempotent
+end
+
+@testset "specs and shardings" begin
+    s = Spec("P('x', None)")
+    @test length(s) == 2
+    @test s[1] == ["x"]
+    @test s[2] == String[]
+    @test string(s) == "PartitionSpec('x', None)"
+    @test s == P("x")
+    @test string(P(("x", "y"), nothing)) == "PartitionSpec(('x', 'y'), None)"
+    @test string(P()) == "PartitionSpec()"
+    @test string(rows) ==
+          "NamedSharding(mesh=Mesh('x': 3), spec=PartitionSpec('x',), memory_kind=device)"
+    @test rows == Sharding(mesh3, "P('x',)")
+    @test rows == NamedSharding(mesh3, "x")
+    @test SPMD.kind(rows) == :named
+    @test SPMD.kind(single_device(rt, 1)) == :single_device
+    @test device_count(rows) == 3
+    @test !is_fully_replicated(rows)
+    @test is_fully_replicated(rep3)
+    @test spec(rows) == P("x")
+    @test mesh(rows) == mesh3
+    @test string(single_device(rt, 0)) ==
+          "SingleDeviceSharding(device=CpuDevice(id=0), memory_kind=device)"
+    info = shard_info(rows, (3, 8), 2)
+    @test info.device == 1
+    @test info.indices == (2:2, 1:8)
+    @test size(info) == (1, 8)
+    @test shard_info(rows, (3, 8); device=2).indices == (3:3, 1:8)
+    @test visualize(rows, (3, 8)) == ROWS_PICTURE
+    @test occursin("+", visualize(rows, (3, 8); ascii=true))
+end
+
+@testset "column-major arrays: a 3x8 Float32 matrix" begin
+    x = device_put(A, rows)
+    @test x isa ShardedArray{Float32,2}
+    @test size(x) == (3, 8)
+    @test length(x) == 24
+    @test nbytes(x) == 96
+    @test eltype(x) === Float32
+    # Array gives A back: A[i, j] is element (i-1, j-1) of the global array.
+    @test Array(x) == A
+    @test Array(x)[2, 3] == 10f0  # jnp.arange(24.0).reshape(3, 8)[1, 2]
+    # P('x') splits A's rows, one row per device.
+    @test shard_count(x) == 3
+    for i in 1:3
+        info = shard_info(x, i)
+        @test info.device == i - 1
+        @test info.indices == (i:i, 1:8)
+        @test shard_read(x, i) == A[i:i, :]
+        @test A[info.indices...] == shard_read(x, i)
+    end
+    @test shard_info(x; device=1).indices == (2:2, 1:8)
+    @test visualize(x) == ROWS_PICTURE
+    # Reductions follow Julia's dims.
+    @test Array(sum(x; dims=2)) == sum(A; dims=2)
+    @test Array(sum(x; dims=1)) == sum(A; dims=1)
+    @test Array(sum(x; dims=2, keepdims=false)) == vec(sum(A; dims=2))
+    @test sum(x)[] == sum(A)
+    @test repr(sum(x; dims=2, keepdims=false)) == "Array([ 28.,  92., 156.], dtype=float32)"
+    @test string(sum(x; dims=2, keepdims=false)) == "[ 28.  92. 156.]"
+    # arange builds the same row-major global array.
+    @test Array(arange(Float32, rows, 3, 8)) == A
+    # Shapes, slices and transposes are the global array's too.
+    @test Array(x[2:3, 1:4]) == A[2:3, 1:4]
+    @test Array(x[:, 5:8]) == A[:, 5:8]
+    @test Array(permutedims(x)) == permutedims(A)
+    @test Array(transpose(x)) == permutedims(A)
+    @test Array(reshape(x, 8, 3)) == reshape(A, 8, 3)
+    @test Array(reshape(x, 4, :)) == reshape(A, 4, :)
+    @test Array(reshape_rowmajor(x, 8, 3)) == permutedims(reshape(vec(permutedims(A)), 3, 8))
+    @test Array(vcat(x, x)) == vcat(A, A)
+    @test Array(hcat(x, x)) == hcat(A, A)
+    # Other element types and ranks.
+    v = device_put(Int32[1, 2, 3], rows)
+    @test Array(v) == Int32[1, 2, 3]
+    c = device_put(reshape(collect(Int64, 1:24), 2, 3, 4), rep3)
+    @test Array(c) == reshape(collect(Int64, 1:24), 2, 3, 4)
+    @test Array(device_put([true, false, true], rep3)) == [true, false, true]
+    @test Float32.(Array(device_put(BFloat16.([1.5f0, -2.25f0]), rep3))) == [1.5f0, -2.25f0]
+    s = device_put(3.5, rep3)
+    @test ndims(s) == 0
+    @test s[] == 3.5
+    @test repr(device_put(276f0, rep3)) == "Array(276., dtype=float32)"
+    # Device-side constructors, writes, resharding.
+    @test Array(zeros(Float64, rows, 3, 2)) == zeros(3, 2)
+    @test Array(fill(7f0, rows, 3, 2)) == fill(7f0, 3, 2)
+    z = zeros(Float32, rows, 3, 8)
+    shard_write!(z, 2, A[2:2, :])
+    @test Array(z)[2, :] == A[2, :]
+    @test Array(z)[1, :] == zeros(Float32, 8)
+    r = reshard(x, rep3)
+    @test Array(r) == A
+    @test is_fully_replicated(sharding(r))
+    y = device_put(x, Sharding(mesh3, P(nothing, "x")))
+    @test Array(y) == A
+    @test device(device_put(A, single_device(rt, 5))) == 5
+    @test block_until_ready(x) === x
+end
+
+@testset "global ops" begin
+    x = device_put(A, rows)
+    y = 2 .* sin.(x) .+ 1
+    @test Array(y) ≈ 2 .* sin.(A) .+ 1
+    @test sharding(y) == sharding(x)
+    @test Array(x + x) == A + A
+    @test Array(x - 1) == A .- 1
+    @test Array(1 - x) == 1 .- A
+    @test Array(3 * x) == 3 .* A
+    @test Array(x * 3) == 3 .* A
+    @test Array(x / 2) == A ./ 2
+    @test Array(x .* x) == A .* A
+    @test Array(x ./ (x .+ 1)) ≈ A ./ (A .+ 1)
+    @test Array(x .^ 2) == A .^ 2
+    @test Array(max.(x, 5f0)) == max.(A, 5f0)
+    @test Array(min.(x, x .* 0)) == min.(A, A .* 0)
+    @test Array(x .> 10) == (A .> 10)
+    @test Array(x .== 3) == (A .== 3)
+    @test Array(-x) == -A
+    @test Array(abs(-x)) == A
+    @test Array(exp(x / 10)) ≈ exp.(A ./ 10)
+    @test Array(log(x .+ 1)) ≈ log.(A .+ 1)
+    @test Array(sqrt(x)) ≈ sqrt.(A)
+    @test Array(tanh(x / 10)) ≈ tanh.(A ./ 10)
+    @test Array(cos.(x)) ≈ cos.(A)
+    @test Array(rsqrt(x .+ 1)) ≈ 1 ./ sqrt.(A .+ 1)
+    @test Array(relu(x .- 10)) == max.(A .- 10, 0)
+    @test Array(sigmoid(x / 10)) ≈ 1 ./ (1 .+ exp.(-A ./ 10))
+    g = A ./ 10
+    @test Array(gelu(x / 10)) ≈ 0.5f0 .* g .* (1 .+ tanh.(sqrt(2f0 / π) .* (g .+ 0.044715f0 .* g .^ 3))) rtol=1e-5
+    xi = astype(x, Int32)
+    @test eltype(xi) === Int32
+    @test Array(xi) == Int32.(A)
+    @test Array(select(x .> 10, x, -x)) == ifelse.(A .> 10, A, -A)
+    @test Array(ifelse.(x .> 10, x, -x)) == ifelse.(A .> 10, A, -A)
+    @test Array(maximum(x; dims=2)) == maximum(A; dims=2)
+    @test minimum(x)[] == minimum(A)
+    @test Array(SPMD.mean(x; dims=1)) ≈ sum(A; dims=1) ./ 3
+    B = Float32[mod(7i + 3j, 11) for i in 1:3, j in 1:8]
+    @test Array(argmax(device_put(B, rows); dims=2)) == Int32[argmax(B[i, :]) for i in 1:3]
+    sm = exp.(A ./ 10) ./ sum(exp.(A ./ 10); dims=2)
+    @test Array(softmax(x / 10; dims=2)) ≈ sm
+    @test Array(logsoftmax(x / 10; dims=2)) ≈ log.(sm) rtol=1e-5
+    W = Float32.(reshape(1:16, 8, 2))
+    w = device_put(W, rep3)
+    @test Array(x * w) ≈ A * W
+    @test Array(matmul(x, w)) ≈ A * W
+    @test Array(dot_general(x, w; contract=((2,), (1,)))) ≈ A * W
+    @test Array(einsum("ij,jk->ik", x, w)) ≈ A * W
+    v = device_put(Float32.(1:8), rep3)
+    @test Array(broadcast_to(v, 3, 8)) == repeat(reshape(Float32.(1:8), 1, 8), 3, 1)
+    @test Array(x .+ v) == A .+ reshape(Float32.(1:8), 1, 8)  # NumPy's rule
+    @test Array(concatenate([x, x, x]; dims=1)) == vcat(A, A, A)
+    # out_sharding and donate.
+    s1 = sum(x; dims=1, out_sharding=rep3)
+    @test is_fully_replicated(sharding(s1))
+    @test Array(s1) == sum(A; dims=1)
+    d = device_put(A, rows)
+    n = SPMD.unary(:neg, d; donate=true)
+    @test Array(n) == -A
+    e = error_of(() -> Array(d))
+    @test e isa SPMDError && e.status == LibSPMD.SPMD_ERR_INVALID_ARGUMENT
+    close(d)
+    e = error_of(() -> x .+ device_put(zeros(Float32, 5), rep3))
+    @test e isa SPMDError && occursin("(3, 8)", e.message)
+    @test_throws ArgumentError identity.(x)  # not a libspmd op
+end
+
+@testset "random numbers" begin
+    k = PRNGKey(0)
+    @test k.words == (0x00000000, 0x00000000)
+    @test PRNGKey((1 << 32) + 5).words == (0x00000001, 0x00000005)
+    ks = split(k, 3)
+    @test length(ks) == 3
+    @test split(k, 2) == ks[1:2]
+    @test split(k)[1].words == (0x6b200159, 0x99ba4efe)  # libspmd's split(PRNGKey(0))[0]
+    @test fold_in(k, 1) != k
+    @test fold_in(k, 1) == fold_in(k, 1)
+    u = uniform(k, rows, Float32, 3, 8)
+    U = Array(u)
+    @test all(0 .<= U .< 1)
+    @test U == Array(uniform(k, rep3, Float32, 3, 8))  # independent of the sharding
+    @test Array(uniform(k, rows, Float32, 3, 8; minval=2, maxval=3)) ≈ U .+ 2 atol=1e-6
+    Nn = Array(normal(ks[2], rows, Float64, 3, 100))
+    @test all(isfinite, Nn)
+    @test abs(sum(Nn) / length(Nn)) < 0.3
+    T = Array(truncated_normal(ks[3], rows, Float32, 3, 100; lower=-1, upper=1))
+    @test all(-1 .< T .< 1)
+    b = random_bits(k, rows, UInt32, 3, 8)
+    @test eltype(b) === Int32
+    @test Array(b) == Array(random_bits(k, rep3, UInt32, 3, 8))
+    @test eltype(random_bits(k, rows, UInt8, 3)) === UInt8
+end
+
+@testset "shard_map" begin
+    x = device_put(A, rows)
+    # The notebook's psum: shard_map(lambda x: psum(x.sum(), 'x'), P('x'), P()).
+    total = shard_map(mesh3, x, "x", "P()") do ctx
+        psum(ctx, sum(input(ctx, 1)), "x")
+    end
+    @test total[] == 276f0
+    @test repr(total) == "Array(276., dtype=float32)"
+    @test string(sharding(total)) ==
+          "NamedSharding(mesh=Mesh('x': 3), spec=PartitionSpec(), memory_kind=device)"
+    # Blocks index like the global array; outputs from Julia arrays.
+    doubled = shard_map(mesh3, x, P("x"), P("x")) do ctx
+        b = input(ctx, 1)
+        size(b) == (1, 8) || error("block of size $(size(b))")
+        return Array(b) .* 2
+    end
+    @test Array(doubled) == 2 .* A
+    # The device's id, axis index and size, input count, mesh; several outputs.
+    ids, idx, sz = shard_map(mesh3, [x], [P("x")], (P("x"), P("x"), P("x"))) do ctx
+        (fill(Float32(device_id(ctx)), 1, 1), fill(Int32(axis_index(ctx, "x")), 1),
+         fill(Int64(axis_size(ctx, "x") * 10 + input_count(ctx) + length(mesh(ctx))), 1))
+    end
+    @test vec(Array(ids)) == Float32[0, 1, 2]
+    @test Array(idx) == Int32[0, 1, 2]
+    @test Array(sz) == fill(Int64(34), 3)
+    # alloc and set_output, row-major memory through rowmajor().
+    plus = shard_map(mesh3, x, P("x"), P("x")) do ctx
+        b = input(ctx, 1)
+        o = alloc(ctx, Float32, 1, 8)
+        for j in 1:8
+            o[1, j] = b[1, j] + 100
+        end
+        size(rowmajor(b)) == (8, 1) || error("rowmajor size")
+        set_output(ctx, 1, o)
+        print(ctx, "device ", device_id(ctx), " done")
+        nothing
+    end
+    @test Array(plus) == A .+ 100
+    # Collectives.
+    gathered, mx, mn, mean_, scattered, shifted = shard_map(
+            mesh3, x, P("x"), (P(), P(), P(), P(), P("x"), P("x"))) do ctx
+        b = input(ctx, 1)
+        g = all_gather(ctx, b, "x"; dims=1, tiled=true)
+        (g, pmax(ctx, b, "x"), pmin(ctx, b, "x"), pmean(ctx, b, "x"),
+         psum_scatter(ctx, g, "x"; dims=1, tiled=true),
+         ppermute(ctx, b, "x", [0 => 1, 1 => 2, 2 => 0]))
+    end
+    @test Array(gathered) == A
+    @test Array(mx) == A[3:3, :]
+    @test Array(mn) == A[1:1, :]
+    @test Array(mean_) ≈ sum(A; dims=1) ./ 3
+    @test Array(scattered) == 3 .* A
+    @test Array(shifted) == circshift(A, (1, 0))
+    C = Float32[10i + j for i in 1:3, j in 1:6]
+    c = device_put(C, rows)
+    swapped = shard_map(mesh3, c, P("x"), P(nothing, "x")) do ctx
+        all_to_all(ctx, input(ctx, 1), "x"; split_dims=2, concat_dims=1, tiled=true)
+    end
+    @test Array(swapped) == C
+    stacked = shard_map(mesh3, x, P("x"), P()) do ctx
+        all_gather(ctx, sum(input(ctx, 1)), ("x",))
+    end
+    @test Array(stacked) == vec(sum(A; dims=2))
+end
+
+@testset "persistent collectives" begin
+    x = device_put(A, rows)
+    g = Collective(:all_gather, rows, "x", Float32, 3, 8; dims=1, tiled=true)
+    @test size(g) == (3, 8)
+    @test ndims(g) == 2
+    @test eltype(g) === Float32
+    @test is_fully_replicated(output_sharding(g))
+    @test Array(execute(g, x)) == A
+    out = zeros(Float32, output_sharding(g), 3, 8)
+    @test execute!(out, g, x) === out
+    @test Array(out) == A
+    p = Collective(:psum, rows, "x", Float32, 3, 8)
+    @test size(p) == (1, 8)
+    @test Array(execute(p, x)) == sum(A; dims=1)
+    pp = Collective(:ppermute, rows, "x", Float32, 3, 8; pairs=[0 => 1, 1 => 2, 2 => 0])
+    @test Array(execute(pp, x)) == circshift(A, (1, 0))
+    e = error_of(() -> Collective(:psum_scatter, rows, "x", Float32, 3, 8))
+    @test e isa SPMDError && e.status == LibSPMD.SPMD_ERR_UNSUPPORTED
+    close(g); close(p); close(pp); close(out)
+end
+
+@testset "bad input: SPMDError with the library's message, no leak" begin
+    x = device_put(A, rows)
+    before = settled_handles()
+    # A bad spec.
+    e = error_of(() -> Spec("x,,y"))
+    @test e isa SPMDError
+    @test e.status == LibSPMD.SPMD_ERR_INVALID_ARGUMENT
+    @test occursin("spec 'x,,y': column 3", e.message)
+    e = error_of(() -> Sharding(mesh3, "P('z')"))
+    @test e isa SPMDError && occursin("mesh has no axis 'z'", e.message)
+    e = error_of(() -> P("x", "x"))
+    @test e isa SPMDError && e.status == LibSPMD.SPMD_ERR_INVALID_ARGUMENT
+    # A wrong-size host array.
+    z = zeros(Float32, rows, 3, 8)
+    e = error_of(() -> shard_write!(z, 1, zeros(Float32, 2, 8)))
+    @test e isa SPMDError
+    @test occursin("shard 0 needs exactly 32", e.message)
+    two_dims = Sharding(mesh3, "x, None")
+    e = error_of(() -> device_put(Float32[1, 2, 3], two_dims))
+    @test e isa SPMDError && occursin("names 2 dimensions but the array has 1", e.message)
+    close(two_dims)
+    close(z)
+    # A use after close.
+    y = device_put(A, rows)
+    close(y)
+    close(y)
+    e = error_of(() -> Array(y))
+    @test e isa SPMDError
+    @test occursin("not a live spmd_array", e.message)
+    # An exception inside a shard_map function.
+    e = error_of(() -> shard_map(ctx -> error("boom on $(device_id(ctx))"), mesh3, x, "x", "x"))
+    @test e isa SPMDError
+    @test e.status == LibSPMD.SPMD_ERR_CALLBACK
+    @test occursin("boom on", e.message)
+    # An error the function reports through error(ctx, ...), with its status.
+    e = error_of(() -> shard_map(mesh3, x, "x", "x") do ctx
+        error(ctx, "no thanks"; status=LibSPMD.SPMD_ERR_OUT_OF_RANGE)
+    end)
+    @test e isa SPMDError
+    @test e.status == LibSPMD.SPMD_ERR_OUT_OF_RANGE
+    @test occursin("no thanks", e.message)
+    # A function that returns what no output can be.
+    e = error_of(() -> shard_map(ctx -> "text", mesh3, x, "x", "x"))
+    @test e isa SPMDError && occursin("returned a String", e.message)
+    # A block kept past its shard_map.
+    kept = Ref{Any}(nothing)
+    copied = shard_map(mesh3, x, "x", "x") do ctx
+        device_id(ctx) == 0 && (kept[] = input(ctx, 1))
+        input(ctx, 1)
+    end
+    @test Array(copied) == A
+    close(copied)
+    e = error_of(() -> kept[][1, 1])
+    @test e isa SPMDError && occursin("after its function returned", e.message)
+    kept[] = nothing
+    @test settled_handles() == before
+    close(x)
+end
+
+end # @testset
