@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up what is missing, builds libspmd and runs every test, three times:
 # a plain build (with the Go, Rust and Julia bindings' tests), one with
-# AddressSanitizer + UndefinedBehaviorSanitizer, and one with
+# AddressSanitizer + UndefinedBehaviorSanitizer (the Go and Rust bindings'
+# tests too, the sanitizer's runtime preloaded), and one with
 # ThreadSanitizer. Every suite runs on the cpu platform and again on
 # the sim platform. The plain build also compiles the CUDA platform when
 # nvcc is found (it runs only where a GPU is); the sanitizer builds leave it
@@ -48,7 +49,7 @@ run_config build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSPMD_BINDINGS=ON
 # else the static checks alone (tree-sitter parse, ccall signatures).
 grep -h -m1 -E "^(julia not found|ran Pkg.test)" build/Testing/Temporary/LastTest.log || true
 run_config build-asan -DCMAKE_BUILD_TYPE=Debug -DSPMD_SANITIZE=address,undefined -DSPMD_WITH_CUDA=OFF \
-  -DSPMD_BINDINGS=OFF
+  -DSPMD_BINDINGS=ON
 run_config build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSPMD_SANITIZE=thread -DSPMD_WITH_CUDA=OFF \
   -DSPMD_BINDINGS=OFF
 run_config build-fuzz --only spmd_fuzz fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
