@@ -356,7 +356,8 @@ SPMD_API spmd_status spmd_ctx_error(spmd_ctx *ctx, spmd_status status,
  * spmd_ctx_alloc block, a collective's result, or a view into one); a block
  * over the callback's own host memory is accepted too and copied into the
  * context's memory first, since peers may still read an input after its
- * owner has left the call. ---- */
+ * owner has left the call. For the same reason a block passed to a
+ * collective must not be written again before the shard_map returns. ---- */
 
 /**
  * jax.lax.psum: the sum of x over each group of `axes`.
