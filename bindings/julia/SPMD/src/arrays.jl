@@ -40,8 +40,9 @@ function _wrap_array(ptr::Ptr{LibSPMD.spmd_array})
     status = LibSPMD.spmd_array_dtype(ptr, dt)
     status == LibSPMD.SPMD_OK && (status = LibSPMD.spmd_array_ndim(ptr, nd))
     if status != LibSPMD.SPMD_OK
+        err = _last_error(status)  # before another libspmd call replaces the message
         LibSPMD.spmd_array_destroy(ptr)
-        _check(status)
+        throw(err)
     end
     return ShardedArray{eltype_of(dt[]),Int(nd[])}(ptr)
 end

@@ -260,6 +260,10 @@ function dtype_from_name(name::AbstractString)
     return eltype_of(out[])
 end
 
-# Julia dims (1-based) <-> C axes (0-based); negative stays negative.
-_axis(d::Integer) = Int64(d > 0 ? d - 1 : d)
+# Julia dims (1-based) <-> C axes (0-based); negative stays negative. There
+# is no dimension 0 (C's axis 0 is dims=1): refused, as Julia's own dims are.
+function _axis(d::Integer)
+    d == 0 && throw(ArgumentError("dimension 0: dims are 1-based (negative counts from the end)"))
+    return Int64(d > 0 ? d - 1 : d)
+end
 _shape(dims) = Int64[Int64(d) for d in dims]

@@ -399,12 +399,16 @@ function _set_outputs(c::ShardContext, result)
 end
 
 function _describe(err)
-    err isa SPMDError && return err.message
-    text = try
-        sprint(showerror, err)
-    catch
-        "a Julia exception of type $(typeof(err))"
+    text = if err isa SPMDError
+        err.message
+    else
+        try
+            sprint(showerror, err)
+        catch
+            "a Julia exception of type $(typeof(err))"
+        end
     end
+    # A NUL would make the Cstring conversion throw, and the message be lost.
     return replace(text, '\0' => ' ')
 end
 
@@ -476,7 +480,7 @@ function shard_map(f, m::Mesh, inputs, in_specs, out_specs; check_rep::Bool=fals
     if all(is_text, ispecs) && all(is_text, outs)
         failure = _with_cstrings(ispecs) do cin
             _with_cstrings(outs) do cout
-                st = GC.@preserve job m ins in_ptrs results options begin
+                st = GC.@preserve job m ins in_ptrs cin cout results options begin
                     @gcsafe LibSPMD.spmd_shard_map_text(
                         m.ptr, fn, pointer_from_objref(job), Csize_t(length(in_ptrs)),
                         pointer(in_ptrs), pointer(cin), Csize_t(length(results)), pointer(cout),

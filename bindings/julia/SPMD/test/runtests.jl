@@ -438,7 +438,9 @@ end
     e = error_of(() -> kept[][1, 1])
     @test e isa SPMDError && occursin("after its function returned", e.message)
     kept[] = nothing
-    @test settled_handles() == before
+    # Nothing made since `before` is left open; a stale GC root of an earlier
+    # testset's array may have gone meanwhile, so the count can only be lower.
+    @test settled_handles() <= before
     close(x)
 end
 
