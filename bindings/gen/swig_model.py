@@ -491,12 +491,7 @@ def _scan_members(text: str, members: dict[tuple, str]) -> None:
         owner, body = block.group(2), block.group(3)
         for line_m in _TRAILING.finditer(body):
             before = body[:line_m.start()]
-            decl = before[before.rfind("\n") + 1:] if "\n" in before else before
-            # The member is the last identifier before '=', '[', ',' or ';'.
-            ids = re.findall(r"(\w+)\s*(?:=[^,;]*)?(?:\[[^\]]*\])?\s*[,;]?\s*$", decl)
-            if not ids:
-                continue
-            name = re.match(r"\s*(?:[\w\s\*]*?\b)?(\w+)\s*(?:=|\[|;|,|$)", decl.strip()[::-1][::-1])
+            decl = before[before.rfind("\n") + 1:]
             ident = _member_name(decl)
             if ident:
                 members[(owner, ident)] = clean_comment(line_m.group(1))

@@ -110,6 +110,18 @@ static void devices_and_single_device_arrays(spmd_runtime *rt) {
   spmd_sharding_destroy(dev1);
 }
 
+/* a.sharding == b.sharding */
+static int same_sharding(const spmd_array *a, const spmd_array *b) {
+  spmd_sharding *sa, *sb;
+  int same = 0;
+  CHECK(spmd_array_sharding(a, &sa));
+  CHECK(spmd_array_sharding(b, &sb));
+  CHECK(spmd_sharding_equal(sa, sb, &same));
+  spmd_sharding_destroy(sb);
+  spmd_sharding_destroy(sa);
+  return same;
+}
+
 /* jnp.sum(x, axis=axis) of a 2-D array, as under jax.jit. */
 static spmd_array *sum_along(const spmd_array *x, int64_t axis) {
   spmd_array *out;
@@ -126,14 +138,7 @@ static void first_notebook_jit_cells(const spmd_array *arr, spmd_array *arr_shar
   CHECK(seed_f_elementwise(arr_sharded, &result));
   show_picture(result);
   cell("arr_sharded.sharding == result.sharding");
-  spmd_sharding *a, *b;
-  int same = 0;
-  CHECK(spmd_array_sharding(arr_sharded, &a));
-  CHECK(spmd_array_sharding(result, &b));
-  CHECK(spmd_sharding_equal(a, b, &same));
-  printf("%s\n", same ? "True" : "False");
-  spmd_sharding_destroy(b);
-  spmd_sharding_destroy(a);
+  printf("%s\n", same_sharding(arr_sharded, result) ? "True" : "False");
   spmd_array_destroy(result);
 
   cell("@jax.jit\n... def f(x):\n...     return x.sum(axis=0)\n"
@@ -254,12 +259,7 @@ static void jit_cells(spmd_runtime *rt) {
        "... result = f_elementwise(arr_sharded)\n"
        "... print(\"shardings match:\", result.sharding == arr_sharded.sharding)");
   CHECK(seed_f_elementwise(arr_sharded, &result));
-  spmd_sharding *result_sharding;
-  int same = 0;
-  CHECK(spmd_array_sharding(result, &result_sharding));
-  CHECK(spmd_sharding_equal(result_sharding, sharding, &same));
-  printf("shardings match: %s\n", same ? "True" : "False");
-  spmd_sharding_destroy(result_sharding);
+  printf("shardings match: %s\n", same_sharding(result, arr_sharded) ? "True" : "False");
   spmd_array_destroy(result);
 
   cell("@jax.jit\n... def f_contract(x):\n...     return x.sum(axis=0)\n"
