@@ -59,115 +59,80 @@ func FromHost[T Element](sharding *Sharding, shape []int64, data []T) (*Array, e
 // prod(shape) elements of dtype (uint16 bit patterns for F16 and BF16).
 func FromHostAs[T HostElement](sharding *Sharding, dtype DType, shape []int64, data []T) (*Array, error) {
 	defer runtime.KeepAlive(sharding)
-	var h uintptr
-	if err := check(capi.Spmd_array_from_host(sharding.handle(), dtypeC(dtype), shape, bytesOf(data), &h)); err != nil {
-		return nil, err
-	}
-	return newArray(h), nil
+	return made(newArray, func(h *uintptr) error {
+		return capi.Spmd_array_from_host(sharding.handle(), dtypeC(dtype), shape, bytesOf(data), h)
+	})
 }
 
 // Zeros is an array of zeros made on the devices (jnp.zeros).
 func Zeros(sharding *Sharding, dtype DType, shape []int64) (*Array, error) {
 	defer runtime.KeepAlive(sharding)
-	var h uintptr
-	if err := check(capi.Spmd_array_zeros(sharding.handle(), dtypeC(dtype), shape, &h)); err != nil {
-		return nil, err
-	}
-	return newArray(h), nil
+	return made(newArray, func(h *uintptr) error {
+		return capi.Spmd_array_zeros(sharding.handle(), dtypeC(dtype), shape, h)
+	})
 }
 
 // Full is an array every element of which is value converted to dtype
 // (jnp.full: integers truncate toward zero, bool is value != 0).
 func Full(sharding *Sharding, dtype DType, shape []int64, value float64) (*Array, error) {
 	defer runtime.KeepAlive(sharding)
-	var h uintptr
-	if err := check(capi.Spmd_array_full(sharding.handle(), dtypeC(dtype), shape, value, &h)); err != nil {
-		return nil, err
-	}
-	return newArray(h), nil
+	return made(newArray, func(h *uintptr) error {
+		return capi.Spmd_array_full(sharding.handle(), dtypeC(dtype), shape, value, h)
+	})
 }
 
 // Arange is jnp.arange(start, start + n*step, step).reshape(shape): element
 // i in row-major order is start + i*step, converted to dtype.
 func Arange(sharding *Sharding, dtype DType, shape []int64, start, step float64) (*Array, error) {
 	defer runtime.KeepAlive(sharding)
-	var h uintptr
-	if err := check(capi.Spmd_array_arange(sharding.handle(), dtypeC(dtype), shape, start, step, &h)); err != nil {
-		return nil, err
-	}
-	return newArray(h), nil
+	return made(newArray, func(h *uintptr) error {
+		return capi.Spmd_array_arange(sharding.handle(), dtypeC(dtype), shape, start, step, h)
+	})
 }
 
 // DType is the array's element type.
 func (a *Array) DType() (DType, error) {
 	defer runtime.KeepAlive(a)
-	var d int
-	if err := check(capi.Spmd_array_dtype(a.handle(), &d)); err != nil {
-		return DTypeInvalid, err
-	}
-	return DType(d), nil
+	d, err := get(func(d *int) error { return capi.Spmd_array_dtype(a.handle(), d) })
+	return DType(d), err
 }
 
 // NDim is the array's number of dimensions.
 func (a *Array) NDim() (int, error) {
 	defer runtime.KeepAlive(a)
-	var n int64
-	if err := check(capi.Spmd_array_ndim(a.handle(), &n)); err != nil {
-		return 0, err
-	}
-	return int(n), nil
+	n, err := get(func(n *int64) error { return capi.Spmd_array_ndim(a.handle(), n) })
+	return int(n), err
 }
 
 // Shape is the array's global shape.
 func (a *Array) Shape() ([]int64, error) {
 	defer runtime.KeepAlive(a)
-	shape := make([]int64, MaxNDim)
-	var n int64
-	if err := check(capi.Spmd_array_shape(a.handle(), shape, &n)); err != nil {
-		return nil, err
-	}
-	return shape[:n], nil
+	return filled(func(shape []int64, n *int64) error { return capi.Spmd_array_shape(a.handle(), shape, n) })
 }
 
 // Size is the number of elements, prod(shape).
 func (a *Array) Size() (int64, error) {
 	defer runtime.KeepAlive(a)
-	var n int64
-	if err := check(capi.Spmd_array_size(a.handle(), &n)); err != nil {
-		return 0, err
-	}
-	return n, nil
+	return get(func(n *int64) error { return capi.Spmd_array_size(a.handle(), n) })
 }
 
 // NBytes is the byte size of the global array, Size * dtype size.
 func (a *Array) NBytes() (int64, error) {
 	defer runtime.KeepAlive(a)
-	var n int64
-	if err := check(capi.Spmd_array_nbytes(a.handle(), &n)); err != nil {
-		return 0, err
-	}
-	return n, nil
+	return get(func(n *int64) error { return capi.Spmd_array_nbytes(a.handle(), n) })
 }
 
 // Sharding is the array's sharding, a new Sharding the caller closes.
 func (a *Array) Sharding() (*Sharding, error) {
 	defer runtime.KeepAlive(a)
-	var h uintptr
-	if err := check(capi.Spmd_array_sharding(a.handle(), &h)); err != nil {
-		return nil, err
-	}
-	return newSharding(h), nil
+	return made(newSharding, func(h *uintptr) error { return capi.Spmd_array_sharding(a.handle(), h) })
 }
 
 // Device is a.device for an array on one device; ErrInvalidArgument for an
 // array spread over several (ask for its Sharding instead).
 func (a *Array) Device() (int, error) {
 	defer runtime.KeepAlive(a)
-	var d int
-	if err := check(capi.Spmd_array_device(a.handle(), &d)); err != nil {
-		return 0, err
-	}
-	return d, nil
+	return get(func(d *int) error { return capi.Spmd_array_device(a.handle(), d) })
 }
 
 // BlockUntilReady waits until every pending operation producing the array
@@ -215,11 +180,8 @@ func ToHostAs[T HostElement](a *Array) ([]T, error) {
 // (len(a.addressable_shards)).
 func (a *Array) ShardCount() (int, error) {
 	defer runtime.KeepAlive(a)
-	var n int64
-	if err := check(capi.Spmd_array_shard_count(a.handle(), &n)); err != nil {
-		return 0, err
-	}
-	return int(n), nil
+	n, err := get(func(n *int64) error { return capi.Spmd_array_shard_count(a.handle(), n) })
+	return int(n), err
 }
 
 // ShardInfo describes shard index (mesh device order); ErrOutOfRange past
@@ -241,19 +203,7 @@ func (a *Array) ShardInfoOfDevice(device int) (ShardInfo, error) {
 }
 
 // Shards describes every shard, in mesh device order.
-func (a *Array) Shards() ([]ShardInfo, error) {
-	n, err := a.ShardCount()
-	if err != nil {
-		return nil, err
-	}
-	out := make([]ShardInfo, n)
-	for i := range out {
-		if out[i], err = a.ShardInfo(i); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
+func (a *Array) Shards() ([]ShardInfo, error) { return list(a.ShardCount, a.ShardInfo) }
 
 func elements(shape []int64) int64 {
 	n := int64(1)
@@ -294,33 +244,21 @@ func ShardWrite[T HostElement](a *Array, index int, data []T) error {
 func (a *Array) Reshard(sharding *Sharding) (*Array, error) {
 	defer runtime.KeepAlive(a)
 	defer runtime.KeepAlive(sharding)
-	var h uintptr
-	if err := check(capi.Spmd_array_reshard(a.handle(), sharding.handle(), &h)); err != nil {
-		return nil, err
-	}
-	return newArray(h), nil
+	return made(newArray, func(h *uintptr) error { return capi.Spmd_array_reshard(a.handle(), sharding.handle(), h) })
 }
 
 // Repr is JAX's repr(a): "Array([ 1.      ,  2.682942], dtype=float32)",
 // with NumPy's default print options. It copies the array to the host.
 func (a *Array) Repr() (string, error) {
 	defer runtime.KeepAlive(a)
-	var s string
-	if err := check(capi.Spmd_array_repr(a.handle(), &s)); err != nil {
-		return "", err
-	}
-	return s, nil
+	return get(func(s *string) error { return capi.Spmd_array_repr(a.handle(), s) })
 }
 
 // Str is str(a), what print(a) shows: "[[0. 1.]\n [2. 3.]]", a
 // 0-dimensional array as its scalar ("276.0").
 func (a *Array) Str() (string, error) {
 	defer runtime.KeepAlive(a)
-	var s string
-	if err := check(capi.Spmd_array_str(a.handle(), &s)); err != nil {
-		return "", err
-	}
-	return s, nil
+	return get(func(s *string) error { return capi.Spmd_array_str(a.handle(), s) })
 }
 
 // String is Str, or the error in angle brackets.
@@ -336,9 +274,5 @@ func (a *Array) Visualize(opts *VisualizeOptions) (string, error) {
 		return "", err
 	}
 	defer release()
-	var s string
-	if err := check(capi.Spmd_array_visualize(a.handle(), o, &s)); err != nil {
-		return "", err
-	}
-	return s, nil
+	return get(func(s *string) error { return capi.Spmd_array_visualize(a.handle(), o, s) })
 }

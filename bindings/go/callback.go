@@ -6,6 +6,7 @@ package spmd
 import "C"
 
 import (
+	"errors"
 	"fmt"
 	"runtime/cgo"
 )
@@ -55,15 +56,13 @@ func (c *ShardContext) run() (status Status) {
 	if err == nil {
 		return StatusOK
 	}
-	if c.recorded.Load() {
-		if e, ok := err.(*Error); ok && e.Status != StatusOK {
-			return e.Status
-		}
-		return StatusCallback
+	status = StatusCallback
+	var e *Error
+	if errors.As(err, &e) && e.Status != StatusOK {
+		status = e.Status
 	}
-	st := StatusCallback
-	if e, ok := err.(*Error); ok && e.Status != StatusOK {
-		st = e.Status
+	if c.recorded.Load() { // ctx.Error gave libspmd the message already
+		return status
 	}
-	return c.fail(st, err.Error())
+	return c.fail(status, err.Error())
 }

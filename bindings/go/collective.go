@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/libspmd/libspmd/bindings/go/internal/capi"
 )
@@ -94,11 +95,9 @@ func NewCollective(input *Sharding, kind CollectiveKind, axes string, dtype DTyp
 		o.SetTiled(intOf(opts.Tiled))
 		o.SetTimeout_ms(timeoutMs(opts.Timeout))
 		if len(opts.Pairs) > 0 {
-			flat := make([]int64, 0, 2*len(opts.Pairs))
-			for _, p := range opts.Pairs {
-				flat = append(flat, p[0], p[1])
-			}
-			pairs := capi.CopyInt64s(flat) // copied again by libspmd
+			// [][2]int64 is its pairs' values in a row: one copy into C
+			// memory (libspmd copies it again).
+			pairs := capi.CopyInt64s(unsafe.Slice(&opts.Pairs[0][0], 2*len(opts.Pairs)))
 			if pairs == 0 {
 				return nil, &Error{Status: StatusOutOfMemory, Message: "spmd.NewCollective: pairs"}
 			}
@@ -107,13 +106,15 @@ func NewCollective(input *Sharding, kind CollectiveKind, axes string, dtype DTyp
 			o.SetPairs(pairs)
 		}
 	}
-	var h uintptr
-	if err := check(capi.Spmd_collective_create(input.handle(), capi.Enum_SS_spmd_collective_kind(kind), axes, dtypeC(dtype), shape, o, &h)); err != nil {
-		return nil, err
-	}
+	return made(newCollective, func(h *uintptr) error {
+		return capi.Spmd_collective_create(input.handle(), capi.Enum_SS_spmd_collective_kind(kind), axes, dtypeC(dtype), shape, o, h)
+	})
+}
+
+func newCollective(h uintptr) *Collective {
 	c := &Collective{h: h}
 	runtime.SetFinalizer(c, (*Collective).Close)
-	return c, nil
+	return c
 }
 
 // Close releases the collective, after any execution in flight. Closing
@@ -129,39 +130,40 @@ func (c *Collective) Close() error {
 	return nil
 }
 
+// lock holds off Close during an execution; it returns the unlock.
+func (c *Collective) lock() func() {
+	if c == nil {
+		return func() {}
+	}
+	c.mu.Lock()
+	return c.mu.Unlock
+}
+
 // OutputSharding is the output's sharding, a new Sharding the caller closes.
 func (c *Collective) OutputSharding() (*Sharding, error) {
 	defer runtime.KeepAlive(c)
-	var h uintptr
-	if err := check(capi.Spmd_collective_output_sharding(c.handle(), &h)); err != nil {
-		return nil, err
-	}
-	return newSharding(h), nil
+	return made(newSharding, func(h *uintptr) error { return capi.Spmd_collective_output_sharding(c.handle(), h) })
 }
 
 // OutputDType is the output's element type (Pmean of integers gives a float
 // type, Psum of bool int32).
 func (c *Collective) OutputDType() (DType, error) {
 	defer runtime.KeepAlive(c)
-	var d int
-	if err := check(capi.Spmd_collective_output_dtype(c.handle(), &d)); err != nil {
-		return DTypeInvalid, err
-	}
-	return DType(d), nil
+	d, err := get(func(d *int) error { return capi.Spmd_collective_output_dtype(c.handle(), d) })
+	return DType(d), err
+}
+
+// OutputNDim is the output's number of dimensions.
+func (c *Collective) OutputNDim() (int, error) {
+	defer runtime.KeepAlive(c)
+	n, err := get(func(n *int64) error { return capi.Spmd_collective_output_ndim(c.handle(), n) })
+	return int(n), err
 }
 
 // OutputShape is the output's global shape.
 func (c *Collective) OutputShape() ([]int64, error) {
 	defer runtime.KeepAlive(c)
-	var n int64
-	if err := check(capi.Spmd_collective_output_ndim(c.handle(), &n)); err != nil {
-		return nil, err
-	}
-	shape := make([]int64, n)
-	if err := check(capi.Spmd_collective_output_shape(c.handle(), shape, &n)); err != nil {
-		return nil, err
-	}
-	return shape[:n], nil
+	return filled(func(shape []int64, n *int64) error { return capi.Spmd_collective_output_shape(c.handle(), shape, n) })
 }
 
 // Execute runs the collective on input (of the planned dtype and shape;
@@ -169,15 +171,8 @@ func (c *Collective) OutputShape() ([]int64, error) {
 func (c *Collective) Execute(input *Array) (*Array, error) {
 	defer runtime.KeepAlive(c)
 	defer runtime.KeepAlive(input)
-	if c != nil {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-	}
-	var h uintptr
-	if err := check(capi.Spmd_collective_execute(c.handle(), input.handle(), &h)); err != nil {
-		return nil, err
-	}
-	return newArray(h), nil
+	defer c.lock()()
+	return made(newArray, func(h *uintptr) error { return capi.Spmd_collective_execute(c.handle(), input.handle(), h) })
 }
 
 // ExecuteInto runs the collective into output, an array of the output's
@@ -187,9 +182,6 @@ func (c *Collective) ExecuteInto(input, output *Array) error {
 	defer runtime.KeepAlive(c)
 	defer runtime.KeepAlive(input)
 	defer runtime.KeepAlive(output)
-	if c != nil {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-	}
+	defer c.lock()()
 	return check(capi.Spmd_collective_execute_into(c.handle(), input.handle(), output.handle()))
 }

@@ -2,6 +2,7 @@ package spmd_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"runtime"
 	"strings"
@@ -103,6 +104,9 @@ func TestCollective(t *testing.T) {
 	psum := must(spmd.NewCollective(s, spmd.CollectivePsum, "x", spmd.F32, []int64{8}, nil))
 	defer psum.Close()
 	equal(t, "psum shape", must(psum.OutputShape()), []int64{2})
+	if n := must(psum.OutputNDim()); n != 1 {
+		t.Errorf("psum ndim %d", n)
+	}
 	if d := must(psum.OutputDType()); d != spmd.F32 {
 		t.Errorf("psum dtype %v", d)
 	}
@@ -416,6 +420,13 @@ func TestShardMapFailures(t *testing.T) {
 	})
 	wantErr(t, err, spmd.ErrInvalidArgument, "nope")
 
+	// ... also when the callback wraps it.
+	err = run(func(ctx *spmd.ShardContext) error {
+		_, err := ctx.AxisSize("nope")
+		return fmt.Errorf("sizing: %w", err)
+	})
+	wantErr(t, err, spmd.ErrInvalidArgument, "sizing: ", "nope")
+
 	// A missing output, a bad spec, mismatched counts.
 	err = run(func(ctx *spmd.ShardContext) error { return nil })
 	wantErr(t, err, spmd.ErrInvalidArgument)
@@ -440,6 +451,10 @@ func TestShardMapFailures(t *testing.T) {
 	_, err = kept.DeviceID()
 	wantErr(t, err, spmd.ErrInvalidArgument)
 	wantErr(t, kept.SetOutput(0, keptBlock), spmd.ErrInvalidArgument, "returned")
+	_, err = kept.Input(0)
+	wantErr(t, err, spmd.ErrInvalidArgument, "Input", "returned")
+	_, err = kept.Mesh()
+	wantErr(t, err, spmd.ErrInvalidArgument)
 	func() {
 		defer func() {
 			if r := recover(); r == nil || !strings.Contains(r.(error).Error(), "returned") {

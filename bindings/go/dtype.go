@@ -20,20 +20,17 @@ const (
 )
 
 // Size is the bytes per element, 0 for an invalid type.
-func (d DType) Size() int { return int(capi.Spmd_dtype_size(capi.Enum_SS_spmd_dtype(d))) }
+func (d DType) Size() int { return int(capi.Spmd_dtype_size(dtypeC(d))) }
 
 // String is the JAX/NumPy name ("float32", "bfloat16", "bool"), "" for an
 // invalid type.
-func (d DType) String() string { return capi.Spmd_dtype_name(capi.Enum_SS_spmd_dtype(d)) }
+func (d DType) String() string { return capi.Spmd_dtype_name(dtypeC(d)) }
 
 // ParseDType is the type whose JAX/NumPy name is name, the inverse of
 // String; ErrInvalidArgument (listing the names) for any other name.
 func ParseDType(name string) (DType, error) {
-	var d int
-	if err := check(capi.Spmd_dtype_from_name(name, &d)); err != nil {
-		return DTypeInvalid, err
-	}
-	return DType(d), nil
+	d, err := get(func(d *int) error { return capi.Spmd_dtype_from_name(name, d) })
+	return DType(d), err
 }
 
 // Element is a Go type whose values an array of the matching DType holds:
@@ -52,7 +49,13 @@ type HostElement interface {
 // DTypeOf is the DType of the Element type T.
 func DTypeOf[T Element]() DType {
 	var zero T
-	switch any(zero).(type) {
+	return dtypeOf(zero)
+}
+
+// dtypeOf is the DType of a value of an Element type, DTypeInvalid for a
+// value of any other type.
+func dtypeOf(v any) DType {
+	switch v.(type) {
 	case float32:
 		return F32
 	case float64:

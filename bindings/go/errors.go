@@ -75,6 +75,64 @@ func invalid(format string, args ...any) error {
 	return &Error{Status: StatusInvalidArgument, Message: fmt.Sprintf(format, args...)}
 }
 
+// get runs call, which writes one value through its pointer (libspmd's out
+// argument), and returns the value, or the call's error.
+func get[T any](call func(out *T) error) (T, error) {
+	var v T
+	if err := check(call(&v)); err != nil {
+		var zero T
+		return zero, err
+	}
+	return v, nil
+}
+
+// made runs call, which creates a libspmd object and writes its handle,
+// and returns the handle wrapped by wrap (the type's constructor, which
+// sets the finalizer), or the call's error.
+func made[T any](wrap func(uintptr) *T, call func(out *uintptr) error) (*T, error) {
+	h, err := get(call)
+	if err != nil {
+		return nil, err
+	}
+	return wrap(h), nil
+}
+
+// filled runs call on a buffer of MaxNDim values, of which C fills the
+// first n (a shape or coordinates), and returns those n.
+func filled(call func(buf []int64, n *int64) error) ([]int64, error) {
+	buf := make([]int64, MaxNDim)
+	n, err := get(func(n *int64) error { return call(buf, n) })
+	if err != nil {
+		return nil, err
+	}
+	return buf[:n], nil
+}
+
+// list reads count() values one by one with at.
+func list[T any](count func() (int, error), at func(int) (T, error)) ([]T, error) {
+	n, err := count()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, n)
+	for i := range out {
+		if out[i], err = at(i); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// handles lists the handles of objects (0 for a nil one), for the C
+// arrays of handles (inputs, specs, operands).
+func handles[T interface{ handle() uintptr }](objects []T) []uintptr {
+	hs := make([]uintptr, len(objects))
+	for i, o := range objects {
+		hs[i] = o.handle()
+	}
+	return hs
+}
+
 // boolOf converts libspmd's 0/1 flags.
 func boolOf(v int) bool { return v != 0 }
 

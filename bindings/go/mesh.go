@@ -12,13 +12,10 @@ const MaxNDim = capi.MaxNDim
 // Mesh is a device mesh (jax.sharding.Mesh): devices of one runtime in a
 // grid with named axes. Close it when done; shardings that use it keep it
 // alive.
-type Mesh struct {
-	h        uintptr
-	borrowed bool // lent by a shard_map context: Close does nothing
-}
+type Mesh struct{ h uintptr }
 
 func newMesh(h uintptr) *Mesh {
-	m := &Mesh{h: h}
+	m := &Mesh{h}
 	runtime.SetFinalizer(m, (*Mesh).Close)
 	return m
 }
@@ -42,11 +39,7 @@ func NewMesh(rt *Runtime, shape []int64, axes []string, devices []int) (*Mesh, e
 	}
 	var ids []int32
 	if devices != nil {
-		n := int64(1)
-		for _, s := range shape {
-			n *= s
-		}
-		if int64(len(devices)) != n {
+		if n := elements(shape); int64(len(devices)) != n {
 			return nil, invalid("spmd.NewMesh: %d device ids for a mesh of %d devices", len(devices), n)
 		}
 		ids = make([]int32, len(devices))
@@ -54,18 +47,13 @@ func NewMesh(rt *Runtime, shape []int64, axes []string, devices []int) (*Mesh, e
 			ids[i] = int32(d)
 		}
 	}
-	var h uintptr
-	if err := check(capi.Spmd_mesh_create(rt.handle(), shape, axes, ids, &h)); err != nil {
-		return nil, err
-	}
-	return newMesh(h), nil
+	return made(newMesh, func(h *uintptr) error { return capi.Spmd_mesh_create(rt.handle(), shape, axes, ids, h) })
 }
 
 // Close releases the caller's reference to the mesh. Closing twice is
-// harmless; later calls on m fail with ErrInvalidArgument. A mesh borrowed
-// from a ShardContext is not closed.
+// harmless; later calls on m fail with ErrInvalidArgument.
 func (m *Mesh) Close() error {
-	if m == nil || m.borrowed {
+	if m == nil {
 		return nil
 	}
 	runtime.SetFinalizer(m, nil)
@@ -76,152 +64,79 @@ func (m *Mesh) Close() error {
 // NDim is the number of axes.
 func (m *Mesh) NDim() (int, error) {
 	defer runtime.KeepAlive(m)
-	var n int64
-	if err := check(capi.Spmd_mesh_ndim(m.handle(), &n)); err != nil {
-		return 0, err
-	}
-	return int(n), nil
+	n, err := get(func(n *int64) error { return capi.Spmd_mesh_ndim(m.handle(), n) })
+	return int(n), err
 }
 
 // Size is the number of devices in the mesh, prod(shape).
 func (m *Mesh) Size() (int, error) {
 	defer runtime.KeepAlive(m)
-	var n int64
-	if err := check(capi.Spmd_mesh_size(m.handle(), &n)); err != nil {
-		return 0, err
-	}
-	return int(n), nil
+	n, err := get(func(n *int64) error { return capi.Spmd_mesh_size(m.handle(), n) })
+	return int(n), err
 }
 
 // AxisName is the name of axis i; ErrOutOfRange past the last axis.
 func (m *Mesh) AxisName(i int) (string, error) {
 	defer runtime.KeepAlive(m)
-	var s string
-	if err := check(capi.Spmd_mesh_axis_name(m.handle(), int64(i), &s)); err != nil {
-		return "", err
-	}
-	return s, nil
+	return get(func(s *string) error { return capi.Spmd_mesh_axis_name(m.handle(), int64(i), s) })
 }
 
 // AxisSize is the size of axis i; ErrOutOfRange past the last axis.
 func (m *Mesh) AxisSize(i int) (int64, error) {
 	defer runtime.KeepAlive(m)
-	var n int64
-	if err := check(capi.Spmd_mesh_axis_size(m.handle(), int64(i), &n)); err != nil {
-		return 0, err
-	}
-	return n, nil
+	return get(func(n *int64) error { return capi.Spmd_mesh_axis_size(m.handle(), int64(i), n) })
 }
 
 // AxisIndex is the index of the axis called name; ErrInvalidArgument when
 // the mesh has none.
 func (m *Mesh) AxisIndex(name string) (int, error) {
 	defer runtime.KeepAlive(m)
-	var n int64
-	if err := check(capi.Spmd_mesh_axis_index(m.handle(), name, &n)); err != nil {
-		return 0, err
-	}
-	return int(n), nil
+	n, err := get(func(n *int64) error { return capi.Spmd_mesh_axis_index(m.handle(), name, n) })
+	return int(n), err
 }
 
 // AxisNames lists the axis names in order.
-func (m *Mesh) AxisNames() ([]string, error) {
-	n, err := m.NDim()
-	if err != nil {
-		return nil, err
-	}
-	out := make([]string, n)
-	for i := range out {
-		if out[i], err = m.AxisName(i); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
+func (m *Mesh) AxisNames() ([]string, error) { return list(m.NDim, m.AxisName) }
 
 // Shape lists the axis sizes in order.
-func (m *Mesh) Shape() ([]int64, error) {
-	n, err := m.NDim()
-	if err != nil {
-		return nil, err
-	}
-	out := make([]int64, n)
-	for i := range out {
-		if out[i], err = m.AxisSize(i); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
+func (m *Mesh) Shape() ([]int64, error) { return list(m.NDim, m.AxisSize) }
 
 // DeviceAt is the device at mesh coordinates coords, one per axis;
 // ErrOutOfRange for a coordinate outside its axis.
 func (m *Mesh) DeviceAt(coords ...int64) (int, error) {
 	defer runtime.KeepAlive(m)
-	var d int
-	if err := check(capi.Spmd_mesh_device_at(m.handle(), coords, &d)); err != nil {
-		return 0, err
-	}
-	return d, nil
+	return get(func(d *int) error { return capi.Spmd_mesh_device_at(m.handle(), coords, d) })
 }
 
 // DeviceCoords are the mesh coordinates of device id; ErrInvalidArgument
 // when the device is not in the mesh.
 func (m *Mesh) DeviceCoords(id int) ([]int64, error) {
 	defer runtime.KeepAlive(m)
-	coords := make([]int64, MaxNDim)
-	var n int64
-	if err := check(capi.Spmd_mesh_device_coords(m.handle(), id, coords, &n)); err != nil {
-		return nil, err
-	}
-	return coords[:n], nil
+	return filled(func(coords []int64, n *int64) error { return capi.Spmd_mesh_device_coords(m.handle(), id, coords, n) })
 }
 
 // Device is the i-th device in row-major mesh order (mesh.devices.flat[i]).
 func (m *Mesh) Device(i int) (int, error) {
 	defer runtime.KeepAlive(m)
-	var d int
-	if err := check(capi.Spmd_mesh_device(m.handle(), int64(i), &d)); err != nil {
-		return 0, err
-	}
-	return d, nil
+	return get(func(d *int) error { return capi.Spmd_mesh_device(m.handle(), int64(i), d) })
 }
 
 // Devices lists the mesh's device ids in row-major mesh order.
-func (m *Mesh) Devices() ([]int, error) {
-	n, err := m.Size()
-	if err != nil {
-		return nil, err
-	}
-	out := make([]int, n)
-	for i := range out {
-		if out[i], err = m.Device(i); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
+func (m *Mesh) Devices() ([]int, error) { return list(m.Size, m.Device) }
 
 // Equal reports whether two meshes have the same runtime, axis names, sizes
 // and devices.
 func (m *Mesh) Equal(o *Mesh) (bool, error) {
 	defer runtime.KeepAlive(m)
 	defer runtime.KeepAlive(o)
-	var eq int
-	if err := check(capi.Spmd_mesh_equal(m.handle(), o.handle(), &eq)); err != nil {
-		return false, err
-	}
-	return boolOf(eq), nil
+	eq, err := get(func(eq *int) error { return capi.Spmd_mesh_equal(m.handle(), o.handle(), eq) })
+	return boolOf(eq), err
 }
 
 // Text is JAX's str(mesh): "Mesh('x': 2, 'y': 4)".
 func (m *Mesh) Text() (string, error) {
 	defer runtime.KeepAlive(m)
-	var s string
-	if err := check(capi.Spmd_mesh_to_string(m.handle(), &s)); err != nil {
-		return "", err
-	}
-	return s, nil
+	return get(func(s *string) error { return capi.Spmd_mesh_to_string(m.handle(), s) })
 }
 
 // String is Text, or the error in angle brackets.

@@ -115,11 +115,7 @@ func op(opts *OpOptions, call func(o capi.Spmd_op_options, out *uintptr) error, 
 		return nil, err
 	}
 	defer release()
-	var h uintptr
-	if err := check(call(o, &h)); err != nil {
-		return nil, err
-	}
-	return newArray(h), nil
+	return made(newArray, func(h *uintptr) error { return call(o, h) })
 }
 
 // Unary applies an elementwise function; the result keeps x's sharding.
@@ -295,10 +291,7 @@ func Slice(x *Array, start, stop []int64, opts *OpOptions) (*Array, error) {
 // Concatenate is jnp.concatenate(xs, axis) in the operands' promoted dtype;
 // the result keeps the first operand's spec. Donation is not offered.
 func Concatenate(xs []*Array, axis int, opts *OpOptions) (*Array, error) {
-	hs := make([]uintptr, len(xs))
-	for i, x := range xs {
-		hs[i] = x.handle()
-	}
+	hs := handles(xs)
 	return op(opts, func(o capi.Spmd_op_options, out *uintptr) error {
 		return capi.Spmd_concatenate(int64(len(hs)), hs, int64(axis), o, out)
 	}, xs...)

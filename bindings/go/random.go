@@ -14,11 +14,8 @@ type PRNGKey [2]uint32
 // Seeds below 2^32 give JAX's key in either precision mode; a negative
 // int64 seed converted to uint64 gives JAX's key under jax_enable_x64.
 func Key(seed uint64) (PRNGKey, error) {
-	var k [2]uint32
-	if err := check(capi.Spmd_random_key(seed, &k)); err != nil {
-		return PRNGKey{}, err
-	}
-	return PRNGKey(k), nil
+	k, err := get(func(k *[2]uint32) error { return capi.Spmd_random_key(seed, k) })
+	return PRNGKey(k), err
 }
 
 // Split is jax.random.split(key, n): n new keys (key i is the same for
@@ -27,9 +24,8 @@ func (k PRNGKey) Split(n int) ([]PRNGKey, error) {
 	if n < 0 {
 		return nil, invalid("spmd.PRNGKey.Split: n = %d", n)
 	}
-	in := [2]uint32(k)
 	out := make([][2]uint32, n)
-	if err := check(capi.Spmd_random_split(&in, out)); err != nil {
+	if err := check(capi.Spmd_random_split(k.words(), out)); err != nil {
 		return nil, err
 	}
 	keys := make([]PRNGKey, n)
@@ -42,13 +38,12 @@ func (k PRNGKey) Split(n int) ([]PRNGKey, error) {
 // FoldIn is jax.random.fold_in(key, data) (JAX converts data to uint32
 // first: pass uint32(d) for a negative int).
 func (k PRNGKey) FoldIn(data uint32) (PRNGKey, error) {
-	in := [2]uint32(k)
-	var out [2]uint32
-	if err := check(capi.Spmd_random_fold_in(&in, uint(data), &out)); err != nil {
-		return PRNGKey{}, err
-	}
-	return PRNGKey(out), nil
+	out, err := get(func(out *[2]uint32) error { return capi.Spmd_random_fold_in(k.words(), uint(data), out) })
+	return PRNGKey(out), err
 }
+
+// words is the key as libspmd's spmd_key (a copy: k is a value).
+func (k PRNGKey) words() *[2]uint32 { return (*[2]uint32)(&k) }
 
 // Bits is jax.random.bits(key, shape, dtype) laid out by sharding: uniform
 // random bits, bit-exact with JAX. dtype is U8, I32 (uint32 bit patterns) or
@@ -56,36 +51,27 @@ func (k PRNGKey) FoldIn(data uint32) (PRNGKey, error) {
 // values do not depend on the sharding.
 func Bits(sharding *Sharding, key PRNGKey, dtype DType, shape []int64) (*Array, error) {
 	defer runtime.KeepAlive(sharding)
-	k := [2]uint32(key)
-	var h uintptr
-	if err := check(capi.Spmd_random_bits(sharding.handle(), &k, dtypeC(dtype), shape, &h)); err != nil {
-		return nil, err
-	}
-	return newArray(h), nil
+	return made(newArray, func(h *uintptr) error {
+		return capi.Spmd_random_bits(sharding.handle(), key.words(), dtypeC(dtype), shape, h)
+	})
 }
 
 // Uniform is jax.random.uniform(key, shape, dtype, minval, maxval): floats
 // (F32, F64, F16 or BF16) in [minval, maxval), bit-exact with JAX on CPU.
 func Uniform(sharding *Sharding, key PRNGKey, dtype DType, shape []int64, minval, maxval float64) (*Array, error) {
 	defer runtime.KeepAlive(sharding)
-	k := [2]uint32(key)
-	var h uintptr
-	if err := check(capi.Spmd_random_uniform(sharding.handle(), &k, dtypeC(dtype), shape, minval, maxval, &h)); err != nil {
-		return nil, err
-	}
-	return newArray(h), nil
+	return made(newArray, func(h *uintptr) error {
+		return capi.Spmd_random_uniform(sharding.handle(), key.words(), dtypeC(dtype), shape, minval, maxval, h)
+	})
 }
 
 // Normal is jax.random.normal(key, shape, dtype): standard normal floats,
 // computed as JAX does.
 func Normal(sharding *Sharding, key PRNGKey, dtype DType, shape []int64) (*Array, error) {
 	defer runtime.KeepAlive(sharding)
-	k := [2]uint32(key)
-	var h uintptr
-	if err := check(capi.Spmd_random_normal(sharding.handle(), &k, dtypeC(dtype), shape, &h)); err != nil {
-		return nil, err
-	}
-	return newArray(h), nil
+	return made(newArray, func(h *uintptr) error {
+		return capi.Spmd_random_normal(sharding.handle(), key.words(), dtypeC(dtype), shape, h)
+	})
 }
 
 // TruncatedNormal is jax.random.truncated_normal(key, lower, upper, shape,
@@ -93,10 +79,7 @@ func Normal(sharding *Sharding, key PRNGKey, dtype DType, shape []int64) (*Array
 // allowed. ErrInvalidArgument unless lower < upper.
 func TruncatedNormal(sharding *Sharding, key PRNGKey, dtype DType, shape []int64, lower, upper float64) (*Array, error) {
 	defer runtime.KeepAlive(sharding)
-	k := [2]uint32(key)
-	var h uintptr
-	if err := check(capi.Spmd_random_truncated_normal(sharding.handle(), &k, dtypeC(dtype), shape, lower, upper, &h)); err != nil {
-		return nil, err
-	}
-	return newArray(h), nil
+	return made(newArray, func(h *uintptr) error {
+		return capi.Spmd_random_truncated_normal(sharding.handle(), key.words(), dtypeC(dtype), shape, lower, upper, h)
+	})
 }

@@ -20,11 +20,8 @@ func VersionString() string { return capi.Spmd_version_string() }
 // before and after a piece of work tells whether it left a handle open.
 // Handles made by other goroutines meanwhile count too.
 func LiveHandles() (int, error) {
-	var n int64
-	if err := check(capi.Spmd_live_handles(&n)); err != nil {
-		return 0, err
-	}
-	return int(n), nil
+	n, err := get(capi.Spmd_live_handles)
+	return int(n), err
 }
 
 // Platform is a platform a runtime can run on (spmd_platform).
@@ -99,13 +96,13 @@ func NewRuntime(opts *RuntimeOptions) (*Runtime, error) {
 		o.SetWorker_threads(opts.WorkerThreads)
 		o.SetDevice_cache_bytes(opts.DeviceCacheBytes)
 	}
-	var h uintptr
-	if err := check(capi.Spmd_runtime_create(o, &h)); err != nil {
-		return nil, err
-	}
+	return made(newRuntime, func(h *uintptr) error { return capi.Spmd_runtime_create(o, h) })
+}
+
+func newRuntime(h uintptr) *Runtime {
 	r := &Runtime{h}
 	runtime.SetFinalizer(r, (*Runtime).Close)
-	return r, nil
+	return r
 }
 
 func (r *Runtime) handle() uintptr {
@@ -129,21 +126,14 @@ func (r *Runtime) Close() error {
 // DeviceCount is the number of devices the runtime can address.
 func (r *Runtime) DeviceCount() (int, error) {
 	defer runtime.KeepAlive(r)
-	var n int
-	if err := check(capi.Spmd_runtime_device_count(r.handle(), &n)); err != nil {
-		return 0, err
-	}
-	return n, nil
+	return get(func(n *int) error { return capi.Spmd_runtime_device_count(r.handle(), n) })
 }
 
 // Platform is the platform the runtime runs on (never PlatformDefault).
 func (r *Runtime) Platform() (Platform, error) {
 	defer runtime.KeepAlive(r)
-	var p int
-	if err := check(capi.Spmd_runtime_platform(r.handle(), &p)); err != nil {
-		return PlatformDefault, err
-	}
-	return Platform(p), nil
+	p, err := get(func(p *int) error { return capi.Spmd_runtime_platform(r.handle(), p) })
+	return Platform(p), err
 }
 
 // DeviceInfo describes one device (jax.Device).
@@ -187,27 +177,11 @@ func (r *Runtime) Device(id int) (DeviceInfo, error) {
 }
 
 // Devices describes every device of the runtime, in id order (jax.devices()).
-func (r *Runtime) Devices() ([]DeviceInfo, error) {
-	n, err := r.DeviceCount()
-	if err != nil {
-		return nil, err
-	}
-	out := make([]DeviceInfo, n)
-	for i := range out {
-		if out[i], err = r.Device(i); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
+func (r *Runtime) Devices() ([]DeviceInfo, error) { return list(r.DeviceCount, r.Device) }
 
 // DeviceString is JAX's repr of device id, "CpuDevice(id=3)";
 // ErrOutOfRange for an unknown id.
 func (r *Runtime) DeviceString(id int) (string, error) {
 	defer runtime.KeepAlive(r)
-	var s string
-	if err := check(capi.Spmd_runtime_device_to_string(r.handle(), id, &s)); err != nil {
-		return "", err
-	}
-	return s, nil
+	return get(func(s *string) error { return capi.Spmd_runtime_device_to_string(r.handle(), id, s) })
 }

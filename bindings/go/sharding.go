@@ -52,44 +52,28 @@ func (k ShardingKind) String() string {
 func Named(mesh *Mesh, spec *Spec) (*Sharding, error) {
 	defer runtime.KeepAlive(mesh)
 	defer spec.rlock()()
-	var h uintptr
-	if err := check(capi.Spmd_sharding_named(mesh.handle(), spec.handle(), &h)); err != nil {
-		return nil, err
-	}
-	return newSharding(h), nil
+	return made(newSharding, func(h *uintptr) error { return capi.Spmd_sharding_named(mesh.handle(), spec.handle(), h) })
 }
 
 // NamedText is NamedSharding(mesh, spec) with the spec as text (see
 // ParseSpec): NamedText(mesh, "P('x', None)").
 func NamedText(mesh *Mesh, spec string) (*Sharding, error) {
 	defer runtime.KeepAlive(mesh)
-	var h uintptr
-	if err := check(capi.Spmd_sharding_named_text(mesh.handle(), spec, &h)); err != nil {
-		return nil, err
-	}
-	return newSharding(h), nil
+	return made(newSharding, func(h *uintptr) error { return capi.Spmd_sharding_named_text(mesh.handle(), spec, h) })
 }
 
 // Replicated is NamedSharding(mesh, P()): every device holds the whole
 // array.
 func Replicated(mesh *Mesh) (*Sharding, error) {
 	defer runtime.KeepAlive(mesh)
-	var h uintptr
-	if err := check(capi.Spmd_sharding_replicated(mesh.handle(), &h)); err != nil {
-		return nil, err
-	}
-	return newSharding(h), nil
+	return made(newSharding, func(h *uintptr) error { return capi.Spmd_sharding_replicated(mesh.handle(), h) })
 }
 
 // SingleDevice is SingleDeviceSharding(device): the whole array on one
 // device; ErrOutOfRange for an unknown device.
 func SingleDevice(rt *Runtime, device int) (*Sharding, error) {
 	defer runtime.KeepAlive(rt)
-	var h uintptr
-	if err := check(capi.Spmd_sharding_single_device(rt.handle(), device, &h)); err != nil {
-		return nil, err
-	}
-	return newSharding(h), nil
+	return made(newSharding, func(h *uintptr) error { return capi.Spmd_sharding_single_device(rt.handle(), device, h) })
 }
 
 // Close releases the sharding. Closing twice is harmless; later calls on s
@@ -106,43 +90,29 @@ func (s *Sharding) Close() error {
 // Kind is the kind of the sharding.
 func (s *Sharding) Kind() (ShardingKind, error) {
 	defer runtime.KeepAlive(s)
-	var k int
-	if err := check(capi.Spmd_sharding_get_kind(s.handle(), &k)); err != nil {
-		return 0, err
-	}
-	return ShardingKind(k), nil
+	k, err := get(func(k *int) error { return capi.Spmd_sharding_get_kind(s.handle(), k) })
+	return ShardingKind(k), err
 }
 
 // Mesh is the sharding's mesh (a one-device mesh for a single-device
 // sharding), a new Mesh the caller closes.
 func (s *Sharding) Mesh() (*Mesh, error) {
 	defer runtime.KeepAlive(s)
-	var h uintptr
-	if err := check(capi.Spmd_sharding_mesh(s.handle(), &h)); err != nil {
-		return nil, err
-	}
-	return newMesh(h), nil
+	return made(newMesh, func(h *uintptr) error { return capi.Spmd_sharding_mesh(s.handle(), h) })
 }
 
 // Spec is a copy of the sharding's spec (P() for a single-device sharding),
 // a new Spec the caller closes.
 func (s *Sharding) Spec() (*Spec, error) {
 	defer runtime.KeepAlive(s)
-	var h uintptr
-	if err := check(capi.Spmd_sharding_spec(s.handle(), &h)); err != nil {
-		return nil, err
-	}
-	return newSpec(h), nil
+	return made(newSpec, func(h *uintptr) error { return capi.Spmd_sharding_spec(s.handle(), h) })
 }
 
 // DeviceCount is the number of devices that hold a shard: the mesh size.
 func (s *Sharding) DeviceCount() (int, error) {
 	defer runtime.KeepAlive(s)
-	var n int64
-	if err := check(capi.Spmd_sharding_device_count(s.handle(), &n)); err != nil {
-		return 0, err
-	}
-	return int(n), nil
+	n, err := get(func(n *int64) error { return capi.Spmd_sharding_device_count(s.handle(), n) })
+	return int(n), err
 }
 
 // Equal reports whether two shardings place every element of every array on
@@ -151,32 +121,22 @@ func (s *Sharding) DeviceCount() (int, error) {
 func (s *Sharding) Equal(o *Sharding) (bool, error) {
 	defer runtime.KeepAlive(s)
 	defer runtime.KeepAlive(o)
-	var eq int
-	if err := check(capi.Spmd_sharding_equal(s.handle(), o.handle(), &eq)); err != nil {
-		return false, err
-	}
-	return boolOf(eq), nil
+	eq, err := get(func(eq *int) error { return capi.Spmd_sharding_equal(s.handle(), o.handle(), eq) })
+	return boolOf(eq), err
 }
 
 // IsFullyReplicated reports whether every device holds the whole array.
 func (s *Sharding) IsFullyReplicated() (bool, error) {
 	defer runtime.KeepAlive(s)
-	var v int
-	if err := check(capi.Spmd_sharding_is_fully_replicated(s.handle(), &v)); err != nil {
-		return false, err
-	}
-	return boolOf(v), nil
+	v, err := get(func(v *int) error { return capi.Spmd_sharding_is_fully_replicated(s.handle(), v) })
+	return boolOf(v), err
 }
 
 // Text is JAX's str of the sharding: "NamedSharding(mesh=Mesh('x': 3),
 // spec=PartitionSpec('x',), memory_kind=device)".
 func (s *Sharding) Text() (string, error) {
 	defer runtime.KeepAlive(s)
-	var t string
-	if err := check(capi.Spmd_sharding_to_string(s.handle(), &t)); err != nil {
-		return "", err
-	}
-	return t, nil
+	return get(func(t *string) error { return capi.Spmd_sharding_to_string(s.handle(), t) })
 }
 
 // String is Text, or the error in angle brackets.
@@ -279,9 +239,5 @@ func (s *Sharding) Visualize(shape []int64, opts *VisualizeOptions) (string, err
 		return "", err
 	}
 	defer release()
-	var t string
-	if err := check(capi.Spmd_sharding_visualize(s.handle(), shape, o, &t)); err != nil {
-		return "", err
-	}
-	return t, nil
+	return get(func(t *string) error { return capi.Spmd_sharding_visualize(s.handle(), shape, o, t) })
 }

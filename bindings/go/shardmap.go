@@ -46,10 +46,11 @@ type shardCall struct {
 // leaves out means the blocks along it are equal.
 //
 // fn's ShardContext and Blocks are valid only during that call. An error fn
-// returns (its status if it is an *Error, else StatusCallback) or a panic
-// in fn fails that device; ShardMap then returns libspmd's error, which
-// names the device and carries the message. ShardMaps of one runtime run
-// one after another; fn must not call ShardMap.
+// returns (with the status of the *Error it is or wraps, else
+// StatusCallback) or a panic in fn fails that device; ShardMap then returns
+// libspmd's error, which names the device and carries the message.
+// ShardMaps of one runtime run one after another; fn must not call
+// ShardMap.
 func ShardMap(mesh *Mesh, fn func(*ShardContext) error, inputs []*Array, inSpecs, outSpecs []string, opts *ShardMapOptions) ([]*Array, error) {
 	if len(inSpecs) != len(inputs) {
 		return nil, invalid("spmd.ShardMap: %d in specs for %d inputs", len(inSpecs), len(inputs))
@@ -65,13 +66,6 @@ func ShardMap(mesh *Mesh, fn func(*ShardContext) error, inputs []*Array, inSpecs
 func ShardMapSpecs(mesh *Mesh, fn func(*ShardContext) error, inputs []*Array, inSpecs, outSpecs []*Spec, opts *ShardMapOptions) ([]*Array, error) {
 	if len(inSpecs) != len(inputs) {
 		return nil, invalid("spmd.ShardMapSpecs: %d in specs for %d inputs", len(inSpecs), len(inputs))
-	}
-	handles := func(specs []*Spec) []uintptr {
-		hs := make([]uintptr, len(specs))
-		for i, s := range specs {
-			hs[i] = s.handle()
-		}
-		return hs
 	}
 	return shardMap(mesh, fn, inputs, len(outSpecs), opts,
 		func(fnp, user uintptr, ins []uintptr, o capi.Spmd_shard_map_options, outs []uintptr) error {
@@ -107,23 +101,19 @@ func shardMap(mesh *Mesh, fn func(*ShardContext) error, inputs []*Array, nOut in
 	}
 	o.SetCheck_rep(intOf(opts.CheckRep))
 	o.SetTimeout_ms(timeoutMs(opts.Timeout))
-	print := opts.Print
-	if print == nil {
-		print = printLine
+	sink := opts.Print
+	if sink == nil {
+		sink = printLine
 	}
-	printHandle := cgo.NewHandle(print)
+	printHandle := cgo.NewHandle(sink)
 	defer printHandle.Delete()
 	o.SetPrint_fn(printFnPtr())
 	o.SetPrint_user_data(uintptr(printHandle))
 
 	call := cgo.NewHandle(&shardCall{mesh: mesh, fn: fn})
 	defer call.Delete()
-	ins := make([]uintptr, len(inputs))
-	for i, a := range inputs {
-		ins[i] = a.handle()
-	}
 	outs := make([]uintptr, nOut)
-	if err := check(run(shardFnPtr(), uintptr(call), ins, o, outs)); err != nil {
+	if err := check(run(shardFnPtr(), uintptr(call), handles(inputs), o, outs)); err != nil {
 		return nil, err
 	}
 	arrays := make([]*Array, nOut)
@@ -171,47 +161,37 @@ func (c *ShardContext) alive(what string) error {
 
 // DeviceID is the global id of the device this callback runs on.
 func (c *ShardContext) DeviceID() (int, error) {
-	var d int
-	if err := check(capi.Spmd_ctx_device_id(c.h, &d)); err != nil {
-		return 0, err
-	}
-	return d, nil
+	return get(func(d *int) error { return capi.Spmd_ctx_device_id(c.h, d) })
 }
 
 // Mesh is the mesh the ShardMap runs over: the *Mesh given to ShardMap.
 func (c *ShardContext) Mesh() (*Mesh, error) {
-	var h uintptr
-	if err := check(capi.Spmd_ctx_mesh(c.h, &h)); err != nil {
+	// libspmd gives back the handle ShardMap passed; asking it checks the
+	// context is still usable here.
+	if _, err := get(func(h *uintptr) error { return capi.Spmd_ctx_mesh(c.h, h) }); err != nil {
 		return nil, err
 	}
-	if h == c.call.mesh.handle() {
-		return c.call.mesh, nil
-	}
-	return &Mesh{h: h, borrowed: true}, nil
+	return c.call.mesh, nil
 }
 
 // AxisIndex is jax.lax.axis_index(axes): this device's row-major index over
 // the coordinates of axes.
 func (c *ShardContext) AxisIndex(axes string) (int, error) {
-	var n int64
-	if err := check(capi.Spmd_ctx_axis_index(c.h, axes, &n)); err != nil {
-		return 0, err
-	}
-	return int(n), nil
+	n, err := get(func(n *int64) error { return capi.Spmd_ctx_axis_index(c.h, axes, n) })
+	return int(n), err
 }
 
 // AxisSize is jax.lax.axis_size(axes): the product of the sizes of axes.
 func (c *ShardContext) AxisSize(axes string) (int, error) {
-	var n int64
-	if err := check(capi.Spmd_ctx_axis_size(c.h, axes, &n)); err != nil {
-		return 0, err
-	}
-	return int(n), nil
+	n, err := get(func(n *int64) error { return capi.Spmd_ctx_axis_size(c.h, axes, n) })
+	return int(n), err
 }
 
-// newBlock makes a descriptor the context frees when the callback returns.
-func (c *ShardContext) newBlock() (capi.Spmd_block, error) {
-	if err := c.alive("block"); err != nil {
+// newBlock runs fill, a call of method what that fills a block descriptor,
+// on a new descriptor the context frees when the callback returns, and
+// returns the block it describes.
+func (c *ShardContext) newBlock(what string, fill func(d capi.Spmd_block) error) (*Block, error) {
+	if err := c.alive(what); err != nil {
 		return nil, err
 	}
 	d := capi.NewSpmd_block()
@@ -219,69 +199,37 @@ func (c *ShardContext) newBlock() (capi.Spmd_block, error) {
 	if err := check(capi.Spmd_block_init(d, capi.SizeofBlock)); err != nil {
 		return nil, err
 	}
-	return d, nil
-}
-
-// block reads a descriptor libspmd filled.
-func (c *ShardContext) block(d capi.Spmd_block) *Block {
-	n := int(d.GetNdim())
+	if err := check(fill(d)); err != nil {
+		return nil, err
+	}
 	return &Block{
 		ctx:   c,
 		desc:  d,
 		dtype: DType(d.GetDtype()),
-		shape: copyInt64s(d.GetShape(), n),
+		shape: copyInt64s(d.GetShape(), int(d.GetNdim())),
 		data:  d.GetData(),
-	}
+	}, nil
 }
 
 // InputCount is the number of inputs of the ShardMap.
 func (c *ShardContext) InputCount() (int, error) {
-	var n int64
-	if err := check(capi.Spmd_ctx_input_count(c.h, &n)); err != nil {
-		return 0, err
-	}
-	return int(n), nil
+	n, err := get(func(n *int64) error { return capi.Spmd_ctx_input_count(c.h, n) })
+	return int(n), err
 }
 
 // Input is this device's block of input i (read-only data);
 // ErrOutOfRange past the last input.
 func (c *ShardContext) Input(i int) (*Block, error) {
-	d, err := c.newBlock()
-	if err != nil {
-		return nil, err
-	}
-	if err := check(capi.Spmd_ctx_input(c.h, int64(i), d)); err != nil {
-		return nil, err
-	}
-	return c.block(d), nil
+	return c.newBlock("Input", func(d capi.Spmd_block) error { return capi.Spmd_ctx_input(c.h, int64(i), d) })
 }
 
 // Inputs are this device's blocks of every input.
-func (c *ShardContext) Inputs() ([]*Block, error) {
-	n, err := c.InputCount()
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*Block, n)
-	for i := range out {
-		if out[i], err = c.Input(i); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
+func (c *ShardContext) Inputs() ([]*Block, error) { return list(c.InputCount, c.Input) }
 
 // Alloc is a new zero-filled block on this device, owned by the context
 // (freed when the ShardMap returns, or passed on by SetOutput).
 func (c *ShardContext) Alloc(dtype DType, shape ...int64) (*Block, error) {
-	d, err := c.newBlock()
-	if err != nil {
-		return nil, err
-	}
-	if err := check(capi.Spmd_ctx_alloc(c.h, dtypeC(dtype), shape, d)); err != nil {
-		return nil, err
-	}
-	return c.block(d), nil
+	return c.newBlock("Alloc", func(d capi.Spmd_block) error { return capi.Spmd_ctx_alloc(c.h, dtypeC(dtype), shape, d) })
 }
 
 // SetOutput sets this device's block of output i: a block from Alloc or a
@@ -326,14 +274,7 @@ func (c *ShardContext) collective(name string, x *Block, call func(in, out capi.
 	if err != nil {
 		return nil, err
 	}
-	out, err := c.newBlock()
-	if err != nil {
-		return nil, err
-	}
-	if err := check(call(in, out)); err != nil {
-		return nil, err
-	}
-	return c.block(out), nil
+	return c.newBlock(name, func(out capi.Spmd_block) error { return call(in, out) })
 }
 
 // The collectives. Every device of each group over axes must call the same
@@ -454,21 +395,8 @@ func BlockData[T HostElement](b *Block) []T {
 		panic(err)
 	}
 	var zero T
-	ok := false
-	switch any(zero).(type) {
-	case float32:
-		ok = b.dtype == F32
-	case float64:
-		ok = b.dtype == F64
-	case int32:
-		ok = b.dtype == I32
-	case int64:
-		ok = b.dtype == I64
-	case uint8:
-		ok = b.dtype == U8
-	case bool:
-		ok = b.dtype == Bool
-	case uint16:
+	ok := b.dtype == dtypeOf(zero)
+	if _, bits := any(zero).(uint16); bits {
 		ok = b.dtype == F16 || b.dtype == BF16
 	}
 	if !ok {

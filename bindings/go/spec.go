@@ -33,22 +33,17 @@ func (s *Spec) handle() uintptr {
 // "PartitionSpec(('x', 'y'),)"). ErrInvalidArgument for a syntax error
 // (with the column in the message) or an axis used twice.
 func ParseSpec(text string) (*Spec, error) {
-	var h uintptr
-	if err := check(capi.Spmd_spec_parse(text, &h)); err != nil {
-		return nil, err
-	}
-	return newSpec(h), nil
+	return made(newSpec, func(h *uintptr) error { return capi.Spmd_spec_parse(text, h) })
 }
 
 // NewSpec creates a spec from its dimensions, each the axes splitting it (nil
 // or empty: None, replicated): NewSpec([]string{"x"}, nil) is P('x', None).
 // With no arguments it is P().
 func NewSpec(dims ...[]string) (*Spec, error) {
-	var h uintptr
-	if err := check(capi.Spmd_spec_create(&h)); err != nil {
+	s, err := made(newSpec, capi.Spmd_spec_create)
+	if err != nil {
 		return nil, err
 	}
-	s := newSpec(h)
 	for _, axes := range dims {
 		if err := s.Append(axes...); err != nil {
 			s.Close()
@@ -97,19 +92,16 @@ func (s *Spec) rlock() func() {
 // counted; trailing Nones written out are).
 func (s *Spec) NDim() (int, error) {
 	defer s.rlock()()
-	var n int64
-	if err := check(capi.Spmd_spec_ndim(s.handle(), &n)); err != nil {
-		return 0, err
-	}
-	return int(n), nil
+	n, err := get(func(n *int64) error { return capi.Spmd_spec_ndim(s.handle(), n) })
+	return int(n), err
 }
 
 // Dim lists the mesh axes splitting dimension dim (empty for None);
 // ErrOutOfRange past the last dimension.
 func (s *Spec) Dim(dim int) ([]string, error) {
 	defer s.rlock()()
-	var n int64
-	if err := check(capi.Spmd_spec_dim_size(s.handle(), int64(dim), &n)); err != nil {
+	n, err := get(func(n *int64) error { return capi.Spmd_spec_dim_size(s.handle(), int64(dim), n) })
+	if err != nil {
 		return nil, err
 	}
 	axes := make([]string, n)
@@ -122,19 +114,7 @@ func (s *Spec) Dim(dim int) ([]string, error) {
 }
 
 // Dims lists every dimension's axes, as Dim does.
-func (s *Spec) Dims() ([][]string, error) {
-	n, err := s.NDim()
-	if err != nil {
-		return nil, err
-	}
-	out := make([][]string, n)
-	for d := range out {
-		if out[d], err = s.Dim(d); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
+func (s *Spec) Dims() ([][]string, error) { return list(s.NDim, s.Dim) }
 
 // Equal reports whether two specs are equal once trailing Nones are
 // dropped (P('x') equals P('x', None)).
@@ -143,21 +123,14 @@ func (s *Spec) Equal(o *Spec) (bool, error) {
 	if o != s {
 		defer o.rlock()()
 	}
-	var eq int
-	if err := check(capi.Spmd_spec_equal(s.handle(), o.handle(), &eq)); err != nil {
-		return false, err
-	}
-	return boolOf(eq), nil
+	eq, err := get(func(eq *int) error { return capi.Spmd_spec_equal(s.handle(), o.handle(), eq) })
+	return boolOf(eq), err
 }
 
 // Text is JAX's str of the spec: "PartitionSpec('x', None)".
 func (s *Spec) Text() (string, error) {
 	defer s.rlock()()
-	var t string
-	if err := check(capi.Spmd_spec_to_string(s.handle(), &t)); err != nil {
-		return "", err
-	}
-	return t, nil
+	return get(func(t *string) error { return capi.Spmd_spec_to_string(s.handle(), t) })
 }
 
 // String is Text, or the error in angle brackets.

@@ -126,20 +126,27 @@ SPMD_GO_SCALAR_OUT(spmd_sharding_kind, int)
 %{ $result = joinStrings($input) %}
 %typemap(in) const char *const * (size_t count)
 %{ $1 = ($1_ltype)spmd_go_split_strings($input.p, (size_t)$input.n, &count); %}
-%typemap(freearg) const char *const * %{ free((void *)$1); %}
 %typemap(in) (const char *const *axes, size_t naxes)
 %{ $1 = ($1_ltype)spmd_go_split_strings($input.p, (size_t)$input.n, &$2); %}
-%typemap(freearg) (const char *const *axes, size_t naxes) %{ free((void *)$1); %}
+%typemap(freearg) const char *const *, (const char *const *axes, size_t naxes)
+%{ free((void *)$1); %}
 
-/* -- Counted int64 arrays ((size_t ndim, const int64_t *shape) and the
- * like) are one []int64 (nil or empty: NULL, count 0). */
-%typemap(gotype) (size_t ndim, const int64_t *shape), (size_t ndim, const int64_t *coords),
-                 (size_t naxes, const int64_t *axes), (size_t naxes, const int64_t *perm),
-                 (size_t ndim, const int64_t *start) "[]int64"
-%typemap(in) (size_t ndim, const int64_t *shape), (size_t ndim, const int64_t *coords),
-             (size_t naxes, const int64_t *axes), (size_t naxes, const int64_t *perm),
-             (size_t ndim, const int64_t *start)
+/* -- Counted arrays: a (count, pointer) pair is one Go slice whose length
+ * is the count (nil or empty: NULL, count 0). Inputs ((size_t ndim,
+ * const int64_t *shape) and the like) are []int64; so are caller-sized
+ * outputs ((size_t capacity, int64_t *shape): C fills the first ndim
+ * values); ppermute's (source, dest) pairs are [][2]int64, split's keys to
+ * fill [][2]uint32. */
+%typemap(gotype) (size_t ndim, const int64_t *shape) "[]int64"
+%typemap(in) (size_t ndim, const int64_t *shape)
 %{ $1 = (size_t)$input.len; $2 = $input.len ? ($2_ltype)$input.array : NULL; %}
+%apply (size_t ndim, const int64_t *shape) {
+  (size_t ndim, const int64_t *coords), (size_t naxes, const int64_t *axes),
+  (size_t naxes, const int64_t *perm), (size_t ndim, const int64_t *start),
+  (size_t capacity, int64_t *shape), (size_t capacity, int64_t *coords),
+  (size_t npairs, const int64_t *pairs), (size_t n, spmd_key *out) }
+%typemap(gotype) (size_t npairs, const int64_t *pairs) "[][2]int64"
+%typemap(gotype) (size_t n, spmd_key *out) "[][2]uint32"
 /* spmd_slice's stop has start's count: copied into a zero-padded buffer, so
  * a short slice never makes libspmd read past its end. */
 %typemap(gotype) const int64_t *stop "[]int64"
@@ -147,28 +154,17 @@ SPMD_GO_SCALAR_OUT(spmd_sharding_kind, int)
 %{ memset(buf, 0, sizeof buf);
    if ($input.len > SPMD_MAX_NDIM) $1 = ($1_ltype)$input.array;
    else { memcpy(buf, $input.array, (size_t)$input.len * sizeof *buf); $1 = buf; } %}
-/* Caller-sized outputs ((size_t capacity, int64_t *shape)): a []int64 whose
- * length is the capacity; C fills its first ndim values. */
-%typemap(gotype) (size_t capacity, int64_t *shape), (size_t capacity, int64_t *coords) "[]int64"
-%typemap(in) (size_t capacity, int64_t *shape), (size_t capacity, int64_t *coords)
-%{ $1 = (size_t)$input.len; $2 = $input.len ? ($2_ltype)$input.array : NULL; %}
-/* ppermute's (source, dest) pairs: [][2]int64. */
-%typemap(gotype) (size_t npairs, const int64_t *pairs) "[][2]int64"
-%typemap(in) (size_t npairs, const int64_t *pairs)
-%{ $1 = (size_t)$input.len; $2 = $input.len ? ($2_ltype)$input.array : NULL; %}
 /* Device ids of spmd_mesh_create: []int32 (Go's int is 8 bytes); nil takes
  * the default order. The idiomatic layer checks the length. */
 %typemap(gotype) const int *device_ids "[]int32"
 %typemap(in) const int *device_ids %{ $1 = $input.len ? ($1_ltype)$input.array : NULL; %}
 /* Pointers stored in option structs (collective pairs, dot_general
  * dimensions) must point to C memory: uintptr from capi.CopyInt64s. */
-%typemap(gotype) const int64_t *pairs, const int64_t *lhs_batch, const int64_t *rhs_batch,
-                 const int64_t *lhs_contract, const int64_t *rhs_contract "uintptr"
-%typemap(in) const int64_t *pairs, const int64_t *lhs_batch, const int64_t *rhs_batch,
-             const int64_t *lhs_contract, const int64_t *rhs_contract %{ $1 = ($1_ltype)$input; %}
-%typemap(out) const int64_t *pairs, const int64_t *lhs_batch, const int64_t *rhs_batch,
-              const int64_t *lhs_contract, const int64_t *rhs_contract
-%{ *($&1_ltype)&$result = $1; %}
+%typemap(gotype) const int64_t *pairs "uintptr"
+%typemap(in) const int64_t *pairs %{ $1 = ($1_ltype)$input; %}
+%typemap(out) const int64_t *pairs %{ *($&1_ltype)&$result = $1; %}
+%apply const int64_t *pairs { const int64_t *lhs_batch, const int64_t *rhs_batch,
+                              const int64_t *lhs_contract, const int64_t *rhs_contract }
 
 /* -- Host buffers: (const void *data, size_t nbytes) and (void *data,
  * size_t nbytes) are one []byte, read or filled during the call only. */
@@ -178,13 +174,10 @@ SPMD_GO_SCALAR_OUT(spmd_sharding_kind, int)
 /* A block's data is device memory the shard_map context owns. */
 %typemap(gotype) void *data "unsafe.Pointer"
 
-/* -- PRNG keys: spmd_key is two uint32 words, so *[2]uint32 in Go; split's
- * (n, out) pair is a [][2]uint32 to fill. */
+/* -- PRNG keys: spmd_key is two uint32 words, so *[2]uint32 in Go (split's
+ * (n, out) pair is a counted array, above). */
 %typemap(gotype) spmd_key *, const spmd_key * "*[2]uint32"
 %typemap(in) spmd_key *, const spmd_key * %{ $1 = ($1_ltype)$input; %}
-%typemap(gotype) (size_t n, spmd_key *out) "[][2]uint32"
-%typemap(in) (size_t n, spmd_key *out)
-%{ $1 = (size_t)$input.len; $2 = $input.len ? (spmd_key *)$input.array : NULL; %}
 
 /* -- Callbacks: function pointers cross as uintptr (the addresses of the
  * C trampolines in bindings/go/trampoline.c); user data is a

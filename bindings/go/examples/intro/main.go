@@ -12,19 +12,16 @@ import (
 	spmd "github.com/libspmd/libspmd/bindings/go"
 )
 
-func must[T any](v T, err error) T {
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "intro:", err)
-		os.Exit(1)
-	}
-	return v
-}
-
 func check(err error) {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "intro:", err)
 		os.Exit(1)
 	}
+}
+
+func must[T any](v T, err error) T {
+	check(err)
+	return v
 }
 
 func cell(python string) { fmt.Printf("\n>>> %s\n", python) }
