@@ -134,13 +134,11 @@ class Gen:
     # ---- items ----
 
     def constant(self, c) -> list[str]:
-        if c.type == "p.q(const).char":
+        t = swig_model.parse_type(c.type)
+        if t.is_pointer() and t.pointee().name == "char":  # a string macro
             value = c.value.replace("\\", "\\\\").replace('"', '\\"')
             return doc(c.doc, "") + [f'pub const {c.name}: &str = "{value}";']
-        if c.type in self.enums:
-            rust = c.type
-        else:
-            rust = self.base(c.type)
+        rust = self.ty(t)
         value = c.value
         if not re.fullmatch(r"-?\d+", value):
             if not re.fullmatch(r"[\d\s()+\-*/]+", value):
@@ -171,38 +169,35 @@ class Gen:
             out += doc(f.doc, "    ") + [f"    pub {ident(f.name)}: {self.ty(f.type)},"]
         return out + ["}"]
 
+    def args(self, params) -> list[str]:
+        """Named parameters, `argN` for one the header leaves unnamed."""
+        return [f"{ident(p.name or f'arg{i}')}: {self.ty(p.type)}" for i, p in enumerate(params)]
+
     def callback(self, c) -> list[str]:
-        args = ", ".join(f"{ident(p.name)}: {self.ty(p.type)}" for p in c.params)
+        args = ", ".join(self.args(c.params))
         return doc(c.doc, "") + [
             f'pub type {c.name} = Option<unsafe extern "C" fn({args}){self.ret(c.returns)}>;']
 
     def function(self, f) -> list[str]:
-        args = [f"{ident(p.name) or f'arg{i}'}: {self.ty(p.type)}" for i, p in enumerate(f.params)]
+        args = self.args(f.params)
         if f.variadic:
             args.append("...")
         return doc(f.doc, "    ") + [f"    pub fn {f.name}({', '.join(args)}){self.ret(f.returns)};"]
 
     def render(self) -> str:
         m = self.model
+        # Per header, in this order: constants, enums, structs, callbacks,
+        # then the functions in one extern block.
+        kinds = [(m.constants, self.constant), (m.enums, self.enum), (m.structs, self.struct),
+                 (m.callbacks, self.callback)]
+        items = m.constants + m.enums + m.structs + m.callbacks + m.functions
         body: list[str] = []
-        headers: list[str] = []
-        for item in m.constants + m.enums + m.structs + m.callbacks + m.functions:
-            if item.header not in headers:
-                headers.append(item.header)
-        for header in headers:
+        for header in dict.fromkeys(item.header for item in items):  # first-seen order
             section: list[str] = []
-            for c in m.constants:
-                if c.header == header:
-                    section += self.constant(c)
-            for e in m.enums:
-                if e.header == header:
-                    section += self.enum(e)
-            for s in m.structs:
-                if s.header == header:
-                    section += self.struct(s)
-            for c in m.callbacks:
-                if c.header == header:
-                    section += self.callback(c)
+            for kind, emit in kinds:
+                for item in kind:
+                    if item.header == header:
+                        section += emit(item)
             fns = [f for f in m.functions if f.header == header]
             if fns:
                 section.append('extern "C" {')

@@ -27,7 +27,6 @@ fn main() {
         let dir = dir.to_string_lossy().into_owned();
         search.push(dir.clone());
         rpaths.push(dir);
-        libs.push("spmd".to_string());
     } else if let Some(flags) = pkg_config_libs() {
         for flag in flags.split_whitespace() {
             if let Some(dir) = flag.strip_prefix("-L") {
@@ -35,27 +34,24 @@ fn main() {
             } else if let Some(lib) = flag.strip_prefix("-l") {
                 libs.push(lib.to_string());
             } else if let Some(rest) = flag.strip_prefix("-Wl,") {
-                let parts: Vec<&str> = rest.split(',').collect();
-                let mut i = 0;
-                while i < parts.len() {
-                    if parts[i] == "-rpath" && i + 1 < parts.len() {
-                        rpaths.push(parts[i + 1].to_string());
-                        i += 1;
-                    } else if let Some(dir) = parts[i].strip_prefix("-rpath=") {
+                // -Wl,-rpath,DIR or -Wl,-rpath=DIR
+                let mut parts = rest.split(',');
+                while let Some(part) = parts.next() {
+                    if part == "-rpath" {
+                        rpaths.extend(parts.next().map(str::to_string));
+                    } else if let Some(dir) = part.strip_prefix("-rpath=") {
                         rpaths.push(dir.to_string());
                     }
-                    i += 1;
                 }
             }
-        }
-        if libs.is_empty() {
-            libs.push("spmd".to_string());
         }
     } else {
         println!(
             "cargo:warning=libspmd not found through SPMD_LIB_DIR or pkg-config (spmd.pc); \
              linking -lspmd from the default directories"
         );
+    }
+    if libs.is_empty() {
         libs.push("spmd".to_string());
     }
 

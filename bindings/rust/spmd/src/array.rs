@@ -4,7 +4,7 @@ use std::mem::size_of;
 use std::os::raw::c_void;
 
 use crate::error::{check, out_string, Error, Result};
-use crate::{out_handle, ptr_or_null, sys, DType, Element, ShardInfo, Sharding, VisualizeOptions, MAX_NDIM};
+use crate::{out_shape, out_value, ptr_or_null, sys, DType, Element, ShardInfo, Sharding, VisualizeOptions};
 
 crate::handle!(
     /// A sharded array (`jax.Array`): a global shape and dtype laid out by a
@@ -19,13 +19,9 @@ crate::handle!(
     sys::spmd_array_destroy
 );
 
-fn is_half(dtype: DType) -> bool {
-    dtype == DType::F16 || dtype == DType::BF16
-}
-
 /// Reads `n` elements of T through `call(buffer, nbytes)`, checking that
 /// the bytes the library wrote are valid values of T.
-pub(crate) fn read_vec<T: Copy>(
+fn read_vec<T: Copy>(
     n: usize,
     valid: fn(&[u8]) -> bool,
     call: impl FnOnce(*mut c_void, usize) -> sys::spmd_status,
@@ -52,7 +48,7 @@ impl Array {
 
     /// [`Array::from_host`] for float16 or bfloat16 arrays, given as raw bits.
     pub fn from_host_bits(sharding: &Sharding, dtype: DType, shape: &[i64], bits: &[u16]) -> Result<Array> {
-        if !is_half(dtype) {
+        if !dtype.is_half() {
             return Err(Error::invalid(format!("Array::from_host_bits: {dtype} is not float16 or bfloat16")));
         }
         Array::from_host_raw(sharding, dtype, shape, bits.as_ptr() as *const c_void, std::mem::size_of_val(bits))
@@ -66,7 +62,7 @@ impl Array {
         nbytes: usize,
     ) -> Result<Array> {
         // SAFETY: data holds nbytes bytes; shape holds ndim sizes.
-        let ptr = out_handle(|out| unsafe {
+        Array::from_call(|out| unsafe {
             sys::spmd_array_from_host(
                 sharding.as_ptr(),
                 dtype.to_raw(),
@@ -76,91 +72,74 @@ impl Array {
                 nbytes,
                 out,
             )
-        })?;
-        Ok(Array { ptr })
+        })
     }
 
     /// An array of zeros.
     pub fn zeros(sharding: &Sharding, dtype: DType, shape: &[i64]) -> Result<Array> {
         // SAFETY: shape holds ndim sizes.
-        let ptr = out_handle(|out| unsafe {
+        Array::from_call(|out| unsafe {
             sys::spmd_array_zeros(sharding.as_ptr(), dtype.to_raw(), shape.len(), ptr_or_null(shape), out)
-        })?;
-        Ok(Array { ptr })
+        })
     }
 
     /// jnp.full: every element `value` converted to dtype.
     pub fn full(sharding: &Sharding, dtype: DType, shape: &[i64], value: f64) -> Result<Array> {
         // SAFETY: shape holds ndim sizes.
-        let ptr = out_handle(|out| unsafe {
+        Array::from_call(|out| unsafe {
             sys::spmd_array_full(sharding.as_ptr(), dtype.to_raw(), shape.len(), ptr_or_null(shape), value, out)
-        })?;
-        Ok(Array { ptr })
+        })
     }
 
     /// jnp.arange(start, start + n*step, step).reshape(shape).
     pub fn arange(sharding: &Sharding, dtype: DType, shape: &[i64], start: f64, step: f64) -> Result<Array> {
         // SAFETY: shape holds ndim sizes.
-        let ptr = out_handle(|out| unsafe {
+        Array::from_call(|out| unsafe {
             sys::spmd_array_arange(sharding.as_ptr(), dtype.to_raw(), shape.len(), ptr_or_null(shape), start, step, out)
-        })?;
-        Ok(Array { ptr })
+        })
     }
 
     /// The element type.
     pub fn dtype(&self) -> Result<DType> {
-        let mut raw = sys::SPMD_DTYPE_INVALID;
         // SAFETY: live handle, valid out pointer.
-        check(unsafe { sys::spmd_array_dtype(self.ptr, &mut raw) })?;
-        DType::from_raw_checked(raw)
+        DType::from_raw_checked(out_value(|raw| unsafe { sys::spmd_array_dtype(self.ptr, raw) })?)
     }
 
     /// Number of dimensions.
     pub fn ndim(&self) -> Result<usize> {
-        let mut n = 0;
         // SAFETY: live handle, valid out pointer.
-        check(unsafe { sys::spmd_array_ndim(self.ptr, &mut n) })?;
-        Ok(n)
+        out_value(|n| unsafe { sys::spmd_array_ndim(self.ptr, n) })
     }
 
     /// The global shape.
     pub fn shape(&self) -> Result<Vec<i64>> {
-        let mut shape = [0i64; MAX_NDIM];
-        let mut ndim = 0usize;
-        // SAFETY: shape holds MAX_NDIM values, the most an array has.
-        check(unsafe { sys::spmd_array_shape(self.ptr, MAX_NDIM, shape.as_mut_ptr(), &mut ndim) })?;
-        Ok(shape[..ndim.min(MAX_NDIM)].to_vec())
+        // SAFETY: out_shape's buffer holds the capacity passed.
+        out_shape(|cap, shape, ndim| unsafe { sys::spmd_array_shape(self.ptr, cap, shape, ndim) })
     }
 
     /// Number of elements, prod(shape).
     pub fn size(&self) -> Result<usize> {
-        let mut n = 0i64;
         // SAFETY: live handle, valid out pointer.
-        check(unsafe { sys::spmd_array_size(self.ptr, &mut n) })?;
+        let n = out_value(|n| unsafe { sys::spmd_array_size(self.ptr, n) })?;
         Ok(n as usize)
     }
 
     /// Bytes of the global array.
     pub fn nbytes(&self) -> Result<usize> {
-        let mut n = 0usize;
         // SAFETY: live handle, valid out pointer.
-        check(unsafe { sys::spmd_array_nbytes(self.ptr, &mut n) })?;
-        Ok(n)
+        out_value(|n| unsafe { sys::spmd_array_nbytes(self.ptr, n) })
     }
 
     /// The array's sharding.
     pub fn sharding(&self) -> Result<Sharding> {
         // SAFETY: live handle; the new sharding handle is ours.
-        let ptr = out_handle(|out| unsafe { sys::spmd_array_sharding(self.ptr, out) })?;
-        Ok(unsafe { Sharding::from_raw(ptr) })
+        Sharding::from_call(|out| unsafe { sys::spmd_array_sharding(self.ptr, out) })
     }
 
     /// a.device: the device of an array on one device.
     pub fn device(&self) -> Result<i32> {
-        let mut d = 0;
         // SAFETY: live handle, valid out pointer.
-        check(unsafe { sys::spmd_array_device(self.ptr, &mut d) })?;
-        Ok(d)
+        out_value(|d| unsafe { sys::spmd_array_device(self.ptr, d) })
     }
 
     /// Waits for the pending work producing the array; its error, if any.
@@ -173,27 +152,29 @@ impl Array {
     /// dtype.
     pub fn to_host<T: Element>(&self) -> Result<Vec<T>> {
         self.expect_dtype(T::DTYPE, "Array::to_host")?;
-        // SAFETY: the buffer holds the nbytes passed.
-        read_vec(self.size()?, T::valid_bytes, |data, nbytes| unsafe {
-            sys::spmd_array_to_host(self.ptr, data, nbytes)
-        })
+        self.read_all(T::valid_bytes)
     }
 
     /// [`Array::to_host`] for a float16 or bfloat16 array, as raw bits.
     pub fn to_host_bits(&self) -> Result<Vec<u16>> {
-        let dtype = self.dtype()?;
-        if !is_half(dtype) {
-            return Err(Error::invalid(format!(
-                "Array::to_host_bits: the array holds {dtype}, not float16 or bfloat16"
-            )));
-        }
+        self.expect_dtype_where(DType::is_half, "float16 or bfloat16", "Array::to_host_bits")?;
+        self.read_all(|_| true)
+    }
+
+    /// The whole array in a new Vec<T>, T of the array's element size.
+    fn read_all<T: Copy>(&self, valid: fn(&[u8]) -> bool) -> Result<Vec<T>> {
         // SAFETY: the buffer holds the nbytes passed.
-        read_vec(self.size()?, |_| true, |data, nbytes| unsafe { sys::spmd_array_to_host(self.ptr, data, nbytes) })
+        read_vec(self.size()?, valid, |data, nbytes| unsafe { sys::spmd_array_to_host(self.ptr, data, nbytes) })
     }
 
     fn expect_dtype(&self, want: DType, what: &str) -> Result<()> {
+        self.expect_dtype_where(|d| d == want, want.name(), what)
+    }
+
+    /// Refuses an array whose dtype `accept` refuses, naming `want`.
+    fn expect_dtype_where(&self, accept: impl Fn(DType) -> bool, want: &str, what: &str) -> Result<()> {
         let dtype = self.dtype()?;
-        if dtype != want {
+        if !accept(dtype) {
             return Err(Error::invalid(format!("{what}: the array holds {dtype}, not {want}")));
         }
         Ok(())
@@ -201,10 +182,8 @@ impl Array {
 
     /// Number of shards, one per device of the sharding.
     pub fn shard_count(&self) -> Result<usize> {
-        let mut n = 0;
         // SAFETY: live handle, valid out pointer.
-        check(unsafe { sys::spmd_array_shard_count(self.ptr, &mut n) })?;
-        Ok(n)
+        out_value(|n| unsafe { sys::spmd_array_shard_count(self.ptr, n) })
     }
 
     /// Where shard `index` lives.
@@ -247,8 +226,7 @@ impl Array {
     /// sharding).
     pub fn reshard(&self, sharding: &Sharding) -> Result<Array> {
         // SAFETY: live handles, valid out pointer.
-        let ptr = out_handle(|out| unsafe { sys::spmd_array_reshard(self.ptr, sharding.as_ptr(), out) })?;
-        Ok(Array { ptr })
+        Array::from_call(|out| unsafe { sys::spmd_array_reshard(self.ptr, sharding.as_ptr(), out) })
     }
 
     /// JAX's repr: "Array([ 28.,  92., 156.], dtype=float32)".

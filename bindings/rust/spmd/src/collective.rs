@@ -1,10 +1,8 @@
 //! Persistent collectives: planned once, executed many times.
-use std::mem::{size_of, MaybeUninit};
-use std::os::raw::c_char;
 use std::sync::Mutex;
 
 use crate::error::{c_string, check, Result};
-use crate::{out_handle, ptr_or_null, sys, Array, DType, Sharding, MAX_NDIM};
+use crate::{init_struct, out_handle, out_shape, out_value, ptr_or_null, sys, Array, DType, Sharding};
 
 /// The collectives that can be planned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -97,25 +95,19 @@ impl Collective {
     ) -> Result<Collective> {
         let axes = c_string("Collective::new", axes)?;
         let pairs: Vec<i64> = options.pairs.iter().flat_map(|&(s, d)| [s, d]).collect();
-        let mut o = MaybeUninit::<sys::spmd_collective_options>::zeroed();
-        // SAFETY: zeroed is valid; init writes exactly its size.
-        let mut o = unsafe {
-            check(sys::spmd_collective_options_init(o.as_mut_ptr(), size_of::<sys::spmd_collective_options>()))?;
-            o.assume_init()
-        };
+        let mut o = init_struct(sys::spmd_collective_options_init)?;
         o.axis = options.axis;
         o.concat_axis = options.concat_axis;
         o.tiled = options.tiled as i32;
         o.npairs = options.pairs.len();
         o.pairs = ptr_or_null(&pairs);
         o.timeout_ms = options.timeout_ms;
-        let axes_ptr: *const c_char = axes.as_ptr();
         // SAFETY: pairs holds 2*npairs values (copied by the call); shape ndim.
         let ptr = out_handle(|out| unsafe {
             sys::spmd_collective_create(
                 input_sharding.as_ptr(),
                 kind.to_raw(),
-                axes_ptr,
+                axes.as_ptr(),
                 dtype.to_raw(),
                 shape.len(),
                 ptr_or_null(shape),
@@ -134,33 +126,25 @@ impl Collective {
     /// The output's sharding.
     pub fn output_sharding(&self) -> Result<Sharding> {
         // SAFETY: live handle; the new sharding handle is ours.
-        let ptr = out_handle(|out| unsafe { sys::spmd_collective_output_sharding(self.ptr, out) })?;
-        Ok(unsafe { Sharding::from_raw(ptr) })
+        Sharding::from_call(|out| unsafe { sys::spmd_collective_output_sharding(self.ptr, out) })
     }
 
     /// The output's element type.
     pub fn output_dtype(&self) -> Result<DType> {
-        let mut raw = sys::SPMD_DTYPE_INVALID;
         // SAFETY: live handle, valid out pointer.
-        check(unsafe { sys::spmd_collective_output_dtype(self.ptr, &mut raw) })?;
-        DType::from_raw_checked(raw)
+        DType::from_raw_checked(out_value(|raw| unsafe { sys::spmd_collective_output_dtype(self.ptr, raw) })?)
     }
 
     /// The output's number of dimensions.
     pub fn output_ndim(&self) -> Result<usize> {
-        let mut n = 0;
         // SAFETY: live handle, valid out pointer.
-        check(unsafe { sys::spmd_collective_output_ndim(self.ptr, &mut n) })?;
-        Ok(n)
+        out_value(|n| unsafe { sys::spmd_collective_output_ndim(self.ptr, n) })
     }
 
     /// The output's global shape.
     pub fn output_shape(&self) -> Result<Vec<i64>> {
-        let mut shape = [0i64; MAX_NDIM];
-        let mut ndim = 0usize;
-        // SAFETY: shape holds MAX_NDIM values.
-        check(unsafe { sys::spmd_collective_output_shape(self.ptr, MAX_NDIM, shape.as_mut_ptr(), &mut ndim) })?;
-        Ok(shape[..ndim.min(MAX_NDIM)].to_vec())
+        // SAFETY: out_shape's buffer holds the capacity passed.
+        out_shape(|cap, shape, ndim| unsafe { sys::spmd_collective_output_shape(self.ptr, cap, shape, ndim) })
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, ()> {
@@ -171,8 +155,7 @@ impl Collective {
     pub fn execute(&self, input: &Array) -> Result<Array> {
         let _one_at_a_time = self.lock();
         // SAFETY: live handles; executions serialised by the lock.
-        let ptr = out_handle(|out| unsafe { sys::spmd_collective_execute(self.ptr, input.as_ptr(), out) })?;
-        Ok(unsafe { Array::from_raw(ptr) })
+        Array::from_call(|out| unsafe { sys::spmd_collective_execute(self.ptr, input.as_ptr(), out) })
     }
 
     /// Runs the collective into an existing array of the output's sharding,

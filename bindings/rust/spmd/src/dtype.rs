@@ -2,8 +2,8 @@
 use std::ffi::CStr;
 use std::fmt;
 
-use crate::error::{c_string, check, Error, Result};
-use crate::sys;
+use crate::error::{c_string, Error, Result};
+use crate::{out_value, sys};
 
 /// Element types of arrays (`spmd_dtype`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -57,6 +57,11 @@ impl DType {
         })
     }
 
+    /// float16 or bfloat16, held on the host as raw `u16` bits.
+    pub(crate) fn is_half(self) -> bool {
+        self == DType::F16 || self == DType::BF16
+    }
+
     pub(crate) fn from_raw_checked(raw: sys::spmd_dtype) -> Result<DType> {
         DType::from_raw(raw).ok_or_else(|| Error::new(crate::Status::Internal, format!("unknown dtype {raw}")))
     }
@@ -80,10 +85,8 @@ impl DType {
     /// The dtype called `name` ("float32", "int32", "bool", ...).
     pub fn from_name(name: &str) -> Result<DType> {
         let c = c_string("DType::from_name", name)?;
-        let mut raw: sys::spmd_dtype = sys::SPMD_DTYPE_INVALID;
         // SAFETY: c is a valid string, raw a valid out pointer.
-        check(unsafe { sys::spmd_dtype_from_name(c.as_ptr(), &mut raw) })?;
-        DType::from_raw_checked(raw)
+        DType::from_raw_checked(out_value(|raw| unsafe { sys::spmd_dtype_from_name(c.as_ptr(), raw) })?)
     }
 }
 

@@ -157,6 +157,16 @@ pub(crate) fn out_string(call: impl FnOnce(*mut *mut c_char) -> sys::spmd_status
     }
 }
 
+/// Runs a call that returns a string borrowed from a live handle (an axis
+/// name), and copies it.
+pub(crate) fn borrowed_string(call: impl FnOnce(*mut *const c_char) -> sys::spmd_status) -> Result<String> {
+    let mut p: *const c_char = std::ptr::null();
+    check(call(&mut p))?;
+    // SAFETY: on success p is NULL or a valid string owned by the handle,
+    // which outlives this copy.
+    Ok(unsafe { from_c(p) })
+}
+
 /// A C copy of a Rust string; one with a NUL inside is refused.
 pub(crate) fn c_string(what: &str, s: &str) -> Result<CString> {
     CString::new(s).map_err(|_| Error::invalid(format!("{what}: the string {s:?} contains a NUL byte")))

@@ -89,10 +89,8 @@ pub const MAX_NDIM: usize = sys::SPMD_MAX_NDIM as usize;
 /// count before and after a piece of work tells whether it leaked one.
 /// Handles other threads make meanwhile count too.
 pub fn live_handles() -> Result<usize> {
-    let mut n = 0usize;
-    // SAFETY: n is a valid out pointer.
-    check(unsafe { sys::spmd_live_handles(&mut n) })?;
-    Ok(n)
+    // SAFETY: a valid out pointer.
+    out_value(|n| unsafe { sys::spmd_live_handles(n) })
 }
 
 /// The loaded library's version, major * 10000 + minor * 100 + patch.
@@ -143,10 +141,44 @@ macro_rules! handle {
             pub fn as_ptr(&self) -> *mut $raw {
                 self.ptr
             }
+
+            /// Runs a call that makes a new handle of this kind through its
+            /// last argument, and takes ownership of it.
+            pub(crate) fn from_call(
+                call: impl FnOnce(*mut *mut $raw) -> crate::sys::spmd_status,
+            ) -> crate::Result<$name> {
+                crate::out_handle(call).map(|ptr| $name { ptr })
+            }
         }
     };
 }
 pub(crate) use handle;
+
+/// For a handle type with `to_text` and `equals`: Display and Debug print
+/// the library's text (JAX's str), and == is `equals` (false when the call
+/// fails).
+macro_rules! text_and_equality {
+    ($name:ident) => {
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(&self.to_text().map_err(|_| std::fmt::Error)?)
+            }
+        }
+
+        impl std::fmt::Debug for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                std::fmt::Display::fmt(self, f)
+            }
+        }
+
+        impl PartialEq for $name {
+            fn eq(&self, other: &$name) -> bool {
+                self.equals(other).unwrap_or(false)
+            }
+        }
+    };
+}
+pub(crate) use text_and_equality;
 
 /// A pointer to a slice's data, NULL for an empty slice (the C API's "may be
 /// NULL when the count is 0").
@@ -158,9 +190,70 @@ pub(crate) fn ptr_or_null<T>(s: &[T]) -> *const T {
     }
 }
 
+/// [`ptr_or_null`] for a slice the call writes.
+pub(crate) fn mut_ptr_or_null<T>(s: &mut [T]) -> *mut T {
+    if s.is_empty() {
+        std::ptr::null_mut()
+    } else {
+        s.as_mut_ptr()
+    }
+}
+
 /// Runs a call that returns a new handle through its last argument.
 pub(crate) fn out_handle<T>(call: impl FnOnce(*mut *mut T) -> sys::spmd_status) -> Result<*mut T> {
     let mut p: *mut T = std::ptr::null_mut();
     check(call(&mut p))?;
     Ok(p)
+}
+
+/// Runs a call that returns a number (a count, an id, a flag, an enum value)
+/// through its last argument.
+pub(crate) fn out_value<T: Default>(call: impl FnOnce(*mut T) -> sys::spmd_status) -> Result<T> {
+    let mut v = T::default();
+    check(call(&mut v))?;
+    Ok(v)
+}
+
+/// Runs a call that writes a shape (or coordinates) of at most
+/// [`MAX_NDIM`] values: `call(capacity, values, &mut ndim)`.
+pub(crate) fn out_shape(call: impl FnOnce(usize, *mut i64, *mut usize) -> sys::spmd_status) -> Result<Vec<i64>> {
+    let mut shape = [0i64; MAX_NDIM];
+    let mut ndim = 0usize;
+    check(call(MAX_NDIM, shape.as_mut_ptr(), &mut ndim))?;
+    Ok(shape[..ndim.min(MAX_NDIM)].to_vec())
+}
+
+/// A C struct with its defaults, filled by its `spmd_xxx_init` function.
+/// `T` is one of the sys structs, for which all-zero bytes are a valid value
+/// (integers, pointers and optional function pointers only).
+pub(crate) fn init_struct<T>(init: unsafe extern "C" fn(*mut T, usize) -> sys::spmd_status) -> Result<T> {
+    let mut s = std::mem::MaybeUninit::<T>::zeroed();
+    // SAFETY: zeroed is a valid T (above); init writes at most size_of::<T>() bytes.
+    unsafe {
+        check(init(s.as_mut_ptr(), std::mem::size_of::<T>()))?;
+        Ok(s.assume_init())
+    }
+}
+
+/// C copies of Rust strings and the array of pointers to them, for the
+/// `const char *const *` arguments; `what` names the caller in the error for
+/// a string with a NUL inside.
+pub(crate) struct CStrings {
+    _owned: Vec<std::ffi::CString>,
+    ptrs: Vec<*const std::os::raw::c_char>,
+}
+
+impl CStrings {
+    pub(crate) fn new(what: &str, strings: &[&str]) -> Result<CStrings> {
+        let owned = strings.iter().map(|s| error::c_string(what, s)).collect::<Result<Vec<_>>>()?;
+        // The pointers stay valid when `owned` moves: they point at each
+        // CString's own heap buffer.
+        let ptrs = owned.iter().map(|s| s.as_ptr()).collect();
+        Ok(CStrings { _owned: owned, ptrs })
+    }
+
+    /// The pointers, one per string.
+    pub(crate) fn ptrs(&self) -> &[*const std::os::raw::c_char] {
+        &self.ptrs
+    }
 }

@@ -1,9 +1,6 @@
 //! Device meshes: devices arranged in a grid with named axes.
-use std::fmt;
-use std::os::raw::c_char;
-
-use crate::error::{c_string, check, from_c, out_string, Error, Result};
-use crate::{out_handle, ptr_or_null, sys, Runtime, MAX_NDIM};
+use crate::error::{borrowed_string, c_string, out_string, Error, Result};
+use crate::{out_shape, out_value, ptr_or_null, sys, CStrings, Runtime};
 
 crate::handle!(
     /// A device mesh (`jax.sharding.Mesh`): devices of one runtime in a grid
@@ -43,38 +40,37 @@ impl Mesh {
                 )));
             }
         }
-        let names = axis_names.iter().map(|n| c_string("Mesh::new", n)).collect::<Result<Vec<_>>>()?;
-        let ptrs: Vec<*const c_char> = names.iter().map(|n| n.as_ptr()).collect();
+        let names = CStrings::new("Mesh::new", axis_names)?;
         let ids = devices.map_or(std::ptr::null(), |d| d.as_ptr());
-        // SAFETY: shape and ptrs hold ndim entries, ids prod(shape) or NULL.
-        let ptr = out_handle(|out| unsafe {
-            sys::spmd_mesh_create(runtime.as_ptr(), shape.len(), ptr_or_null(shape), ptr_or_null(&ptrs), ids, out)
-        })?;
-        Ok(Mesh { ptr })
+        // SAFETY: shape and names hold ndim entries, ids prod(shape) or NULL.
+        Mesh::from_call(|out| unsafe {
+            sys::spmd_mesh_create(
+                runtime.as_ptr(),
+                shape.len(),
+                ptr_or_null(shape),
+                ptr_or_null(names.ptrs()),
+                ids,
+                out,
+            )
+        })
     }
 
     /// Number of axes.
     pub fn ndim(&self) -> Result<usize> {
-        let mut n = 0;
         // SAFETY: live handle, valid out pointer.
-        check(unsafe { sys::spmd_mesh_ndim(self.ptr, &mut n) })?;
-        Ok(n)
+        out_value(|n| unsafe { sys::spmd_mesh_ndim(self.ptr, n) })
     }
 
     /// Number of devices, prod(shape).
     pub fn size(&self) -> Result<usize> {
-        let mut n = 0;
         // SAFETY: live handle, valid out pointer.
-        check(unsafe { sys::spmd_mesh_size(self.ptr, &mut n) })?;
-        Ok(n)
+        out_value(|n| unsafe { sys::spmd_mesh_size(self.ptr, n) })
     }
 
     /// Name of axis `axis`.
     pub fn axis_name(&self, axis: usize) -> Result<String> {
-        let mut p: *const c_char = std::ptr::null();
-        // SAFETY: the name is borrowed from the mesh and copied at once.
-        check(unsafe { sys::spmd_mesh_axis_name(self.ptr, axis, &mut p) })?;
-        Ok(unsafe { from_c(p) })
+        // SAFETY: live handle, valid out pointer.
+        borrowed_string(|p| unsafe { sys::spmd_mesh_axis_name(self.ptr, axis, p) })
     }
 
     /// The axis names, in order.
@@ -84,10 +80,8 @@ impl Mesh {
 
     /// Size of axis `axis`.
     pub fn axis_size(&self, axis: usize) -> Result<i64> {
-        let mut n = 0;
         // SAFETY: live handle, valid out pointer.
-        check(unsafe { sys::spmd_mesh_axis_size(self.ptr, axis, &mut n) })?;
-        Ok(n)
+        out_value(|n| unsafe { sys::spmd_mesh_axis_size(self.ptr, axis, n) })
     }
 
     /// The axis sizes, in order.
@@ -98,35 +92,26 @@ impl Mesh {
     /// Index of the axis called `name`.
     pub fn axis_index(&self, name: &str) -> Result<usize> {
         let c = c_string("Mesh::axis_index", name)?;
-        let mut i = 0;
         // SAFETY: live handle, valid string and out pointer.
-        check(unsafe { sys::spmd_mesh_axis_index(self.ptr, c.as_ptr(), &mut i) })?;
-        Ok(i)
+        out_value(|i| unsafe { sys::spmd_mesh_axis_index(self.ptr, c.as_ptr(), i) })
     }
 
     /// The device at mesh coordinates `coords` (one per axis).
     pub fn device_at(&self, coords: &[i64]) -> Result<i32> {
-        let mut d = 0;
         // SAFETY: coords holds the ndim passed.
-        check(unsafe { sys::spmd_mesh_device_at(self.ptr, coords.len(), ptr_or_null(coords), &mut d) })?;
-        Ok(d)
+        out_value(|d| unsafe { sys::spmd_mesh_device_at(self.ptr, coords.len(), ptr_or_null(coords), d) })
     }
 
     /// Mesh coordinates of device `device_id`.
     pub fn device_coords(&self, device_id: i32) -> Result<Vec<i64>> {
-        let mut coords = [0i64; MAX_NDIM];
-        let mut ndim = 0usize;
-        // SAFETY: coords holds MAX_NDIM values, the most a mesh has.
-        check(unsafe { sys::spmd_mesh_device_coords(self.ptr, device_id, MAX_NDIM, coords.as_mut_ptr(), &mut ndim) })?;
-        Ok(coords[..ndim.min(MAX_NDIM)].to_vec())
+        // SAFETY: out_shape's buffer holds the capacity passed.
+        out_shape(|cap, coords, ndim| unsafe { sys::spmd_mesh_device_coords(self.ptr, device_id, cap, coords, ndim) })
     }
 
     /// The `index`-th device in row-major mesh order (`mesh.devices.flat[i]`).
     pub fn device(&self, index: usize) -> Result<i32> {
-        let mut d = 0;
         // SAFETY: live handle, valid out pointer.
-        check(unsafe { sys::spmd_mesh_device(self.ptr, index, &mut d) })?;
-        Ok(d)
+        out_value(|d| unsafe { sys::spmd_mesh_device(self.ptr, index, d) })
     }
 
     /// Every device, in row-major mesh order.
@@ -137,10 +122,8 @@ impl Mesh {
     /// Whether two meshes are equal: same runtime, axis names, sizes and
     /// devices.
     pub fn equals(&self, other: &Mesh) -> Result<bool> {
-        let mut eq = 0;
         // SAFETY: live handles, valid out pointer.
-        check(unsafe { sys::spmd_mesh_equal(self.ptr, other.ptr, &mut eq) })?;
-        Ok(eq != 0)
+        Ok(out_value(|eq| unsafe { sys::spmd_mesh_equal(self.ptr, other.ptr, eq) })? != 0)
     }
 
     /// JAX's str(mesh): "Mesh('x': 2, 'y': 4)".
@@ -150,20 +133,4 @@ impl Mesh {
     }
 }
 
-impl PartialEq for Mesh {
-    fn eq(&self, other: &Mesh) -> bool {
-        self.equals(other).unwrap_or(false)
-    }
-}
-
-impl fmt::Display for Mesh {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.to_text().map_err(|_| fmt::Error)?)
-    }
-}
-
-impl fmt::Debug for Mesh {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(self, f)
-    }
-}
+crate::text_and_equality!(Mesh);

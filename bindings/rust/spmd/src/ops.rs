@@ -37,10 +37,8 @@
 //! let n = x.size()?; // error[E0382]: borrow of moved value: `x`
 //! # Ok(()) }
 //! ```
-use std::mem::{size_of, MaybeUninit};
-
-use crate::error::{c_string, check, Error, Result};
-use crate::{out_handle, ptr_or_null, sys, Array, DType, Sharding};
+use crate::error::{c_string, Error, Result};
+use crate::{init_struct, ptr_or_null, sys, Array, DType, Sharding};
 
 /// Elementwise functions of one array.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -189,12 +187,7 @@ impl<'a> OpOptions<'a> {
     }
 
     fn to_sys(self, donate: u32) -> Result<sys::spmd_op_options> {
-        let mut o = MaybeUninit::<sys::spmd_op_options>::zeroed();
-        // SAFETY: zeroed is valid; init writes exactly its size.
-        let mut o = unsafe {
-            check(sys::spmd_op_options_init(o.as_mut_ptr(), size_of::<sys::spmd_op_options>()))?;
-            o.assume_init()
-        };
+        let mut o = init_struct(sys::spmd_op_options_init)?;
         o.out_sharding = self.out_sharding.map_or(std::ptr::null(), |s| s.as_ptr() as *const _);
         o.donate = donate;
         Ok(o)
@@ -244,11 +237,9 @@ fn run(
     options: &OpOptions<'_>,
     call: impl FnOnce(*const sys::spmd_op_options, *mut *mut sys::spmd_array) -> sys::spmd_status,
 ) -> Result<Array> {
-    let donate = operands.iter().enumerate().filter(|(_, o)| o.donated()).fold(0u32, |bits, (i, _)| bits | (1 << i));
+    let donate = operands.iter().enumerate().filter(|(_, o)| o.donated()).map(|(i, _)| 1u32 << i).sum();
     let o = options.to_sys(donate)?;
-    let ptr = out_handle(|out| call(&o, out))?;
-    // SAFETY: a new array the caller owns.
-    Ok(unsafe { Array::from_raw(ptr) })
+    Array::from_call(|out| call(&o, out))
 }
 
 /// An elementwise function of x; the result keeps x's sharding.
@@ -364,12 +355,7 @@ pub fn dot_general<'a, 'b>(
             dims.rhs_contract.len()
         )));
     }
-    let mut d = MaybeUninit::<sys::spmd_dot_dims>::zeroed();
-    // SAFETY: zeroed is valid; init writes exactly its size.
-    let mut d = unsafe {
-        check(sys::spmd_dot_dims_init(d.as_mut_ptr(), size_of::<sys::spmd_dot_dims>()))?;
-        d.assume_init()
-    };
+    let mut d = init_struct(sys::spmd_dot_dims_init)?;
     d.nbatch = dims.lhs_batch.len();
     d.lhs_batch = ptr_or_null(dims.lhs_batch);
     d.rhs_batch = ptr_or_null(dims.rhs_batch);

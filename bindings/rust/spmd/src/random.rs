@@ -1,6 +1,6 @@
 //! Random numbers identical to jax.random (threefry2x32), generated sharded.
 use crate::error::Result;
-use crate::{out_handle, ptr_or_null, sys, Array, DType, Sharding};
+use crate::{mut_ptr_or_null, ptr_or_null, sys, Array, DType, Sharding};
 
 /// A PRNG key: the two words of JAX's legacy uint32\[2\] key data. A plain
 /// value; copy it freely.
@@ -31,8 +31,7 @@ impl Key {
     pub fn split(&self, n: usize) -> Vec<Key> {
         let mut out = vec![sys::spmd_key { words: [0, 0] }; n];
         // SAFETY: out holds n keys (NULL when n is 0).
-        let st =
-            unsafe { sys::spmd_random_split(&self.0, n, if n == 0 { std::ptr::null_mut() } else { out.as_mut_ptr() }) };
+        let st = unsafe { sys::spmd_random_split(&self.0, n, mut_ptr_or_null(&mut out)) };
         debug_assert_eq!(st, sys::SPMD_OK);
         out.into_iter().map(Key).collect()
     }
@@ -50,16 +49,15 @@ impl Key {
     /// bits, or I64 holding uint64 bits) laid out by `sharding`.
     pub fn bits(&self, sharding: &Sharding, dtype: DType, shape: &[i64]) -> Result<Array> {
         // SAFETY: shape holds ndim sizes.
-        let ptr = out_handle(|out| unsafe {
+        Array::from_call(|out| unsafe {
             sys::spmd_random_bits(sharding.as_ptr(), &self.0, dtype.to_raw(), shape.len(), ptr_or_null(shape), out)
-        })?;
-        Ok(unsafe { Array::from_raw(ptr) })
+        })
     }
 
     /// jax.random.uniform: floats in \[minval, maxval).
     pub fn uniform(&self, sharding: &Sharding, dtype: DType, shape: &[i64], minval: f64, maxval: f64) -> Result<Array> {
         // SAFETY: shape holds ndim sizes.
-        let ptr = out_handle(|out| unsafe {
+        Array::from_call(|out| unsafe {
             sys::spmd_random_uniform(
                 sharding.as_ptr(),
                 &self.0,
@@ -70,17 +68,15 @@ impl Key {
                 maxval,
                 out,
             )
-        })?;
-        Ok(unsafe { Array::from_raw(ptr) })
+        })
     }
 
     /// jax.random.normal: standard normal floats.
     pub fn normal(&self, sharding: &Sharding, dtype: DType, shape: &[i64]) -> Result<Array> {
         // SAFETY: shape holds ndim sizes.
-        let ptr = out_handle(|out| unsafe {
+        Array::from_call(|out| unsafe {
             sys::spmd_random_normal(sharding.as_ptr(), &self.0, dtype.to_raw(), shape.len(), ptr_or_null(shape), out)
-        })?;
-        Ok(unsafe { Array::from_raw(ptr) })
+        })
     }
 
     /// jax.random.truncated_normal: standard normal floats in (lower, upper).
@@ -93,7 +89,7 @@ impl Key {
         upper: f64,
     ) -> Result<Array> {
         // SAFETY: shape holds ndim sizes.
-        let ptr = out_handle(|out| unsafe {
+        Array::from_call(|out| unsafe {
             sys::spmd_random_truncated_normal(
                 sharding.as_ptr(),
                 &self.0,
@@ -104,8 +100,7 @@ impl Key {
                 upper,
                 out,
             )
-        })?;
-        Ok(unsafe { Array::from_raw(ptr) })
+        })
     }
 }
 

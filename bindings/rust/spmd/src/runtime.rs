@@ -1,8 +1,6 @@
 //! The runtime: one platform's devices.
-use std::mem::{size_of, MaybeUninit};
-
 use crate::error::{check, from_c, out_string, Error, Result};
-use crate::{out_handle, sys};
+use crate::{init_struct, out_value, sys};
 
 /// The platforms a runtime can run on (`spmd_platform`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -88,19 +86,13 @@ impl RuntimeBuilder {
 
     /// Creates the runtime.
     pub fn build(&self) -> Result<Runtime> {
-        let mut options = MaybeUninit::<sys::spmd_runtime_options>::zeroed();
-        // SAFETY: the struct is zeroed (valid) and init writes exactly its size.
-        let mut options = unsafe {
-            check(sys::spmd_runtime_options_init(options.as_mut_ptr(), size_of::<sys::spmd_runtime_options>()))?;
-            options.assume_init()
-        };
+        let mut options = init_struct(sys::spmd_runtime_options_init)?;
         options.platform = self.platform.to_raw();
         options.cpu_device_count = self.cpu_devices;
         options.worker_threads = self.worker_threads;
         options.device_cache_bytes = self.device_cache_bytes;
         // SAFETY: valid options and out pointer.
-        let ptr = out_handle(|out| unsafe { sys::spmd_runtime_create(&options, out) })?;
-        Ok(Runtime { ptr })
+        Runtime::from_call(|out| unsafe { sys::spmd_runtime_create(&options, out) })
     }
 }
 
@@ -144,28 +136,24 @@ impl Runtime {
 
     /// Number of devices.
     pub fn device_count(&self) -> Result<usize> {
-        let mut n = 0;
         // SAFETY: live handle, valid out pointer.
-        check(unsafe { sys::spmd_runtime_device_count(self.ptr, &mut n) })?;
+        let n = out_value(|n| unsafe { sys::spmd_runtime_device_count(self.ptr, n) })?;
         Ok(n as usize)
     }
 
     /// The platform the runtime runs on.
     pub fn platform(&self) -> Result<Platform> {
-        let mut raw = sys::SPMD_PLATFORM_DEFAULT;
         // SAFETY: live handle, valid out pointer.
-        check(unsafe { sys::spmd_runtime_platform(self.ptr, &mut raw) })?;
+        let raw = out_value(|raw| unsafe { sys::spmd_runtime_platform(self.ptr, raw) })?;
         Platform::from_raw(raw).ok_or_else(|| Error::new(crate::Status::Internal, "unknown platform"))
     }
 
     /// Describes device `device_id`.
     pub fn device_info(&self, device_id: i32) -> Result<DeviceInfo> {
-        let mut info = MaybeUninit::<sys::spmd_device_info>::zeroed();
-        // SAFETY: zeroed is a valid spmd_device_info; init sets struct_size;
-        // the strings point into the runtime, copied while it lives.
+        let mut info = init_struct(sys::spmd_device_info_init)?;
+        // SAFETY: live handle, initialised struct; the strings point into the
+        // runtime, copied while it lives.
         unsafe {
-            check(sys::spmd_device_info_init(info.as_mut_ptr(), size_of::<sys::spmd_device_info>()))?;
-            let mut info = info.assume_init();
             check(sys::spmd_runtime_device_info(self.ptr, device_id, &mut info))?;
             Ok(DeviceInfo {
                 id: info.id,

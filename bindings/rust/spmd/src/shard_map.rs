@@ -6,13 +6,15 @@ use std::ffi::CString;
 use std::fmt;
 use std::io::Write;
 use std::marker::PhantomData;
-use std::mem::{size_of, ManuallyDrop, MaybeUninit};
+use std::mem::{size_of, ManuallyDrop};
 use std::ops::Deref;
 use std::os::raw::{c_char, c_int, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ptr::NonNull;
 
 use crate::error::{c_string, check, from_c, Error, Result};
-use crate::{ptr_or_null, sys, Array, DType, Element, Mesh, Spec, Status, MAX_NDIM};
+use crate::{init_struct, mut_ptr_or_null, out_value, ptr_or_null, sys, Array, CStrings, DType, Element, Mesh, Spec};
+use crate::{Status, MAX_NDIM};
 
 /// Options of a shard_map.
 #[derive(Clone, Copy, Default)]
@@ -43,6 +45,20 @@ impl fmt::Debug for ShardMapOptions<'_> {
 type ShardFn<'f> = dyn Fn(&mut ShardContext) -> Result<()> + Sync + 'f;
 /// A print sink of [`ShardMapOptions::print`]: (device, text).
 pub type PrintFn<'f> = dyn Fn(i32, &str) + Sync + 'f;
+/// spmd_shard_map or spmd_shard_map_text, whose arguments differ only in
+/// the type `S` of the specs (handles or strings).
+type ShardMapEntry<S> = unsafe extern "C" fn(
+    *const sys::spmd_mesh,
+    sys::spmd_shard_fn,
+    *mut c_void,
+    usize,
+    *const *mut sys::spmd_array,
+    *const S,
+    usize,
+    *const S,
+    *const sys::spmd_shard_map_options,
+    *mut *mut sys::spmd_array,
+) -> sys::spmd_status;
 
 fn panic_text(payload: &(dyn Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {
@@ -144,21 +160,7 @@ impl Mesh {
     {
         let ins: Vec<*const sys::spmd_spec> = in_specs.iter().map(|s| s.as_ptr() as *const _).collect();
         let outs: Vec<*const sys::spmd_spec> = out_specs.iter().map(|s| s.as_ptr() as *const _).collect();
-        self.run_shard_map(inputs, in_specs.len(), out_specs.len(), options, &f, |fn_, ud, arrays, o, outputs| unsafe {
-            // SAFETY: every array holds its count of live handles.
-            sys::spmd_shard_map(
-                self.as_ptr(),
-                fn_,
-                ud,
-                arrays.len(),
-                ptr_or_null(arrays),
-                ptr_or_null(&ins),
-                outs.len(),
-                ptr_or_null(&outs),
-                o,
-                outputs,
-            )
-        })
+        self.run_shard_map(sys::spmd_shard_map, inputs, &ins, &outs, options, &f)
     }
 
     /// [`Mesh::shard_map_with`] with the specs as text ("x", "(x, y), None",
@@ -174,65 +176,51 @@ impl Mesh {
     where
         F: Fn(&mut ShardContext) -> Result<()> + Sync,
     {
-        let in_c = in_specs.iter().map(|s| c_string("Mesh::shard_map_text", s)).collect::<Result<Vec<_>>>()?;
-        let out_c = out_specs.iter().map(|s| c_string("Mesh::shard_map_text", s)).collect::<Result<Vec<_>>>()?;
-        let ins: Vec<*const c_char> = in_c.iter().map(|s| s.as_ptr()).collect();
-        let outs: Vec<*const c_char> = out_c.iter().map(|s| s.as_ptr()).collect();
-        self.run_shard_map(inputs, in_specs.len(), out_specs.len(), options, &f, |fn_, ud, arrays, o, outputs| unsafe {
-            // SAFETY: every array holds its count of live pointers.
-            sys::spmd_shard_map_text(
-                self.as_ptr(),
-                fn_,
-                ud,
-                arrays.len(),
-                ptr_or_null(arrays),
-                ptr_or_null(&ins),
-                outs.len(),
-                ptr_or_null(&outs),
-                o,
-                outputs,
-            )
-        })
+        let ins = CStrings::new("Mesh::shard_map_text: in_specs", in_specs)?;
+        let outs = CStrings::new("Mesh::shard_map_text: out_specs", out_specs)?;
+        self.run_shard_map(sys::spmd_shard_map_text, inputs, ins.ptrs(), outs.ptrs(), options, &f)
     }
 
-    #[allow(clippy::type_complexity)]
-    fn run_shard_map(
+    /// Runs `entry` with the trampolines, `f` and the options, and takes the
+    /// outputs (one per out spec).
+    fn run_shard_map<S>(
         &self,
+        entry: ShardMapEntry<S>,
         inputs: &[&Array],
-        n_in_specs: usize,
-        n_out: usize,
+        in_specs: &[S],
+        out_specs: &[S],
         options: &ShardMapOptions<'_>,
         f: &ShardFn<'_>,
-        call: impl FnOnce(
-            sys::spmd_shard_fn,
-            *mut c_void,
-            &[*mut sys::spmd_array],
-            *const sys::spmd_shard_map_options,
-            *mut *mut sys::spmd_array,
-        ) -> sys::spmd_status,
     ) -> Result<Vec<Array>> {
-        if inputs.len() != n_in_specs {
-            return Err(Error::invalid(format!("shard_map: {} inputs but {} in_specs", inputs.len(), n_in_specs)));
+        if inputs.len() != in_specs.len() {
+            return Err(Error::invalid(format!("shard_map: {} inputs but {} in_specs", inputs.len(), in_specs.len())));
         }
-        let mut o = MaybeUninit::<sys::spmd_shard_map_options>::zeroed();
-        // SAFETY: zeroed is valid; init writes exactly its size.
-        let mut o = unsafe {
-            check(sys::spmd_shard_map_options_init(o.as_mut_ptr(), size_of::<sys::spmd_shard_map_options>()))?;
-            o.assume_init()
-        };
+        let mut o = init_struct(sys::spmd_shard_map_options_init)?;
         o.check_rep = options.check_rep as i32;
         o.timeout_ms = options.timeout_ms;
-        let print: Option<&PrintFn<'_>> = options.print;
         o.print_fn = Some(print_trampoline);
-        o.print_user_data = match &print {
-            Some(p) => p as *const &PrintFn<'_> as *mut c_void,
-            None => std::ptr::null_mut(),
-        };
+        o.print_user_data =
+            options.print.as_ref().map_or(std::ptr::null_mut(), |p| p as *const &PrintFn<'_> as *mut c_void);
         let arrays: Vec<*mut sys::spmd_array> = inputs.iter().map(|a| a.as_ptr()).collect();
-        let mut outputs: Vec<*mut sys::spmd_array> = vec![std::ptr::null_mut(); n_out];
+        let mut outputs: Vec<*mut sys::spmd_array> = vec![std::ptr::null_mut(); out_specs.len()];
         let ud = &f as *const &ShardFn<'_> as *mut c_void;
-        let out_ptr = if n_out == 0 { std::ptr::null_mut() } else { outputs.as_mut_ptr() };
-        check(call(Some(shard_trampoline), ud, &arrays, &o, out_ptr))?;
+        // SAFETY: every slice holds its count of live handles or strings;
+        // options, f and the print sink outlive the call; outputs has room
+        // for n_out arrays.
+        check(unsafe {
+            entry(
+                self.as_ptr(),
+                Some(shard_trampoline),
+                ud,
+                arrays.len(),
+                ptr_or_null(&arrays),
+                ptr_or_null(in_specs),
+                out_specs.len(),
+                ptr_or_null(out_specs),
+                &o,
+                mut_ptr_or_null(&mut outputs),
+            )
+        })?;
         // SAFETY: on success, n_out new arrays the caller owns.
         Ok(outputs.into_iter().map(|p| unsafe { Array::from_raw(p) }).collect())
     }
@@ -269,22 +257,18 @@ impl Deref for MeshRef<'_> {
     }
 }
 
-fn new_block() -> Result<sys::spmd_block> {
-    let mut b = MaybeUninit::<sys::spmd_block>::zeroed();
-    // SAFETY: zeroed is valid; init writes exactly its size.
-    unsafe {
-        check(sys::spmd_block_init(b.as_mut_ptr(), size_of::<sys::spmd_block>()))?;
-        Ok(b.assume_init())
-    }
+/// Runs a call that fills a `spmd_block` made by `spmd_block_init`.
+fn out_block(call: impl FnOnce(*mut sys::spmd_block) -> sys::spmd_status) -> Result<sys::spmd_block> {
+    let mut b = init_struct(sys::spmd_block_init)?;
+    check(call(&mut b))?;
+    Ok(b)
 }
 
 impl ShardContext {
     /// The global id of this device.
     pub fn device_id(&self) -> Result<i32> {
-        let mut d = 0;
         // SAFETY: our live context, on its thread.
-        check(unsafe { sys::spmd_ctx_device_id(self.ctx, &mut d) })?;
-        Ok(d)
+        out_value(|d| unsafe { sys::spmd_ctx_device_id(self.ctx, d) })
     }
 
     /// The mesh of the shard_map.
@@ -299,43 +283,36 @@ impl ShardContext {
     /// "(x, y)", "()").
     pub fn axis_index(&self, axes: &str) -> Result<i64> {
         let c = c_string("ShardContext::axis_index", axes)?;
-        let mut i = 0;
         // SAFETY: our live context; valid string and out pointer.
-        check(unsafe { sys::spmd_ctx_axis_index(self.ctx, c.as_ptr(), &mut i) })?;
-        Ok(i)
+        out_value(|i| unsafe { sys::spmd_ctx_axis_index(self.ctx, c.as_ptr(), i) })
     }
 
     /// jax.lax.axis_size(axes).
     pub fn axis_size(&self, axes: &str) -> Result<i64> {
         let c = c_string("ShardContext::axis_size", axes)?;
-        let mut n = 0;
         // SAFETY: our live context; valid string and out pointer.
-        check(unsafe { sys::spmd_ctx_axis_size(self.ctx, c.as_ptr(), &mut n) })?;
-        Ok(n)
+        out_value(|n| unsafe { sys::spmd_ctx_axis_size(self.ctx, c.as_ptr(), n) })
     }
 
     /// Number of inputs.
     pub fn input_count(&self) -> Result<usize> {
-        let mut n = 0;
         // SAFETY: our live context, valid out pointer.
-        check(unsafe { sys::spmd_ctx_input_count(self.ctx, &mut n) })?;
-        Ok(n)
+        out_value(|n| unsafe { sys::spmd_ctx_input_count(self.ctx, n) })
     }
 
     /// This device's block of input `index` (read-only).
     pub fn input(&self, index: usize) -> Result<Block<'_>> {
-        let mut b = new_block()?;
-        // SAFETY: our live context; b initialised by spmd_block_init.
-        check(unsafe { sys::spmd_ctx_input(self.ctx, index, &mut b) })?;
-        Ok(Block::new(b, false))
+        // SAFETY: our live context; the block initialised by spmd_block_init.
+        Ok(Block::new(out_block(|b| unsafe { sys::spmd_ctx_input(self.ctx, index, b) })?, false))
     }
 
     /// A new zero-filled, writable block on this device, owned by the
     /// context.
     pub fn alloc(&self, dtype: DType, shape: &[i64]) -> Result<Block<'_>> {
-        let mut b = new_block()?;
-        // SAFETY: shape holds ndim sizes; b initialised by spmd_block_init.
-        check(unsafe { sys::spmd_ctx_alloc(self.ctx, dtype.to_raw(), shape.len(), ptr_or_null(shape), &mut b) })?;
+        // SAFETY: shape holds ndim sizes; the block initialised by spmd_block_init.
+        let b = out_block(|b| unsafe {
+            sys::spmd_ctx_alloc(self.ctx, dtype.to_raw(), shape.len(), ptr_or_null(shape), b)
+        })?;
         Ok(Block::new(b, true))
     }
 
@@ -378,14 +355,14 @@ impl ShardContext {
     /// device's call returns, so `x` becomes read-only from now on.
     fn collective(
         &self,
+        what: &str,
         x: &Block<'_>,
         axes: &str,
         call: impl FnOnce(*const sys::spmd_block, *const c_char, *mut sys::spmd_block) -> sys::spmd_status,
     ) -> Result<Block<'_>> {
-        let axes = c_string("ShardContext collective", axes)?;
+        let axes = c_string(what, axes)?;
         x.writable.set(false);
-        let mut out = new_block()?;
-        check(call(&x.raw, axes.as_ptr(), &mut out))?;
+        let out = out_block(|out| call(&x.raw, axes.as_ptr(), out))?;
         // A result sharing x's memory (a collective over "()") is read-only too.
         let writable = out.data != x.raw.data || x.is_empty();
         Ok(Block::new(out, writable))
@@ -394,31 +371,31 @@ impl ShardContext {
     /// jax.lax.psum: the sum of x over each group of `axes`.
     pub fn psum(&self, x: &Block<'_>, axes: &str) -> Result<Block<'_>> {
         // SAFETY: our live context; valid blocks and string.
-        self.collective(x, axes, |x, a, out| unsafe { sys::spmd_ctx_psum(self.ctx, x, a, out) })
+        self.collective("ShardContext::psum", x, axes, |x, a, out| unsafe { sys::spmd_ctx_psum(self.ctx, x, a, out) })
     }
 
     /// jax.lax.pmean.
     pub fn pmean(&self, x: &Block<'_>, axes: &str) -> Result<Block<'_>> {
         // SAFETY: as psum.
-        self.collective(x, axes, |x, a, out| unsafe { sys::spmd_ctx_pmean(self.ctx, x, a, out) })
+        self.collective("ShardContext::pmean", x, axes, |x, a, out| unsafe { sys::spmd_ctx_pmean(self.ctx, x, a, out) })
     }
 
     /// jax.lax.pmax.
     pub fn pmax(&self, x: &Block<'_>, axes: &str) -> Result<Block<'_>> {
         // SAFETY: as psum.
-        self.collective(x, axes, |x, a, out| unsafe { sys::spmd_ctx_pmax(self.ctx, x, a, out) })
+        self.collective("ShardContext::pmax", x, axes, |x, a, out| unsafe { sys::spmd_ctx_pmax(self.ctx, x, a, out) })
     }
 
     /// jax.lax.pmin.
     pub fn pmin(&self, x: &Block<'_>, axes: &str) -> Result<Block<'_>> {
         // SAFETY: as psum.
-        self.collective(x, axes, |x, a, out| unsafe { sys::spmd_ctx_pmin(self.ctx, x, a, out) })
+        self.collective("ShardContext::pmin", x, axes, |x, a, out| unsafe { sys::spmd_ctx_pmin(self.ctx, x, a, out) })
     }
 
     /// jax.lax.all_gather(x, axes, axis=axis, tiled=tiled).
     pub fn all_gather(&self, x: &Block<'_>, axes: &str, axis: i64, tiled: bool) -> Result<Block<'_>> {
         // SAFETY: as psum.
-        self.collective(x, axes, |x, a, out| unsafe {
+        self.collective("ShardContext::all_gather", x, axes, |x, a, out| unsafe {
             sys::spmd_ctx_all_gather(self.ctx, x, a, axis, tiled as i32, out)
         })
     }
@@ -426,7 +403,7 @@ impl ShardContext {
     /// jax.lax.psum_scatter(x, axes, scatter_dimension=dim, tiled=tiled).
     pub fn psum_scatter(&self, x: &Block<'_>, axes: &str, scatter_dimension: i64, tiled: bool) -> Result<Block<'_>> {
         // SAFETY: as psum.
-        self.collective(x, axes, |x, a, out| unsafe {
+        self.collective("ShardContext::psum_scatter", x, axes, |x, a, out| unsafe {
             sys::spmd_ctx_psum_scatter(self.ctx, x, a, scatter_dimension, tiled as i32, out)
         })
     }
@@ -441,7 +418,7 @@ impl ShardContext {
         tiled: bool,
     ) -> Result<Block<'_>> {
         // SAFETY: as psum.
-        self.collective(x, axes, |x, a, out| unsafe {
+        self.collective("ShardContext::all_to_all", x, axes, |x, a, out| unsafe {
             sys::spmd_ctx_all_to_all(self.ctx, x, a, split_axis, concat_axis, tiled as i32, out)
         })
     }
@@ -450,7 +427,7 @@ impl ShardContext {
     pub fn ppermute(&self, x: &Block<'_>, axes: &str, pairs: &[(i64, i64)]) -> Result<Block<'_>> {
         let flat: Vec<i64> = pairs.iter().flat_map(|&(s, d)| [s, d]).collect();
         // SAFETY: flat holds 2*npairs values.
-        self.collective(x, axes, |x, a, out| unsafe {
+        self.collective("ShardContext::ppermute", x, axes, |x, a, out| unsafe {
             sys::spmd_ctx_ppermute(self.ctx, x, a, pairs.len(), ptr_or_null(&flat), out)
         })
     }
@@ -504,7 +481,9 @@ impl<'c> Block<'c> {
         self.writable.get()
     }
 
-    fn checked<T>(&self, want: DType, elem: usize, what: &str) -> Result<usize> {
+    /// The number of elements, once the block is known to hold `want` at a
+    /// non-NULL pointer aligned for T.
+    fn checked<T>(&self, want: DType, what: &str) -> Result<usize> {
         let have = self.dtype()?;
         if have != want {
             return Err(Error::invalid(format!("Block::{what}: the block holds {have}, not {want}")));
@@ -513,74 +492,79 @@ impl<'c> Block<'c> {
         if n > 0 && (self.raw.data.is_null() || (self.raw.data as usize) % std::mem::align_of::<T>() != 0) {
             return Err(Error::new(Status::Internal, format!("Block::{what}: misaligned or NULL block data")));
         }
-        debug_assert_eq!(elem, size_of::<T>());
         Ok(n)
+    }
+
+    /// [`Block::checked`] for an element type, whose values are checked too.
+    fn elements<T: Element>(&self, what: &str) -> Result<usize> {
+        let n = self.checked::<T>(T::DTYPE, what)?;
+        // SAFETY: n elements of T at an aligned non-NULL pointer, alive while
+        // the context is.
+        let bytes = unsafe { std::slice::from_raw_parts(self.data::<u8>(n), n * size_of::<T>()) };
+        if !T::valid_bytes(bytes) {
+            return Err(Error::new(Status::Internal, format!("Block::{what}: invalid bool bytes")));
+        }
+        Ok(n)
+    }
+
+    /// [`Block::checked`] for the raw bits of a float16 or bfloat16 block.
+    fn half(&self, what: &str) -> Result<usize> {
+        let d = self.dtype()?;
+        if !d.is_half() {
+            return Err(Error::invalid(format!("Block::{what}: {d} is not float16 or bfloat16")));
+        }
+        self.checked::<u16>(d, what)
+    }
+
+    fn check_writable(&self, what: &str) -> Result<()> {
+        if !self.writable.get() {
+            return Err(Error::invalid(format!(
+                "Block::{what}: the block is read-only (an input, or passed to a collective)"
+            )));
+        }
+        Ok(())
+    }
+
+    /// The data as a pointer to `n` checked elements of T: dangling (never
+    /// read) when `n` is 0, as a slice needs a non-NULL pointer.
+    fn data<T>(&self, n: usize) -> *mut T {
+        if n == 0 {
+            NonNull::dangling().as_ptr()
+        } else {
+            self.raw.data as *mut T
+        }
     }
 
     /// The elements, for T of the block's dtype.
     pub fn as_slice<T: Element>(&self) -> Result<&[T]> {
-        let n = self.checked::<T>(T::DTYPE, size_of::<T>(), "as_slice")?;
-        if n == 0 {
-            return Ok(&[]);
-        }
-        // SAFETY: n elements of T at an aligned non-NULL pointer, alive
-        // while the context is; nothing writes them while &self is held
-        // (as_mut_slice needs &mut self, and aliasing results are read-only).
-        let bytes = unsafe { std::slice::from_raw_parts(self.raw.data as *const u8, n * size_of::<T>()) };
-        if !T::valid_bytes(bytes) {
-            return Err(Error::new(Status::Internal, "Block::as_slice: invalid bool bytes"));
-        }
-        Ok(unsafe { std::slice::from_raw_parts(self.raw.data as *const T, n) })
+        let n = self.elements::<T>("as_slice")?;
+        // SAFETY: n checked elements of T, alive while the context is;
+        // nothing writes them while &self is held (as_mut_slice needs
+        // &mut self, and aliasing results are read-only).
+        Ok(unsafe { std::slice::from_raw_parts(self.data(n), n) })
     }
 
     /// The elements, writable: blocks from alloc and collectives only.
     pub fn as_mut_slice<T: Element>(&mut self) -> Result<&mut [T]> {
-        let n = self.checked::<T>(T::DTYPE, size_of::<T>(), "as_mut_slice")?;
-        if !self.writable.get() {
-            return Err(Error::invalid(
-                "Block::as_mut_slice: the block is read-only (an input, or passed to a collective)",
-            ));
-        }
-        if n == 0 {
-            return Ok(&mut []);
-        }
-        let bytes = unsafe { std::slice::from_raw_parts(self.raw.data as *const u8, n * size_of::<T>()) };
-        if !T::valid_bytes(bytes) {
-            return Err(Error::new(Status::Internal, "Block::as_mut_slice: invalid bool bytes"));
-        }
+        let n = self.elements::<T>("as_mut_slice")?;
+        self.check_writable("as_mut_slice")?;
         // SAFETY: as as_slice, and &mut self makes this the only view.
-        Ok(unsafe { std::slice::from_raw_parts_mut(self.raw.data as *mut T, n) })
-    }
-
-    fn half(&self) -> Result<usize> {
-        let d = self.dtype()?;
-        if d != DType::F16 && d != DType::BF16 {
-            return Err(Error::invalid(format!("Block: {d} is not float16 or bfloat16")));
-        }
-        self.checked::<u16>(d, 2, "bits")
+        Ok(unsafe { std::slice::from_raw_parts_mut(self.data(n), n) })
     }
 
     /// The raw bits of a float16 or bfloat16 block.
     pub fn as_bits(&self) -> Result<&[u16]> {
-        let n = self.half()?;
-        if n == 0 {
-            return Ok(&[]);
-        }
+        let n = self.half("as_bits")?;
         // SAFETY: as as_slice.
-        Ok(unsafe { std::slice::from_raw_parts(self.raw.data as *const u16, n) })
+        Ok(unsafe { std::slice::from_raw_parts(self.data(n), n) })
     }
 
     /// The raw bits of a writable float16 or bfloat16 block.
     pub fn as_mut_bits(&mut self) -> Result<&mut [u16]> {
-        let n = self.half()?;
-        if !self.writable.get() {
-            return Err(Error::invalid("Block::as_mut_bits: the block is read-only"));
-        }
-        if n == 0 {
-            return Ok(&mut []);
-        }
+        let n = self.half("as_mut_bits")?;
+        self.check_writable("as_mut_bits")?;
         // SAFETY: as as_mut_slice.
-        Ok(unsafe { std::slice::from_raw_parts_mut(self.raw.data as *mut u16, n) })
+        Ok(unsafe { std::slice::from_raw_parts_mut(self.data(n), n) })
     }
 }
 

@@ -1,9 +1,6 @@
 //! Shardings: how an array's elements are laid out over devices.
-use std::fmt;
-use std::mem::{size_of, MaybeUninit};
-
 use crate::error::{c_string, check, out_string, Error, Result};
-use crate::{out_handle, ptr_or_null, sys, Mesh, Runtime, Spec};
+use crate::{init_struct, out_value, ptr_or_null, sys, Mesh, Runtime, Spec};
 
 crate::handle!(
     /// A sharding (`spmd_sharding`): `NamedSharding(mesh, spec)` or
@@ -41,12 +38,7 @@ pub struct ShardInfo {
 impl ShardInfo {
     /// Runs a call that fills a `spmd_shard_info` made by `spmd_shard_info_init`.
     pub(crate) fn fill(call: impl FnOnce(*mut sys::spmd_shard_info) -> sys::spmd_status) -> Result<ShardInfo> {
-        let mut info = MaybeUninit::<sys::spmd_shard_info>::zeroed();
-        // SAFETY: zeroed is valid; init sets struct_size to our size.
-        let mut info = unsafe {
-            check(sys::spmd_shard_info_init(info.as_mut_ptr(), size_of::<sys::spmd_shard_info>()))?;
-            info.assume_init()
-        };
+        let mut info = init_struct(sys::spmd_shard_info_init)?;
         check(call(&mut info))?;
         let n = info.ndim.min(crate::MAX_NDIM);
         Ok(ShardInfo {
@@ -84,12 +76,7 @@ pub struct VisualizeOptions {
 
 impl VisualizeOptions {
     pub(crate) fn to_sys(self) -> Result<sys::spmd_visualize_options> {
-        let mut o = MaybeUninit::<sys::spmd_visualize_options>::zeroed();
-        // SAFETY: zeroed is valid; init writes exactly its size.
-        let mut o = unsafe {
-            check(sys::spmd_visualize_options_init(o.as_mut_ptr(), size_of::<sys::spmd_visualize_options>()))?;
-            o.assume_init()
-        };
+        let mut o = init_struct(sys::spmd_visualize_options_init)?;
         o.ascii = self.ascii as i32;
         o.max_width = self.max_width;
         o.min_width = self.min_width;
@@ -102,80 +89,66 @@ impl Sharding {
     /// NamedSharding(mesh, spec).
     pub fn named(mesh: &Mesh, spec: &Spec) -> Result<Sharding> {
         // SAFETY: live handles, valid out pointer.
-        let ptr = out_handle(|out| unsafe { sys::spmd_sharding_named(mesh.as_ptr(), spec.as_ptr(), out) })?;
-        Ok(Sharding { ptr })
+        Sharding::from_call(|out| unsafe { sys::spmd_sharding_named(mesh.as_ptr(), spec.as_ptr(), out) })
     }
 
     /// NamedSharding(mesh, spec) with the spec as text ("x", "P('x', None)").
     pub fn named_text(mesh: &Mesh, spec: &str) -> Result<Sharding> {
         let c = c_string("Sharding::named_text", spec)?;
         // SAFETY: live handle, valid string and out pointer.
-        let ptr = out_handle(|out| unsafe { sys::spmd_sharding_named_text(mesh.as_ptr(), c.as_ptr(), out) })?;
-        Ok(Sharding { ptr })
+        Sharding::from_call(|out| unsafe { sys::spmd_sharding_named_text(mesh.as_ptr(), c.as_ptr(), out) })
     }
 
     /// NamedSharding(mesh, P()): every device holds the whole array.
     pub fn replicated(mesh: &Mesh) -> Result<Sharding> {
         // SAFETY: live handle, valid out pointer.
-        let ptr = out_handle(|out| unsafe { sys::spmd_sharding_replicated(mesh.as_ptr(), out) })?;
-        Ok(Sharding { ptr })
+        Sharding::from_call(|out| unsafe { sys::spmd_sharding_replicated(mesh.as_ptr(), out) })
     }
 
     /// SingleDeviceSharding(device).
     pub fn single_device(runtime: &Runtime, device_id: i32) -> Result<Sharding> {
         // SAFETY: live handle, valid out pointer.
-        let ptr = out_handle(|out| unsafe { sys::spmd_sharding_single_device(runtime.as_ptr(), device_id, out) })?;
-        Ok(Sharding { ptr })
+        Sharding::from_call(|out| unsafe { sys::spmd_sharding_single_device(runtime.as_ptr(), device_id, out) })
     }
 
     /// The kind of sharding.
     pub fn kind(&self) -> Result<ShardingKind> {
-        let mut raw: sys::spmd_sharding_kind = 0;
         // SAFETY: live handle, valid out pointer.
-        check(unsafe { sys::spmd_sharding_get_kind(self.ptr, &mut raw) })?;
-        match raw {
+        match out_value(|raw| unsafe { sys::spmd_sharding_get_kind(self.ptr, raw) })? {
             sys::SPMD_SHARDING_NAMED => Ok(ShardingKind::Named),
             sys::SPMD_SHARDING_SINGLE_DEVICE => Ok(ShardingKind::SingleDevice),
-            _ => Err(Error::new(crate::Status::Internal, format!("unknown sharding kind {raw}"))),
+            raw => Err(Error::new(crate::Status::Internal, format!("unknown sharding kind {raw}"))),
         }
     }
 
     /// The mesh (a one-device mesh for a single-device sharding).
     pub fn mesh(&self) -> Result<Mesh> {
         // SAFETY: live handle; the new mesh handle is ours.
-        let ptr = out_handle(|out| unsafe { sys::spmd_sharding_mesh(self.ptr, out) })?;
-        Ok(unsafe { Mesh::from_raw(ptr) })
+        Mesh::from_call(|out| unsafe { sys::spmd_sharding_mesh(self.ptr, out) })
     }
 
     /// A copy of the spec (P() for a single-device sharding).
     pub fn spec(&self) -> Result<Spec> {
         // SAFETY: live handle; the new spec handle is ours.
-        let ptr = out_handle(|out| unsafe { sys::spmd_sharding_spec(self.ptr, out) })?;
-        Ok(unsafe { Spec::from_raw(ptr) })
+        Spec::from_call(|out| unsafe { sys::spmd_sharding_spec(self.ptr, out) })
     }
 
     /// Number of devices that hold a shard.
     pub fn device_count(&self) -> Result<usize> {
-        let mut n = 0;
         // SAFETY: live handle, valid out pointer.
-        check(unsafe { sys::spmd_sharding_device_count(self.ptr, &mut n) })?;
-        Ok(n)
+        out_value(|n| unsafe { sys::spmd_sharding_device_count(self.ptr, n) })
     }
 
     /// Whether two shardings place every element on the same devices (JAX's ==).
     pub fn equals(&self, other: &Sharding) -> Result<bool> {
-        let mut eq = 0;
         // SAFETY: live handles, valid out pointer.
-        check(unsafe { sys::spmd_sharding_equal(self.ptr, other.ptr, &mut eq) })?;
-        Ok(eq != 0)
+        Ok(out_value(|eq| unsafe { sys::spmd_sharding_equal(self.ptr, other.ptr, eq) })? != 0)
     }
 
     /// Whether every device holds the whole array.
     pub fn is_fully_replicated(&self) -> Result<bool> {
-        let mut r = 0;
         // SAFETY: live handle, valid out pointer.
-        check(unsafe { sys::spmd_sharding_is_fully_replicated(self.ptr, &mut r) })?;
-        Ok(r != 0)
+        Ok(out_value(|r| unsafe { sys::spmd_sharding_is_fully_replicated(self.ptr, r) })? != 0)
     }
 
     /// JAX's str: "NamedSharding(mesh=Mesh('x': 3), spec=PartitionSpec('x',), memory_kind=device)".
@@ -209,20 +182,4 @@ impl Sharding {
     }
 }
 
-impl PartialEq for Sharding {
-    fn eq(&self, other: &Sharding) -> bool {
-        self.equals(other).unwrap_or(false)
-    }
-}
-
-impl fmt::Display for Sharding {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.to_text().map_err(|_| fmt::Error)?)
-    }
-}
-
-impl fmt::Debug for Sharding {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(self, f)
-    }
-}
+crate::text_and_equality!(Sharding);

@@ -1,9 +1,6 @@
 //! Partition specs: which mesh axes split each array dimension.
-use std::fmt;
-use std::os::raw::c_char;
-
-use crate::error::{c_string, check, from_c, out_string, Error, Result};
-use crate::{out_handle, ptr_or_null, sys};
+use crate::error::{borrowed_string, c_string, check, out_string, Error, Result};
+use crate::{out_value, ptr_or_null, sys, CStrings};
 
 crate::handle!(
     /// A partition spec (`jax.sharding.PartitionSpec`): per array dimension,
@@ -22,23 +19,20 @@ impl Spec {
     pub fn parse(text: &str) -> Result<Spec> {
         let c = c_string("Spec::parse", text)?;
         // SAFETY: valid string and out pointer.
-        let ptr = out_handle(|out| unsafe { sys::spmd_spec_parse(c.as_ptr(), out) })?;
-        Ok(Spec { ptr })
+        Spec::from_call(|out| unsafe { sys::spmd_spec_parse(c.as_ptr(), out) })
     }
 
     /// The empty spec P(), grown with [`Spec::append`].
     pub fn new() -> Result<Spec> {
         // SAFETY: valid out pointer.
-        let ptr = out_handle(|out| unsafe { sys::spmd_spec_create(out) })?;
-        Ok(Spec { ptr })
+        Spec::from_call(|out| unsafe { sys::spmd_spec_create(out) })
     }
 
     /// Appends one dimension split over `axes` (none: replicated, None).
     pub fn append(&mut self, axes: &[&str]) -> Result<()> {
-        let names = axes.iter().map(|a| c_string("Spec::append", a)).collect::<Result<Vec<_>>>()?;
-        let ptrs: Vec<*const c_char> = names.iter().map(|n| n.as_ptr()).collect();
-        // SAFETY: &mut self: no other use of the spec meanwhile; ptrs holds naxes names.
-        check(unsafe { sys::spmd_spec_append(self.ptr, ptr_or_null(&ptrs), ptrs.len()) })
+        let names = CStrings::new("Spec::append", axes)?;
+        // SAFETY: &mut self: no other use of the spec meanwhile; names holds naxes names.
+        check(unsafe { sys::spmd_spec_append(self.ptr, ptr_or_null(names.ptrs()), names.ptrs().len()) })
     }
 
     /// A spec of the given dimensions: `Spec::from_dims(&[&["x"], &[]])` is
@@ -53,25 +47,15 @@ impl Spec {
 
     /// Number of dimensions the spec names.
     pub fn ndim(&self) -> Result<usize> {
-        let mut n = 0;
         // SAFETY: live handle, valid out pointer.
-        check(unsafe { sys::spmd_spec_ndim(self.ptr, &mut n) })?;
-        Ok(n)
+        out_value(|n| unsafe { sys::spmd_spec_ndim(self.ptr, n) })
     }
 
     /// The mesh axes splitting dimension `dim` (empty for None).
     pub fn dim(&self, dim: usize) -> Result<Vec<String>> {
-        let mut n = 0;
-        // SAFETY: live handle, valid out pointer.
-        check(unsafe { sys::spmd_spec_dim_size(self.ptr, dim, &mut n) })?;
-        (0..n)
-            .map(|i| {
-                let mut p: *const c_char = std::ptr::null();
-                // SAFETY: the name is borrowed from the spec and copied at once.
-                check(unsafe { sys::spmd_spec_dim_axis(self.ptr, dim, i, &mut p) })?;
-                Ok(unsafe { from_c(p) })
-            })
-            .collect()
+        // SAFETY: live handle, valid out pointers.
+        let n = out_value(|n| unsafe { sys::spmd_spec_dim_size(self.ptr, dim, n) })?;
+        (0..n).map(|i| borrowed_string(|p| unsafe { sys::spmd_spec_dim_axis(self.ptr, dim, i, p) })).collect()
     }
 
     /// Every dimension's axes.
@@ -81,10 +65,8 @@ impl Spec {
 
     /// Whether two specs are equal once trailing Nones are dropped.
     pub fn equals(&self, other: &Spec) -> Result<bool> {
-        let mut eq = 0;
         // SAFETY: live handles, valid out pointer.
-        check(unsafe { sys::spmd_spec_equal(self.ptr, other.ptr, &mut eq) })?;
-        Ok(eq != 0)
+        Ok(out_value(|eq| unsafe { sys::spmd_spec_equal(self.ptr, other.ptr, eq) })? != 0)
     }
 
     /// JAX's str: "PartitionSpec('x', None)".
@@ -94,27 +76,11 @@ impl Spec {
     }
 }
 
-impl PartialEq for Spec {
-    fn eq(&self, other: &Spec) -> bool {
-        self.equals(other).unwrap_or(false)
-    }
-}
+crate::text_and_equality!(Spec);
 
 impl std::str::FromStr for Spec {
     type Err = Error;
     fn from_str(s: &str) -> Result<Spec> {
         Spec::parse(s)
-    }
-}
-
-impl fmt::Display for Spec {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.to_text().map_err(|_| fmt::Error)?)
-    }
-}
-
-impl fmt::Debug for Spec {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(self, f)
     }
 }

@@ -22,6 +22,14 @@ fn runtime() -> Runtime {
     Runtime::builder().cpu_devices(4).worker_threads(1).build().unwrap()
 }
 
+/// A mesh of 4 devices along "x", an arange(8) split along it and P('x')
+/// (the mesh keeps its runtime alive).
+fn split_along_x() -> (Mesh, Array, Spec) {
+    let mesh = Mesh::new(&runtime(), &[4], &["x"]).unwrap();
+    let x = Array::arange(&Sharding::named_text(&mesh, "x").unwrap(), DType::F32, &[8], 0.0, 1.0).unwrap();
+    (mesh, x, Spec::parse("x").unwrap())
+}
+
 #[test]
 fn a_bad_spec_is_refused_with_its_column() {
     let _g = serial();
@@ -89,10 +97,7 @@ fn a_destroyed_handle_is_refused_by_the_c_layer() {
 fn a_panic_in_a_shard_map_closure_fails_that_device() {
     let _g = serial();
     no_leak(|| {
-        let rt = runtime();
-        let mesh = Mesh::new(&rt, &[4], &["x"]).unwrap();
-        let x = Array::arange(&Sharding::named_text(&mesh, "x").unwrap(), DType::F32, &[8], 0.0, 1.0).unwrap();
-        let spec = Spec::parse("x").unwrap();
+        let (mesh, x, spec) = split_along_x();
         let e = mesh
             .shard_map(&[&x], &[&spec], &[&spec], |ctx| {
                 if ctx.device_id()? == 2 {
@@ -113,10 +118,7 @@ fn a_panic_in_a_shard_map_closure_fails_that_device() {
 fn an_error_returned_by_a_closure_fails_the_shard_map() {
     let _g = serial();
     no_leak(|| {
-        let rt = runtime();
-        let mesh = Mesh::new(&rt, &[4], &["x"]).unwrap();
-        let x = Array::arange(&Sharding::named_text(&mesh, "x").unwrap(), DType::F32, &[8], 0.0, 1.0).unwrap();
-        let spec = Spec::parse("x").unwrap();
+        let (mesh, x, spec) = split_along_x();
         // Device 1 fails before the psum the others wait in: they fail at once.
         let e = mesh
             .shard_map(&[&x], &[&spec], &[&spec], |ctx| {
