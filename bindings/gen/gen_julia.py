@@ -108,14 +108,12 @@ def julia_string(text: str) -> str:
     return text.replace("\\", "\\\\").replace("$", "\\$").replace('"""', '\\"\\"\\"')
 
 
-def docstring(text: str, indent: str = "") -> str:
-    body = julia_string(text.rstrip())
-    lines = ['"""'] + body.split("\n") + ['"""']
-    return "\n".join((indent + line) if line else "" for line in lines)
+def docstring(text: str) -> str:
+    return '"""\n' + julia_string(text.rstrip()) + '\n"""'
 
 
-def comment(text: str, indent: str = "") -> list[str]:
-    return [f"{indent}# {line}".rstrip() for line in text.split("\n") if text]
+def comment(text: str, indent: str) -> list[str]:
+    return [f"{indent}# {line}".rstrip() for line in text.split("\n")] if text else []
 
 
 def arg_name(name: str, i: int) -> str:
@@ -203,7 +201,6 @@ end
 
 def generate(model: swig_model.Model) -> str:
     m = Mapper(model)
-    enums = {e.name for e in model.enums}
     out: list[str] = [HEADER]
 
     out.append("# ---- Enums: a Cint alias per enum, a constant per enumerator ----------------\n")
@@ -246,7 +243,7 @@ def generate(model: swig_model.Model) -> str:
 
     out.append("# ---- Constants of the headers ----------------------------------------------\n")
     for c in model.constants:
-        value, note = constant_value(c, enums)
+        value, note = constant_value(c, m.enums)
         doc = f"{c.doc}\n\n({c.header}; {note})" if c.doc else f"({c.header}; {note})"
         out.append(docstring(doc))
         out.append(f"const {c.name} = {value}\n")

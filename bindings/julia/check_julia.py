@@ -2,14 +2,15 @@
 
     .venv-bindings/bin/python bindings/julia/check_julia.py \\
         --library build/src/libspmd.so --model build/bindings/spmd-model.json \\
-        [--coverage bindings/julia/SPMD/src] [FILE_OR_DIR ...]
+        [FILE_OR_DIR ...]
 
 (a) Parses every .jl file with the tree-sitter Julia grammar (PyPI packages
     tree-sitter and tree-sitter-julia) and fails on any ERROR or MISSING node.
 (b) Finds every `ccall` and checks it:
     - `ccall((:spmd_xxx, libspmd[]), RetT, (ArgT...,), args...)`: spmd_xxx is
-      exported by the library (`nm -D --defined-only`) and is a function of
-      SWIG's parse (the model JSON of bindings/gen/swig_model.py, or the XML),
+      exported by the library (`nm -D --defined-only`, read by
+      bindings/gen/check_coverage.py) and is a function of SWIG's parse (the
+      model JSON of bindings/gen/swig_model.py, or the XML),
       not variadic, with as many argument types as the C function has
       parameters, each type (and the result type) one that the C type maps to
       (the table TYPE MAPPING below, printed on a mismatch), and as many values
@@ -20,13 +21,12 @@
       nothing escapes the check.
     - `LibSPMD.spmd_xxx(args...)`, a call of a generated wrapper: the function
       exists and gets as many arguments as the C function has parameters.
-(c) With --coverage DIR: every function of the model but the variadic ones is
-    used by the handwritten sources DIR/*.jl (all but LibSPMD.jl): code (not a
-    comment or a string) names it, `LibSPMD.spmd_xxx(...)`, or passes
-    `LibSPMD.spmd_xxx_init` on to the helper that calls it.
+
+That every C function is used by the idiomatic layer is checked by
+bindings/gen/check_coverage.py, for every binding (run_tests.py runs it too).
 
 Problems print as `file:line: [kind] message`, kinds: syntax, arity, type,
-unknown-symbol, form, coverage. Exit status 1 when there is any.
+unknown-symbol, form. Exit status 1 when there is any.
 Without arguments it checks every .jl file under bindings/julia but the
 deliberately broken fixtures of bindings/julia/tests/negative.
 """
@@ -43,6 +43,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "bindings", "gen"))
+from check_coverage import exported_functions  # noqa: E402
 
 # The Julia runtime's functions the binding may ccall (no library), and their
 # signatures: entering and leaving a GC-safe region around a C call that
@@ -132,21 +133,14 @@ class Model:
             if where == "param":
                 out |= {f"Ref{{{j}}}" for j in inner}
             return out
-        if kind == "array":
-            return set()
-        return set()
+        return set()  # an array or function type is never an argument or result
 
 
 def exported_symbols(library: str) -> set[str]:
-    out = subprocess.run(["nm", "-D", "--defined-only", library], capture_output=True, text=True)
-    if out.returncode != 0:
-        raise SystemExit(f"check_julia.py: nm -D --defined-only {library} failed: {out.stderr}")
-    syms = set()
-    for line in out.stdout.splitlines():
-        parts = line.split()
-        if len(parts) >= 3 and parts[1] in "TtWiI":
-            syms.add(parts[2].split("@")[0])
-    return syms
+    try:
+        return exported_functions(library)
+    except subprocess.CalledProcessError as e:
+        raise SystemExit(f"check_julia.py: {' '.join(e.cmd)} failed: {e.stderr}")
 
 
 def parser():
@@ -320,30 +314,6 @@ class Checker:
                              f"ccall {name}: argument {i + 1} ({p['c']} {p['name']}) is {jt}, "
                              f"accepted: {' | '.join(sorted(ok)) or 'nothing'}")
 
-    def coverage(self, src_dir: str, ts) -> None:
-        called: set[str] = set()
-        files = sorted(f for f in os.listdir(src_dir)
-                       if f.endswith(".jl") and f != "LibSPMD.jl")
-
-        # Code naming the function: a call, `LibSPMD.spmd_xxx` passed on as a
-        # value (the _init functions go to _initialised), or a ccall's
-        # `:spmd_xxx`; comments and strings do not count.
-        def visit(node):
-            if node.type == "identifier":
-                called.add(node.text.decode().lower())
-            for c in node.children:
-                visit(c)
-
-        for f in files:
-            with open(os.path.join(src_dir, f), "rb") as fh:
-                visit(ts.parse(fh.read()).root_node)
-        missing = [n for n, f in self.model.functions.items()
-                   if not f["variadic"] and n.lower() not in called]
-        for n in missing:
-            self.problem(src_dir, 0, "coverage",
-                         f"{n} is called nowhere in the idiomatic layer ({', '.join(files)})")
-        self.covered = sum(1 for f in self.model.functions.values() if not f["variadic"]) - len(missing)
-
 
 def jl_files(paths: list[str]) -> list[str]:
     out = []
@@ -365,8 +335,6 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--model", required=True, help="spmd-model.json, or SWIG's spmd.xml")
     ap.add_argument("--include", action="append", default=[],
                     help="header directories (only with an XML --model)")
-    ap.add_argument("--coverage", metavar="DIR",
-                    help="check that DIR/*.jl (but LibSPMD.jl) call every C function")
     ap.add_argument("paths", nargs="*", help="files or directories (default: bindings/julia)")
     args = ap.parse_args(argv)
 
@@ -381,8 +349,6 @@ def main(argv: list[str]) -> int:
     files = jl_files(args.paths or [HERE])
     for f in files:
         checker.check_file(f, ts)
-    if args.coverage:
-        checker.coverage(args.coverage, ts)
     for path, line, kind, msg in sorted(checker.problems, key=lambda p: (p[0], p[1])):
         print(f"{os.path.relpath(path, ROOT)}:{line}: [{kind}] {msg}")
     if any(k == "type" for _, _, k, _ in checker.problems):
@@ -392,9 +358,6 @@ def main(argv: list[str]) -> int:
                f"checked against {os.path.basename(args.library)} and SWIG's parse "
                f"({len(model.functions)} functions, {nvar} variadic and not wrapped), "
                f"{checker.wrapper_calls} calls of LibSPMD wrappers checked for their argument count")
-    if args.coverage:
-        summary += (f"; {checker.covered} of {len(model.functions) - nvar} non-variadic functions "
-                    "used by the idiomatic layer")
     if checker.problems:
         print(f"FAIL: {len(checker.problems)} problems; {summary}")
         return 1

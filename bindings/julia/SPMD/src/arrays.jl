@@ -25,45 +25,30 @@ asynchronously, as in JAX: errors of that work surface at
 [`block_until_ready`](@ref) or `Array(x)`. Released by the garbage collector
 or `close(x)`.
 """
-mutable struct ShardedArray{T,N} <: Handle
+mutable struct ShardedArray{T,N} <: Handle{LibSPMD.spmd_array}
     ptr::Ptr{LibSPMD.spmd_array}
     closed::Bool
-    function ShardedArray{T,N}(ptr::Ptr{LibSPMD.spmd_array}) where {T,N}
-        return finalizer(close, new{T,N}(ptr, false))
-    end
+    ShardedArray{T,N}(ptr::Ptr{LibSPMD.spmd_array}) where {T,N} =
+        finalizer(close, new{T,N}(ptr, false))
 end
+_destroy(x::ShardedArray) = LibSPMD.spmd_array_destroy(x.ptr)
 
-# Wraps a new array handle, asking for its dtype and rank.
+# Wraps a new array handle, asking for its dtype and rank; destroys it when
+# that fails (the message is read first, by _check), or when the dtype is one
+# this binding does not know (a newer library).
 function _wrap_array(ptr::Ptr{LibSPMD.spmd_array})
-    dt = Ref{LibSPMD.spmd_dtype}(LibSPMD.SPMD_DTYPE_INVALID)
-    nd = Ref{Csize_t}(0)
-    status = LibSPMD.spmd_array_dtype(ptr, dt)
-    status == LibSPMD.SPMD_OK && (status = LibSPMD.spmd_array_ndim(ptr, nd))
-    if status != LibSPMD.SPMD_OK
-        err = _last_error(status)  # before another libspmd call replaces the message
+    try
+        dt = _value_out(out -> LibSPMD.spmd_array_dtype(ptr, out), LibSPMD.spmd_dtype)
+        nd = _value_out(out -> LibSPMD.spmd_array_ndim(ptr, out), Csize_t)
+        return ShardedArray{eltype_of(dt),Int(nd)}(ptr)
+    catch
         LibSPMD.spmd_array_destroy(ptr)
-        throw(err)
+        rethrow()
     end
-    return ShardedArray{eltype_of(dt[]),Int(nd[])}(ptr)
 end
 
-# Calls f(out) for a C function making a new array through `spmd_array **out`.
-function _array_out(f)
-    out = Ref{Ptr{LibSPMD.spmd_array}}(C_NULL)
-    _check(f(out))
-    return _wrap_array(out[])
-end
-
-function Base.close(x::ShardedArray)
-    if !x.closed
-        x.closed = true
-        LibSPMD.spmd_array_destroy(x.ptr)
-    end
-    return nothing
-end
-
-Base.cconvert(::Type{Ptr{LibSPMD.spmd_array}}, x::ShardedArray) = x
-Base.unsafe_convert(::Type{Ptr{LibSPMD.spmd_array}}, x::ShardedArray) = x.ptr
+# A new array through `spmd_array **out` (see _value_out).
+_array_out(f) = _handle_out(f, ShardedArray, _wrap_array)
 
 Base.eltype(::Type{ShardedArray{T,N}}) where {T,N} = T
 Base.eltype(::ShardedArray{T}) where {T} = T
@@ -77,33 +62,21 @@ function Base.size(x::ShardedArray{T,N}) where {T,N}
 end
 Base.size(x::ShardedArray, d::Integer) = d <= ndims(x) ? size(x)[d] : 1
 
-function Base.length(x::ShardedArray)
-    out = Ref{Int64}(0)
-    _check(LibSPMD.spmd_array_size(x, out))
-    return Int(out[])
-end
+Base.length(x::ShardedArray) = Int(_value_out(out -> LibSPMD.spmd_array_size(x, out), Int64))
 
 """
     nbytes(x) -> Int
 
 Bytes of the global array, `length(x) * sizeof(eltype(x))` (`spmd_array_nbytes`).
 """
-function nbytes(x::ShardedArray)
-    out = Ref{Csize_t}(0)
-    _check(LibSPMD.spmd_array_nbytes(x, out))
-    return Int(out[])
-end
+nbytes(x::ShardedArray) = Int(_value_out(out -> LibSPMD.spmd_array_nbytes(x, out), Csize_t))
 
 """
     sharding(x) -> Sharding
 
 The array's sharding (`spmd_array_sharding`), a new handle.
 """
-function sharding(x::ShardedArray)
-    out = Ref{Ptr{LibSPMD.spmd_sharding}}(C_NULL)
-    _check(LibSPMD.spmd_array_sharding(x, out))
-    return Sharding(out[])
-end
+sharding(x::ShardedArray) = _handle_out(out -> LibSPMD.spmd_array_sharding(x, out), Sharding)
 
 """
     device(x) -> Int
@@ -111,11 +84,7 @@ end
 `a.device`: the id of the one device of a single-device array
 (`spmd_array_device`); an SPMDError for an array over several devices.
 """
-function device(x::ShardedArray)
-    out = Ref{Cint}(0)
-    _check(LibSPMD.spmd_array_device(x, out))
-    return Int(out[])
-end
+device(x::ShardedArray) = Int(_value_out(out -> LibSPMD.spmd_array_device(x, out), Cint))
 
 """
     block_until_ready(x) -> x
@@ -132,13 +101,13 @@ end
 
 _reversed(N) = ntuple(i -> N + 1 - i, N)
 
-# A's elements in row-major order (a dense Array, maybe A itself).
-function _rowmajor_copy(A::AbstractArray{T,N}) where {T,N}
-    N <= 1 && return A isa Array ? A : Array{T,N}(A)
-    host = Array{T,N}(undef, reverse(size(A)))
-    permutedims!(host, A, _reversed(N))
-    return host
+# A's elements converted to T in row-major order: a dense Array{T}, A itself
+# when it already is one of at most one dimension, else a single copy.
+function _rowmajor_copy(::Type{T}, A::AbstractArray{<:Any,N}) where {T,N}
+    N <= 1 && return A isa Array{T} ? A : Array{T,N}(A)
+    return permutedims!(Array{T,N}(undef, reverse(size(A))), A, _reversed(N))
 end
+_rowmajor_copy(A::AbstractArray{T}) where {T} = _rowmajor_copy(T, A)
 
 # A row-major buffer of the given shape as the Julia array it stands for.
 _from_rowmajor(buf::Array{T,N}) where {T,N} = N <= 1 ? buf : permutedims(buf, _reversed(N))
@@ -239,11 +208,8 @@ end
 
 Number of shards, one per device of the sharding (`spmd_array_shard_count`).
 """
-function shard_count(x::ShardedArray)
-    out = Ref{Csize_t}(0)
-    _check(LibSPMD.spmd_array_shard_count(x, out))
-    return Int(out[])
-end
+shard_count(x::ShardedArray) =
+    Int(_value_out(out -> LibSPMD.spmd_array_shard_count(x, out), Csize_t))
 
 """
     shard_info(x, i) -> ShardInfo
@@ -253,17 +219,10 @@ Shard `i` (1-based, mesh device order) of the array, or its shard on device
 `id` (`spmd_array_shard_info`, `spmd_array_shard_info_of_device`):
 `Array(x)[info.indices...]` is that shard's block.
 """
-function shard_info(x::ShardedArray, i::Integer)
-    info = _initialised(LibSPMD.spmd_shard_info_init, LibSPMD.spmd_shard_info)
-    _check(LibSPMD.spmd_array_shard_info(x, Csize_t(i - 1), info))
-    return ShardInfo(info[])
-end
-
-function shard_info(x::ShardedArray; device::Integer)
-    info = _initialised(LibSPMD.spmd_shard_info_init, LibSPMD.spmd_shard_info)
-    _check(LibSPMD.spmd_array_shard_info_of_device(x, Cint(device), info))
-    return ShardInfo(info[])
-end
+shard_info(x::ShardedArray, i::Integer) =
+    _shard_info_out(info -> LibSPMD.spmd_array_shard_info(x, Csize_t(i - 1), info))
+shard_info(x::ShardedArray; device::Integer) =
+    _shard_info_out(info -> LibSPMD.spmd_array_shard_info_of_device(x, Cint(device), info))
 
 """
     shard_read(x, i) -> Array
@@ -286,7 +245,7 @@ shape (`spmd_array_shard_write`). Only that device's copy changes: keeping
 replicas equal is the caller's duty.
 """
 function shard_write!(x::ShardedArray{T,N}, i::Integer, A::AbstractArray) where {T,N}
-    host = _rowmajor_copy(convert(AbstractArray{T}, A))
+    host = _rowmajor_copy(T, A)  # converted and reordered in one copy
     _check(LibSPMD.spmd_array_shard_write(x, Csize_t(i - 1), host, Csize_t(sizeof(host))))
     return x
 end

@@ -23,13 +23,12 @@ all_to_all splits; `concat_dims` all_to_all's concatenated dimension;
 [`execute`](@ref) runs it; its executions run one after another. Released by
 the garbage collector or `close`.
 """
-mutable struct Collective <: Handle
+mutable struct Collective <: Handle{LibSPMD.spmd_collective}
     ptr::Ptr{LibSPMD.spmd_collective}
     closed::Bool
-    function Collective(ptr::Ptr{LibSPMD.spmd_collective})
-        return finalizer(close, new(ptr, false))
-    end
+    Collective(ptr::Ptr{LibSPMD.spmd_collective}) = finalizer(close, new(ptr, false))
 end
+_destroy(c::Collective) = LibSPMD.spmd_collective_destroy(c.ptr)
 
 function Collective(kind::Symbol, s::Sharding, axes, ::Type{T}, shape::Integer...;
                     dims::Integer=1, concat_dims::Integer=1, tiled::Bool=false, pairs=(),
@@ -37,34 +36,18 @@ function Collective(kind::Symbol, s::Sharding, axes, ::Type{T}, shape::Integer..
     haskey(_COLLECTIVES, kind) ||
         throw(ArgumentError("kind must be one of $(keys(_COLLECTIVES)), not :$kind"))
     cshape = _shape(shape)
-    flat = Int64[]
-    for p in pairs
-        push!(flat, Int64(first(p)), Int64(last(p)))
-    end
+    flat = _flat_pairs(pairs)
     options = _initialised(LibSPMD.spmd_collective_options_init, LibSPMD.spmd_collective_options)
-    out = Ref{Ptr{LibSPMD.spmd_collective}}(C_NULL)
-    status = GC.@preserve flat begin
+    return GC.@preserve flat begin
         options[] = _with(options[]; axis=_axis(dims), concat_axis=_axis(concat_dims),
-                          tiled=Cint(tiled), npairs=length(flat) ÷ 2,
-                          pairs=isempty(flat) ? Ptr{Int64}(C_NULL) : pointer(flat),
+                          tiled=Cint(tiled), npairs=length(flat) ÷ 2, pairs=_pointer_or_null(flat),
                           timeout_ms=Int64(timeout_ms))
-        LibSPMD.spmd_collective_create(s, _COLLECTIVES[kind], _axes_text(axes), dtype(T),
-                                       Csize_t(length(cshape)), cshape, options, out)
+        _handle_out(Collective) do out
+            LibSPMD.spmd_collective_create(s, _COLLECTIVES[kind], _axes_text(axes), dtype(T),
+                                           Csize_t(length(cshape)), cshape, options, out)
+        end
     end
-    _check(status)
-    return Collective(out[])
 end
-
-function Base.close(c::Collective)
-    if !c.closed
-        c.closed = true
-        LibSPMD.spmd_collective_destroy(c.ptr)
-    end
-    return nothing
-end
-
-Base.cconvert(::Type{Ptr{LibSPMD.spmd_collective}}, c::Collective) = c
-Base.unsafe_convert(::Type{Ptr{LibSPMD.spmd_collective}}, c::Collective) = c.ptr
 
 """
     output_sharding(collective) -> Sharding
@@ -72,23 +55,14 @@ Base.unsafe_convert(::Type{Ptr{LibSPMD.spmd_collective}}, c::Collective) = c.ptr
 The sharding of the collective's output (`spmd_collective_output_sharding`).
 `eltype`, `ndims` and `size` give its element type and global shape.
 """
-function output_sharding(c::Collective)
-    out = Ref{Ptr{LibSPMD.spmd_sharding}}(C_NULL)
-    _check(LibSPMD.spmd_collective_output_sharding(c, out))
-    return Sharding(out[])
-end
+output_sharding(c::Collective) =
+    _handle_out(out -> LibSPMD.spmd_collective_output_sharding(c, out), Sharding)
 
-function Base.eltype(c::Collective)
-    out = Ref{LibSPMD.spmd_dtype}(LibSPMD.SPMD_DTYPE_INVALID)
-    _check(LibSPMD.spmd_collective_output_dtype(c, out))
-    return eltype_of(out[])
-end
+Base.eltype(c::Collective) =
+    eltype_of(_value_out(out -> LibSPMD.spmd_collective_output_dtype(c, out), LibSPMD.spmd_dtype))
 
-function Base.ndims(c::Collective)
-    out = Ref{Csize_t}(0)
-    _check(LibSPMD.spmd_collective_output_ndim(c, out))
-    return Int(out[])
-end
+Base.ndims(c::Collective) =
+    Int(_value_out(out -> LibSPMD.spmd_collective_output_ndim(c, out), Csize_t))
 
 function Base.size(c::Collective)
     shape = zeros(Int64, ndims(c))

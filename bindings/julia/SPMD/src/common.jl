@@ -36,7 +36,7 @@ Base.showerror(io::IO, e::SPMDError) =
 @noinline function _last_error(status::Integer)
     GC.enable_finalizers(false)
     message = try
-        unsafe_string(LibSPMD.spmd_last_error())
+        last_error()
     finally
         GC.enable_finalizers(true)
     end
@@ -86,11 +86,7 @@ Number of libspmd handles alive in this process (`spmd_live_handles`), of
 every kind. Compare before and after a piece of work (after `GC.gc()`, or
 with every handle closed) to find leaks.
 """
-function live_handles()
-    out = Ref{Csize_t}(0)
-    _check(LibSPMD.spmd_live_handles(out))
-    return Int(out[])
-end
+live_handles() = Int(_value_out(out -> LibSPMD.spmd_live_handles(out), Csize_t))
 
 # ---- Calls that block while other threads run Julia code ------------------
 
@@ -143,8 +139,18 @@ function _initialised(init, ::Type{T}) where {T}
     return ref
 end
 
-# Calls f(out) for a C function returning a new string through `char **out`,
-# and returns the string as a Julia String, freed on the C side.
+# The `_xxx_out(f)` helpers call f(out) for a C function that returns its
+# result through the pointer `out`, check the status (an SPMDError on
+# failure) and return the result as Julia wants it.
+
+# A value of the isbits type T through `T *out`.
+function _value_out(f, ::Type{T}) where {T}
+    out = Ref{T}()
+    _check(f(out))
+    return out[]
+end
+
+# A new string through `char **out`, as a Julia String, freed on the C side.
 function _string_out(f)
     out = Ref{Ptr{Cchar}}(C_NULL)
     _check(f(out))
@@ -161,15 +167,30 @@ function _borrowed_string(p::Ptr{Cchar})
     return p == C_NULL ? "" : unsafe_string(p)
 end
 
+# s as a Cstring, for a ccall argument made by hand (GC.@preserve s meanwhile):
+# an ArgumentError for an embedded NUL, as ccall's own conversion throws.
+_cstring(s::String) = Base.unsafe_convert(Cstring, Base.cconvert(Cstring, s))
+
 # Strings as a Vector{Cstring} for a `const char *const *` argument: call
 # f(ptrs) while the strings are kept alive.
 function _with_cstrings(f, strings)
     strs = String[string(s) for s in strings]
-    result = GC.@preserve strs begin
-        ptrs = Cstring[Base.unsafe_convert(Cstring, Base.cconvert(Cstring, s)) for s in strs]
-        f(ptrs)
+    return GC.@preserve strs f(Cstring[_cstring(s) for s in strs])
+end
+
+# pointer(v), or NULL for an empty v (GC.@preserve v meanwhile).
+_pointer_or_null(v::Vector{T}) where {T} = isempty(v) ? Ptr{T}(C_NULL) : pointer(v)
+
+# `source => dest` pairs as the flat [s1, d1, s2, d2, ...] C takes.
+_flat_pairs(pairs) = Int64[v for p in pairs for v in (first(p), last(p))]
+
+# f(h), then close(h) whatever happens: for a handle made on the way.
+function _closing(f, h)
+    try
+        return f(h)
+    finally
+        close(h)
     end
-    return result
 end
 
 # ---- Element types ---------------------------------------------------------
@@ -236,10 +257,7 @@ end
 JAX's name of an element type ("float32", "bfloat16", "bool"),
 `spmd_dtype_name`.
 """
-function dtype_name(::Type{T}) where {T}
-    p = LibSPMD.spmd_dtype_name(dtype(T))
-    return unsafe_string(p)
-end
+dtype_name(::Type{T}) where {T} = unsafe_string(LibSPMD.spmd_dtype_name(dtype(T)))
 
 """
     dtype_size(T) -> Int
@@ -255,9 +273,8 @@ The element type JAX calls `name` ("float32", "int32", ...),
 `spmd_dtype_from_name`; an [`SPMDError`](@ref) listing the names otherwise.
 """
 function dtype_from_name(name::AbstractString)
-    out = Ref{LibSPMD.spmd_dtype}(LibSPMD.SPMD_DTYPE_INVALID)
-    _check(LibSPMD.spmd_dtype_from_name(String(name), out))
-    return eltype_of(out[])
+    code = _value_out(out -> LibSPMD.spmd_dtype_from_name(String(name), out), LibSPMD.spmd_dtype)
+    return eltype_of(code)
 end
 
 # Julia dims (1-based) <-> C axes (0-based); negative stays negative. There

@@ -1,15 +1,38 @@
 # Runtimes, devices, meshes, specs and shardings.
 #
-# Every handle type holds the C handle `ptr` and a `closed` flag. `close`
-# destroys the C handle once (idempotent) and the finalizer calls `close`.
+# Every handle type is a `Handle{C}` for its C handle type C, holding the C
+# handle `ptr::Ptr{C}` and a `closed` flag, with a finalizer calling `close`
+# and one `_destroy` method. `close` destroys the C handle once (idempotent).
 # After close the handle keeps its (destroyed) id: libspmd never reuses ids
 # and rejects a destroyed one, so a use after close is an SPMDError with the
 # library's message, never a dangling pointer. Handles convert to their C
 # pointer type in a ccall (cconvert keeps the object rooted for the call).
 
-abstract type Handle end
+abstract type Handle{C} end
 
 Base.isopen(h::Handle) = !h.closed
+
+function Base.close(h::Handle)
+    if !h.closed
+        h.closed = true
+        _destroy(h)
+    end
+    return nothing
+end
+
+Base.cconvert(::Type{Ptr{C}}, h::Handle{C}) where {C} = h
+Base.unsafe_convert(::Type{Ptr{C}}, h::Handle{C}) where {C} = h.ptr
+
+# The C handle type of a handle type.
+_ctype(::Type{<:Handle{C}}) where {C} = C
+
+# A new handle through `spmd_xxx **out` (see _value_out), wrapped by
+# wrap(ptr): by default the constructor of the handle type H.
+function _handle_out(f, ::Type{H}, wrap=H) where {H<:Handle}
+    out = Ref{Ptr{_ctype(H)}}(C_NULL)
+    _check(f(out))
+    return wrap(out[])
+end
 
 # ---- Runtime ----------------------------------------------------------------
 
@@ -22,13 +45,12 @@ A libspmd runtime: one platform's devices (`spmd_runtime_create`).
 else 8). Released by the garbage collector or `close(runtime)`; meshes and
 arrays made from it keep what they need alive.
 """
-mutable struct Runtime <: Handle
+mutable struct Runtime <: Handle{LibSPMD.spmd_runtime}
     ptr::Ptr{LibSPMD.spmd_runtime}
     closed::Bool
-    function Runtime(ptr::Ptr{LibSPMD.spmd_runtime})
-        return finalizer(close, new(ptr, false))
-    end
+    Runtime(ptr::Ptr{LibSPMD.spmd_runtime}) = finalizer(close, new(ptr, false))
 end
+_destroy(r::Runtime) = LibSPMD.spmd_runtime_destroy(r.ptr)
 
 const _PLATFORMS = (default=LibSPMD.SPMD_PLATFORM_DEFAULT, cpu=LibSPMD.SPMD_PLATFORM_CPU,
                     cuda=LibSPMD.SPMD_PLATFORM_CUDA, sim=LibSPMD.SPMD_PLATFORM_SIM)
@@ -40,32 +62,15 @@ function Runtime(; platform::Symbol=:default, devices::Integer=0, worker_threads
     options = _initialised(LibSPMD.spmd_runtime_options_init, LibSPMD.spmd_runtime_options)
     options[] = _with(options[]; platform=_PLATFORMS[platform], cpu_device_count=devices,
                       worker_threads=worker_threads, device_cache_bytes=device_cache_bytes)
-    out = Ref{Ptr{LibSPMD.spmd_runtime}}(C_NULL)
-    _check(LibSPMD.spmd_runtime_create(options, out))
-    return Runtime(out[])
+    return _handle_out(out -> LibSPMD.spmd_runtime_create(options, out), Runtime)
 end
-
-function Base.close(r::Runtime)
-    if !r.closed
-        r.closed = true
-        LibSPMD.spmd_runtime_destroy(r.ptr)
-    end
-    return nothing
-end
-
-Base.cconvert(::Type{Ptr{LibSPMD.spmd_runtime}}, r::Runtime) = r
-Base.unsafe_convert(::Type{Ptr{LibSPMD.spmd_runtime}}, r::Runtime) = r.ptr
 
 """
     device_count(runtime) -> Int
 
 Number of devices of the runtime (`spmd_runtime_device_count`).
 """
-function device_count(r::Runtime)
-    out = Ref{Cint}(0)
-    _check(LibSPMD.spmd_runtime_device_count(r, out))
-    return Int(out[])
-end
+device_count(r::Runtime) = Int(_value_out(out -> LibSPMD.spmd_runtime_device_count(r, out), Cint))
 
 """
     platform(runtime) -> Symbol
@@ -73,12 +78,11 @@ end
 `:cpu`, `:sim` or `:cuda` (`spmd_runtime_platform`).
 """
 function platform(r::Runtime)
-    out = Ref{LibSPMD.spmd_platform}(0)
-    _check(LibSPMD.spmd_runtime_platform(r, out))
-    for (name, code) in pairs(_PLATFORMS)
-        code == out[] && return name
+    code = _value_out(out -> LibSPMD.spmd_runtime_platform(r, out), LibSPMD.spmd_platform)
+    for (name, c) in pairs(_PLATFORMS)
+        c == code && return name
     end
-    return Symbol("platform", out[])
+    return Symbol("platform", code)
 end
 
 """
@@ -132,55 +136,32 @@ ids in row-major order over the mesh (default 0, 1, ...).
 devices, `axis_names(mesh)` the names; positions (axes, coordinates) are
 1-based, device ids 0-based as in JAX.
 """
-mutable struct Mesh <: Handle
+mutable struct Mesh <: Handle{LibSPMD.spmd_mesh}
     ptr::Ptr{LibSPMD.spmd_mesh}
     closed::Bool
     owned::Bool  # false for the mesh a shard_map context lends
-    function Mesh(ptr::Ptr{LibSPMD.spmd_mesh}, owned::Bool=true)
-        return finalizer(close, new(ptr, false, owned))
-    end
+    Mesh(ptr::Ptr{LibSPMD.spmd_mesh}, owned::Bool=true) = finalizer(close, new(ptr, false, owned))
 end
+_destroy(m::Mesh) = m.owned && LibSPMD.spmd_mesh_destroy(m.ptr)
 
 function Mesh(r::Runtime, shape, names; devices=nothing)
     length(shape) == length(names) ||
         throw(ArgumentError("a mesh of $(length(shape)) axes needs as many names, got $(length(names))"))
     dims = _shape(shape)
     ids = devices === nothing ? C_NULL : Cint[Cint(d) for d in devices]
-    out = Ref{Ptr{LibSPMD.spmd_mesh}}(C_NULL)
-    _with_cstrings(names) do cnames
-        _check(LibSPMD.spmd_mesh_create(r, Csize_t(length(dims)), dims, cnames, ids, out))
+    return _with_cstrings(names) do cnames
+        _handle_out(Mesh) do out
+            LibSPMD.spmd_mesh_create(r, Csize_t(length(dims)), dims, cnames, ids, out)
+        end
     end
-    return Mesh(out[])
 end
 
-function Base.close(m::Mesh)
-    if !m.closed
-        m.closed = true
-        m.owned && LibSPMD.spmd_mesh_destroy(m.ptr)
-    end
-    return nothing
-end
-
-Base.cconvert(::Type{Ptr{LibSPMD.spmd_mesh}}, m::Mesh) = m
-Base.unsafe_convert(::Type{Ptr{LibSPMD.spmd_mesh}}, m::Mesh) = m.ptr
-
-function Base.ndims(m::Mesh)
-    out = Ref{Csize_t}(0)
-    _check(LibSPMD.spmd_mesh_ndim(m, out))
-    return Int(out[])
-end
-
-function Base.length(m::Mesh)
-    out = Ref{Csize_t}(0)
-    _check(LibSPMD.spmd_mesh_size(m, out))
-    return Int(out[])
-end
+Base.ndims(m::Mesh) = Int(_value_out(out -> LibSPMD.spmd_mesh_ndim(m, out), Csize_t))
+Base.length(m::Mesh) = Int(_value_out(out -> LibSPMD.spmd_mesh_size(m, out), Csize_t))
 
 function Base.size(m::Mesh)
     return ntuple(ndims(m)) do axis
-        out = Ref{Int64}(0)
-        _check(LibSPMD.spmd_mesh_axis_size(m, Csize_t(axis - 1), out))
-        Int(out[])
+        Int(_value_out(out -> LibSPMD.spmd_mesh_axis_size(m, Csize_t(axis - 1), out), Int64))
     end
 end
 Base.size(m::Mesh, axis::Integer) = size(m)[axis]
@@ -190,9 +171,10 @@ Base.size(m::Mesh, axis::Integer) = size(m)[axis]
 """
 function axis_names(m::Mesh)
     return map(1:ndims(m)) do axis
-        out = Ref{Ptr{Cchar}}(C_NULL)
-        _check(LibSPMD.spmd_mesh_axis_name(m, Csize_t(axis - 1), out))
-        GC.@preserve m unsafe_string(out[])  # borrowed: lives as long as the mesh
+        GC.@preserve m begin  # the name is borrowed: it lives as long as the mesh
+            unsafe_string(_value_out(out -> LibSPMD.spmd_mesh_axis_name(m, Csize_t(axis - 1), out),
+                                     Ptr{Cchar}))
+        end
     end
 end
 
@@ -201,11 +183,8 @@ end
 
 The 1-based position of the axis called `name` (`spmd_mesh_axis_index`).
 """
-function axis_index(m::Mesh, name)
-    out = Ref{Csize_t}(0)
-    _check(LibSPMD.spmd_mesh_axis_index(m, string(name), out))
-    return Int(out[]) + 1
-end
+axis_index(m::Mesh, name) =
+    Int(_value_out(out -> LibSPMD.spmd_mesh_axis_index(m, string(name), out), Csize_t)) + 1
 
 """
     device_ids(mesh) -> Vector{Int}
@@ -215,9 +194,7 @@ The mesh's device ids in row-major mesh order, `mesh.devices.flat`
 """
 function device_ids(m::Mesh)
     return map(1:length(m)) do i
-        out = Ref{Cint}(0)
-        _check(LibSPMD.spmd_mesh_device(m, Csize_t(i - 1), out))
-        Int(out[])
+        Int(_value_out(out -> LibSPMD.spmd_mesh_device(m, Csize_t(i - 1), out), Cint))
     end
 end
 
@@ -228,9 +205,7 @@ The id of the device at 1-based mesh coordinates (`spmd_mesh_device_at`).
 """
 function device_at(m::Mesh, coords::Integer...)
     c = Int64[Int64(x) - 1 for x in coords]
-    out = Ref{Cint}(0)
-    _check(LibSPMD.spmd_mesh_device_at(m, Csize_t(length(c)), c, out))
-    return Int(out[])
+    return Int(_value_out(out -> LibSPMD.spmd_mesh_device_at(m, Csize_t(length(c)), c, out), Cint))
 end
 
 """
@@ -245,11 +220,7 @@ function device_coords(m::Mesh, id::Integer)
     return Tuple(Int(c) + 1 for c in coords)
 end
 
-function Base.:(==)(a::Mesh, b::Mesh)
-    out = Ref{Cint}(0)
-    _check(LibSPMD.spmd_mesh_equal(a, b, out))
-    return out[] != 0
-end
+Base.:(==)(a::Mesh, b::Mesh) = _value_out(out -> LibSPMD.spmd_mesh_equal(a, b, out), Cint) != 0
 Base.hash(m::Mesh, h::UInt) = hash(string(m), hash(:Mesh, h))
 
 Base.show(io::IO, m::Mesh) = print(io, _string_out(out -> LibSPMD.spmd_mesh_to_string(m, out)))
@@ -269,24 +240,17 @@ or a tuple of names. `P("x", nothing)` is `PartitionSpec('x', None)`.
 `length(spec)` is its number of dimensions and `spec[d]` the axis names of
 dimension `d` (1-based).
 """
-mutable struct Spec <: Handle
+mutable struct Spec <: Handle{LibSPMD.spmd_spec}
     ptr::Ptr{LibSPMD.spmd_spec}
     closed::Bool
-    function Spec(ptr::Ptr{LibSPMD.spmd_spec})
-        return finalizer(close, new(ptr, false))
-    end
+    Spec(ptr::Ptr{LibSPMD.spmd_spec}) = finalizer(close, new(ptr, false))
 end
+_destroy(s::Spec) = LibSPMD.spmd_spec_destroy(s.ptr)
 
-function Spec(text::AbstractString)
-    out = Ref{Ptr{LibSPMD.spmd_spec}}(C_NULL)
-    _check(LibSPMD.spmd_spec_parse(String(text), out))
-    return Spec(out[])
-end
+Spec(text::AbstractString) = _handle_out(out -> LibSPMD.spmd_spec_parse(String(text), out), Spec)
 
 function P(entries...)
-    out = Ref{Ptr{LibSPMD.spmd_spec}}(C_NULL)
-    _check(LibSPMD.spmd_spec_create(out))
-    spec = Spec(out[])
+    spec = _handle_out(out -> LibSPMD.spmd_spec_create(out), Spec)
     try
         for e in entries
             names = e === nothing ? String[] :
@@ -302,38 +266,20 @@ function P(entries...)
     return spec
 end
 
-function Base.close(s::Spec)
-    if !s.closed
-        s.closed = true
-        LibSPMD.spmd_spec_destroy(s.ptr)
-    end
-    return nothing
-end
-
-Base.cconvert(::Type{Ptr{LibSPMD.spmd_spec}}, s::Spec) = s
-Base.unsafe_convert(::Type{Ptr{LibSPMD.spmd_spec}}, s::Spec) = s.ptr
-
-function Base.length(s::Spec)
-    out = Ref{Csize_t}(0)
-    _check(LibSPMD.spmd_spec_ndim(s, out))
-    return Int(out[])
-end
+Base.length(s::Spec) = Int(_value_out(out -> LibSPMD.spmd_spec_ndim(s, out), Csize_t))
 
 function Base.getindex(s::Spec, dim::Integer)
-    n = Ref{Csize_t}(0)
-    _check(LibSPMD.spmd_spec_dim_size(s, Csize_t(dim - 1), n))
-    return map(1:Int(n[])) do i
-        out = Ref{Ptr{Cchar}}(C_NULL)
-        _check(LibSPMD.spmd_spec_dim_axis(s, Csize_t(dim - 1), Csize_t(i - 1), out))
-        GC.@preserve s unsafe_string(out[])  # borrowed: lives as long as the spec
+    d = Csize_t(dim - 1)
+    n = _value_out(out -> LibSPMD.spmd_spec_dim_size(s, d, out), Csize_t)
+    return map(1:Int(n)) do i
+        GC.@preserve s begin  # the name is borrowed: it lives as long as the spec
+            unsafe_string(_value_out(out -> LibSPMD.spmd_spec_dim_axis(s, d, Csize_t(i - 1), out),
+                                     Ptr{Cchar}))
+        end
     end
 end
 
-function Base.:(==)(a::Spec, b::Spec)
-    out = Ref{Cint}(0)
-    _check(LibSPMD.spmd_spec_equal(a, b, out))
-    return out[] != 0
-end
+Base.:(==)(a::Spec, b::Spec) = _value_out(out -> LibSPMD.spmd_spec_equal(a, b, out), Cint) != 0
 Base.hash(s::Spec, h::UInt) = hash(:Spec, h)  # P('x') == P('x', None): their strings differ
 
 Base.show(io::IO, s::Spec) = print(io, _string_out(out -> LibSPMD.spmd_spec_to_string(s, out)))
@@ -350,25 +296,16 @@ Base.show(io::IO, s::Spec) = print(io, _string_out(out -> LibSPMD.spmd_spec_to_s
 [`replicated`](@ref) and [`single_device`](@ref). `==` is JAX's: the same
 placement of every element.
 """
-mutable struct Sharding <: Handle
+mutable struct Sharding <: Handle{LibSPMD.spmd_sharding}
     ptr::Ptr{LibSPMD.spmd_sharding}
     closed::Bool
-    function Sharding(ptr::Ptr{LibSPMD.spmd_sharding})
-        return finalizer(close, new(ptr, false))
-    end
+    Sharding(ptr::Ptr{LibSPMD.spmd_sharding}) = finalizer(close, new(ptr, false))
 end
+_destroy(s::Sharding) = LibSPMD.spmd_sharding_destroy(s.ptr)
 
-function Sharding(m::Mesh, s::Spec)
-    out = Ref{Ptr{LibSPMD.spmd_sharding}}(C_NULL)
-    _check(LibSPMD.spmd_sharding_named(m, s, out))
-    return Sharding(out[])
-end
-
-function Sharding(m::Mesh, text::AbstractString)
-    out = Ref{Ptr{LibSPMD.spmd_sharding}}(C_NULL)
-    _check(LibSPMD.spmd_sharding_named_text(m, String(text), out))
-    return Sharding(out[])
-end
+Sharding(m::Mesh, s::Spec) = _handle_out(out -> LibSPMD.spmd_sharding_named(m, s, out), Sharding)
+Sharding(m::Mesh, text::AbstractString) =
+    _handle_out(out -> LibSPMD.spmd_sharding_named_text(m, String(text), out), Sharding)
 
 const NamedSharding = Sharding
 
@@ -378,34 +315,16 @@ const NamedSharding = Sharding
 `NamedSharding(mesh, P())`: every device holds the whole array
 (`spmd_sharding_replicated`).
 """
-function replicated(m::Mesh)
-    out = Ref{Ptr{LibSPMD.spmd_sharding}}(C_NULL)
-    _check(LibSPMD.spmd_sharding_replicated(m, out))
-    return Sharding(out[])
-end
+replicated(m::Mesh) = _handle_out(out -> LibSPMD.spmd_sharding_replicated(m, out), Sharding)
 
 """
     single_device(runtime, id) -> Sharding
 
 `SingleDeviceSharding(device)` (`spmd_sharding_single_device`).
 """
-function single_device(r::Runtime, id::Integer)
-    out = Ref{Ptr{LibSPMD.spmd_sharding}}(C_NULL)
-    _check(LibSPMD.spmd_sharding_single_device(r, Cint(id), out))
-    return Sharding(out[])
-end
+single_device(r::Runtime, id::Integer) =
+    _handle_out(out -> LibSPMD.spmd_sharding_single_device(r, Cint(id), out), Sharding)
 single_device(d::Device) = single_device(d.runtime, d.id)
-
-function Base.close(s::Sharding)
-    if !s.closed
-        s.closed = true
-        LibSPMD.spmd_sharding_destroy(s.ptr)
-    end
-    return nothing
-end
-
-Base.cconvert(::Type{Ptr{LibSPMD.spmd_sharding}}, s::Sharding) = s
-Base.unsafe_convert(::Type{Ptr{LibSPMD.spmd_sharding}}, s::Sharding) = s.ptr
 
 """
     kind(sharding) -> Symbol
@@ -413,9 +332,8 @@ Base.unsafe_convert(::Type{Ptr{LibSPMD.spmd_sharding}}, s::Sharding) = s.ptr
 `:named` or `:single_device` (`spmd_sharding_get_kind`).
 """
 function kind(s::Sharding)
-    out = Ref{LibSPMD.spmd_sharding_kind}(0)
-    _check(LibSPMD.spmd_sharding_get_kind(s, out))
-    return out[] == LibSPMD.SPMD_SHARDING_NAMED ? :named : :single_device
+    code = _value_out(out -> LibSPMD.spmd_sharding_get_kind(s, out), LibSPMD.spmd_sharding_kind)
+    return code == LibSPMD.SPMD_SHARDING_NAMED ? :named : :single_device
 end
 
 """
@@ -423,49 +341,32 @@ end
 
 The sharding's mesh (a one-device mesh for a single-device sharding).
 """
-function mesh(s::Sharding)
-    out = Ref{Ptr{LibSPMD.spmd_mesh}}(C_NULL)
-    _check(LibSPMD.spmd_sharding_mesh(s, out))
-    return Mesh(out[])
-end
+mesh(s::Sharding) = _handle_out(out -> LibSPMD.spmd_sharding_mesh(s, out), Mesh)
 
 """
     spec(sharding) -> Spec
 
 A copy of the sharding's spec (P() for a single-device sharding).
 """
-function spec(s::Sharding)
-    out = Ref{Ptr{LibSPMD.spmd_spec}}(C_NULL)
-    _check(LibSPMD.spmd_sharding_spec(s, out))
-    return Spec(out[])
-end
+spec(s::Sharding) = _handle_out(out -> LibSPMD.spmd_sharding_spec(s, out), Spec)
 
 """
     device_count(sharding) -> Int
 
 Number of devices holding a shard (the mesh size).
 """
-function device_count(s::Sharding)
-    out = Ref{Csize_t}(0)
-    _check(LibSPMD.spmd_sharding_device_count(s, out))
-    return Int(out[])
-end
+device_count(s::Sharding) =
+    Int(_value_out(out -> LibSPMD.spmd_sharding_device_count(s, out), Csize_t))
 
-function Base.:(==)(a::Sharding, b::Sharding)
-    out = Ref{Cint}(0)
-    _check(LibSPMD.spmd_sharding_equal(a, b, out))
-    return out[] != 0
-end
+Base.:(==)(a::Sharding, b::Sharding) =
+    _value_out(out -> LibSPMD.spmd_sharding_equal(a, b, out), Cint) != 0
 Base.hash(s::Sharding, h::UInt) = hash(:Sharding, h)
 
 """
     is_fully_replicated(sharding) -> Bool
 """
-function is_fully_replicated(s::Sharding)
-    out = Ref{Cint}(0)
-    _check(LibSPMD.spmd_sharding_is_fully_replicated(s, out))
-    return out[] != 0
-end
+is_fully_replicated(s::Sharding) =
+    _value_out(out -> LibSPMD.spmd_sharding_is_fully_replicated(s, out), Cint) != 0
 
 Base.show(io::IO, s::Sharding) =
     print(io, _string_out(out -> LibSPMD.spmd_sharding_to_string(s, out)))
@@ -492,6 +393,13 @@ function ShardInfo(raw::LibSPMD.spmd_shard_info)
     return ShardInfo{n}(Int(raw.device), Int(raw.replica_id), indices)
 end
 
+# The ShardInfo a C function fills through `spmd_shard_info *out`.
+function _shard_info_out(f)
+    info = _initialised(LibSPMD.spmd_shard_info_init, LibSPMD.spmd_shard_info)
+    _check(f(info))
+    return ShardInfo(info[])
+end
+
 """
     shard_info(sharding, dims, i) -> ShardInfo
     shard_info(sharding, dims; device=id) -> ShardInfo
@@ -502,17 +410,17 @@ under the sharding, or the shard on device `id`
 """
 function shard_info(s::Sharding, dims, i::Integer)
     shape = _shape(dims)
-    info = _initialised(LibSPMD.spmd_shard_info_init, LibSPMD.spmd_shard_info)
-    _check(LibSPMD.spmd_sharding_shard_info(s, Csize_t(length(shape)), shape, Csize_t(i - 1), info))
-    return ShardInfo(info[])
+    return _shard_info_out() do info
+        LibSPMD.spmd_sharding_shard_info(s, Csize_t(length(shape)), shape, Csize_t(i - 1), info)
+    end
 end
 
 function shard_info(s::Sharding, dims; device::Integer)
     shape = _shape(dims)
-    info = _initialised(LibSPMD.spmd_shard_info_init, LibSPMD.spmd_shard_info)
-    _check(LibSPMD.spmd_sharding_shard_info_of_device(s, Csize_t(length(shape)), shape,
-                                                      Cint(device), info))
-    return ShardInfo(info[])
+    return _shard_info_out() do info
+        LibSPMD.spmd_sharding_shard_info_of_device(s, Csize_t(length(shape)), shape, Cint(device),
+                                                   info)
+    end
 end
 
 """

@@ -213,11 +213,7 @@ function Base.argmax(x::ShardedArray; dims::Integer=(ndims(x) == 1 ? 1 : 0), kw.
     zero_based = _op(; kw...) do options, out
         LibSPMD.spmd_argmax(x, axis, options, out)
     end
-    try
-        return binary(:add, zero_based, 1)
-    finally
-        close(zero_based)
-    end
+    return _closing(i -> binary(:add, i, 1), zero_based)
 end
 
 """
@@ -326,17 +322,9 @@ end
 
 function Base.reshape(x::ShardedArray, dims::Union{Integer,Colon}...)
     (ndims(x) <= 1 && length(dims) <= 1) && return reshape_rowmajor(x, dims...)
-    xt = permutedims(x)
-    try
-        r = reshape_rowmajor(xt, reverse(dims)...)
-        try
-            return permutedims(r)
-        finally
-            close(r)
-        end
-    finally
-        close(xt)
-    end
+    # Column-major order is the row-major order of the reversed dimensions.
+    r = _closing(xt -> reshape_rowmajor(xt, reverse(dims)...), permutedims(x))
+    return _closing(permutedims, r)
 end
 Base.reshape(x::ShardedArray, dims::Tuple) = reshape(x, dims...)
 

@@ -24,11 +24,8 @@ _raw(k::Key) = Ref(LibSPMD.spmd_key(k.words))
 (`spmd_random_key`). A negative seed is taken as its 64-bit two's complement,
 JAX's key under jax_enable_x64.
 """
-function PRNGKey(seed::Integer)
-    out = Ref{LibSPMD.spmd_key}()
-    _check(LibSPMD.spmd_random_key(seed % UInt64, out))
-    return Key(out[].words)
-end
+PRNGKey(seed::Integer) =
+    Key(_value_out(out -> LibSPMD.spmd_random_key(seed % UInt64, out), LibSPMD.spmd_key).words)
 
 """
     split(key, n=2) -> Vector{Key}
@@ -47,11 +44,9 @@ end
 `jax.random.fold_in(key, data)`; data is taken modulo 2^32 as JAX does
 (`spmd_random_fold_in`).
 """
-function fold_in(k::Key, data::Integer)
-    out = Ref{LibSPMD.spmd_key}()
-    _check(LibSPMD.spmd_random_fold_in(_raw(k), data % UInt32, out))
-    return Key(out[].words)
-end
+fold_in(k::Key, data::Integer) =
+    Key(_value_out(out -> LibSPMD.spmd_random_fold_in(_raw(k), data % UInt32, out),
+                   LibSPMD.spmd_key).words)
 
 """
     random_bits(key, sharding, T, dims...) -> ShardedArray

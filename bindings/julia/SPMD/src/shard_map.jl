@@ -12,9 +12,8 @@
 # becomes spmd_ctx_error(ctx, status, message): it never unwinds through C,
 # and the shard_map then throws an SPMDError naming the device and the message.
 
-mutable struct _Job
+mutable struct _Job  # mutable: passed to C as pointer_from_objref
     f::Any
-    n_in::Int
     n_out::Int
 end
 
@@ -39,11 +38,12 @@ end
 Base.cconvert(::Type{Ptr{LibSPMD.spmd_ctx}}, c::ShardContext) = c
 Base.unsafe_convert(::Type{Ptr{LibSPMD.spmd_ctx}}, c::ShardContext) = c.ptr
 
-function _live(c::ShardContext)
-    c.live || throw(SPMDError(LibSPMD.SPMD_ERR_INVALID_ARGUMENT,
-                              "a block of a shard_map was used after its function returned"))
-    return nothing
-end
+# Checked on every element access (the memory is freed once the function
+# returns): one load and branch inline, the throw out of line.
+@inline _live(c::ShardContext) = (c.live || _used_after_return(); nothing)
+@noinline _used_after_return() =
+    throw(SPMDError(LibSPMD.SPMD_ERR_INVALID_ARGUMENT,
+                    "a block of a shard_map was used after its function returned"))
 
 """
     Block{T,N} <: AbstractArray{T,N}
@@ -64,6 +64,13 @@ end
 
 _block(c::ShardContext, raw::LibSPMD.spmd_block, writable::Bool) =
     Block{eltype_of(raw.dtype),Int(raw.ndim)}(raw, c, writable)
+
+# The Block a C function fills through `spmd_block *out`.
+function _block_out(f, c::ShardContext, writable::Bool)
+    out = _initialised(LibSPMD.spmd_block_init, LibSPMD.spmd_block)
+    _check(f(out))
+    return _block(c, out[], writable)
+end
 
 Base.size(b::Block{T,N}) where {T,N} = ntuple(d -> Int(b.raw.shape[d]), Val(N))
 
@@ -103,8 +110,8 @@ end
 
 # A block for a collective or an output: a Block as it is, a Julia array or
 # number through a row-major host copy (which libspmd copies in turn).
-# Returns (the spmd_block, what must stay alive while it is used).
-_as_block(b::Block) = (b.raw, b)
+# Returns (a Ref to the spmd_block, what must stay alive while it is used).
+_as_block(b::Block) = (Ref(b.raw), b)
 _as_block(x::Number) = _as_block(fill(x))
 
 function _as_block(A::AbstractArray{T,N}) where {T,N}
@@ -112,9 +119,9 @@ function _as_block(A::AbstractArray{T,N}) where {T,N}
         throw(ArgumentError("a block has at most $(LibSPMD.SPMD_MAX_NDIM) dimensions"))
     host = _rowmajor_copy(A)
     block = _initialised(LibSPMD.spmd_block_init, LibSPMD.spmd_block)
-    shape = ntuple(d -> d <= N ? Int64(size(A, d)) : Int64(0), Val(8))
-    raw = _with(block[]; data=Ptr{Cvoid}(pointer(host)), dtype=dtype(T), ndim=N, shape=shape)
-    return (raw, host)
+    shape = ntuple(d -> d <= N ? Int64(size(A, d)) : Int64(0), Val(LibSPMD.SPMD_MAX_NDIM))
+    block[] = _with(block[]; data=Ptr{Cvoid}(pointer(host)), dtype=dtype(T), ndim=N, shape=shape)
+    return (block, host)
 end
 
 # The text of `axes`: "x", or a tuple of names as Python writes it.
@@ -132,11 +139,7 @@ end
 
 The id of the device this call runs on (`spmd_ctx_device_id`).
 """
-function device_id(c::ShardContext)
-    out = Ref{Cint}(0)
-    _check(LibSPMD.spmd_ctx_device_id(c, out))
-    return Int(out[])
-end
+device_id(c::ShardContext) = Int(_value_out(out -> LibSPMD.spmd_ctx_device_id(c, out), Cint))
 
 """
     mesh(ctx) -> Mesh
@@ -144,11 +147,8 @@ end
 The mesh the shard_map runs over (borrowed: `close` on it does nothing;
 `spmd_ctx_mesh`).
 """
-function mesh(c::ShardContext)
-    out = Ref{Ptr{LibSPMD.spmd_mesh}}(C_NULL)
-    _check(LibSPMD.spmd_ctx_mesh(c, out))
-    return Mesh(out[], false)
-end
+mesh(c::ShardContext) =
+    _handle_out(out -> LibSPMD.spmd_ctx_mesh(c, out), Mesh, p -> Mesh(p, false))
 
 """
     axis_index(ctx, axes) -> Int
@@ -157,11 +157,8 @@ end
 (a name, or a tuple of names; `()` is the device alone), 0-based as in JAX,
 the numbering [`ppermute`](@ref) pairs use (`spmd_ctx_axis_index`).
 """
-function axis_index(c::ShardContext, axes)
-    out = Ref{Int64}(0)
-    _check(LibSPMD.spmd_ctx_axis_index(c, _axes_text(axes), out))
-    return Int(out[])
-end
+axis_index(c::ShardContext, axes) =
+    Int(_value_out(out -> LibSPMD.spmd_ctx_axis_index(c, _axes_text(axes), out), Int64))
 
 """
     axis_size(ctx, axes) -> Int
@@ -169,33 +166,23 @@ end
 `jax.lax.axis_size(axes)`: the product of the sizes of `axes`
 (`spmd_ctx_axis_size`).
 """
-function axis_size(c::ShardContext, axes)
-    out = Ref{Int64}(0)
-    _check(LibSPMD.spmd_ctx_axis_size(c, _axes_text(axes), out))
-    return Int(out[])
-end
+axis_size(c::ShardContext, axes) =
+    Int(_value_out(out -> LibSPMD.spmd_ctx_axis_size(c, _axes_text(axes), out), Int64))
 
 """
     input_count(ctx) -> Int
 
 Number of inputs of the shard_map (`spmd_ctx_input_count`).
 """
-function input_count(c::ShardContext)
-    out = Ref{Csize_t}(0)
-    _check(LibSPMD.spmd_ctx_input_count(c, out))
-    return Int(out[])
-end
+input_count(c::ShardContext) = Int(_value_out(out -> LibSPMD.spmd_ctx_input_count(c, out), Csize_t))
 
 """
     input(ctx, i) -> Block
 
 This device's block of input `i` (1-based), read-only (`spmd_ctx_input`).
 """
-function input(c::ShardContext, i::Integer)
-    block = _initialised(LibSPMD.spmd_block_init, LibSPMD.spmd_block)
-    _check(LibSPMD.spmd_ctx_input(c, Csize_t(i - 1), block))
-    return _block(c, block[], false)
-end
+input(c::ShardContext, i::Integer) =
+    _block_out(out -> LibSPMD.spmd_ctx_input(c, Csize_t(i - 1), out), c, false)
 
 """
     alloc(ctx, T, dims...) -> Block
@@ -205,9 +192,9 @@ A new zero-filled block of this device, owned by the context
 """
 function alloc(c::ShardContext, ::Type{T}, dims::Integer...) where {T}
     shape = _shape(dims)
-    block = _initialised(LibSPMD.spmd_block_init, LibSPMD.spmd_block)
-    _check(LibSPMD.spmd_ctx_alloc(c, dtype(T), Csize_t(length(shape)), shape, block))
-    return _block(c, block[], true)
+    return _block_out(c, true) do out
+        LibSPMD.spmd_ctx_alloc(c, dtype(T), Csize_t(length(shape)), shape, out)
+    end
 end
 
 """
@@ -220,10 +207,8 @@ array (copied, in the global array's index order) or a number (a
 instead return its outputs: one value, or a tuple of them.
 """
 function set_output(c::ShardContext, i::Integer, x)
-    raw, keep = _as_block(x)
-    ref = Ref(raw)
-    status = GC.@preserve keep ref LibSPMD.spmd_ctx_set_output(c, Csize_t(i - 1), ref)
-    _check(status)
+    block, keep = _as_block(x)
+    _check(GC.@preserve keep LibSPMD.spmd_ctx_set_output(c, Csize_t(i - 1), block))
     return nothing
 end
 
@@ -237,11 +222,7 @@ printing to `stdout` inside the function is not ordered with it.
 """
 function Base.print(c::ShardContext, xs...)
     text = string(xs...)
-    status = GC.@preserve text begin
-        ptr = c.ptr
-        cstr = Base.unsafe_convert(Cstring, text)
-        @gcsafe LibSPMD.spmd_ctx_print(ptr, cstr)
-    end
+    status = GC.@preserve text @gcsafe LibSPMD.spmd_ctx_print(c.ptr, _cstring(text))
     _check(status)
     return nothing
 end
@@ -261,20 +242,18 @@ Base.error(c::ShardContext, message::AbstractString;
 
 # ---- Collectives ----------------------------------------------------------------
 
-# Runs the collective call(ctx_ptr, x_ptr, axes_cstring, out_ptr) -> status,
-# with every argument a raw C value kept alive meanwhile, and wraps the
-# result block.
+# Runs the collective call(ctx_ptr, x_ptr, axes_cstring, out_ptr) -> status
+# in a GC-safe region (it waits for the other devices), every argument a raw
+# C value kept alive meanwhile, and wraps the result block.
 function _collective(call, c::ShardContext, x, axes)
-    raw, keep = _as_block(x)
-    xref = Ref(raw)
-    out = _initialised(LibSPMD.spmd_block_init, LibSPMD.spmd_block)
+    block, keep = _as_block(x)
     text = _axes_text(axes)
-    status = GC.@preserve keep xref out text c begin
-        call(c.ptr, Base.unsafe_convert(Ptr{LibSPMD.spmd_block}, xref),
-             Base.unsafe_convert(Cstring, text), Base.unsafe_convert(Ptr{LibSPMD.spmd_block}, out))
+    return _block_out(c, true) do out
+        GC.@preserve c block keep text out begin
+            @gcsafe call(c.ptr, Base.unsafe_convert(Ptr{LibSPMD.spmd_block}, block),
+                         _cstring(text), Base.unsafe_convert(Ptr{LibSPMD.spmd_block}, out))
+        end
     end
-    _check(status)
-    return _block(c, out[], true)
 end
 
 """
@@ -286,29 +265,17 @@ end
 [`pmean`](@ref), [`pmax`](@ref) and [`pmin`](@ref) are the same for the mean,
 maximum and minimum.
 """
-function psum(c::ShardContext, x, axes)
-    return _collective(c, x, axes) do ctx, xp, ax, outp
-        @gcsafe LibSPMD.spmd_ctx_psum(ctx, xp, ax, outp)
-    end
-end
+psum(c::ShardContext, x, axes) =
+    _collective((cp, xp, ax, op) -> LibSPMD.spmd_ctx_psum(cp, xp, ax, op), c, x, axes)
 
-function pmean(c::ShardContext, x, axes)
-    return _collective(c, x, axes) do ctx, xp, ax, outp
-        @gcsafe LibSPMD.spmd_ctx_pmean(ctx, xp, ax, outp)
-    end
-end
+pmean(c::ShardContext, x, axes) =
+    _collective((cp, xp, ax, op) -> LibSPMD.spmd_ctx_pmean(cp, xp, ax, op), c, x, axes)
 
-function pmax(c::ShardContext, x, axes)
-    return _collective(c, x, axes) do ctx, xp, ax, outp
-        @gcsafe LibSPMD.spmd_ctx_pmax(ctx, xp, ax, outp)
-    end
-end
+pmax(c::ShardContext, x, axes) =
+    _collective((cp, xp, ax, op) -> LibSPMD.spmd_ctx_pmax(cp, xp, ax, op), c, x, axes)
 
-function pmin(c::ShardContext, x, axes)
-    return _collective(c, x, axes) do ctx, xp, ax, outp
-        @gcsafe LibSPMD.spmd_ctx_pmin(ctx, xp, ax, outp)
-    end
-end
+pmin(c::ShardContext, x, axes) =
+    _collective((cp, xp, ax, op) -> LibSPMD.spmd_ctx_pmin(cp, xp, ax, op), c, x, axes)
 
 """
     all_gather(ctx, x, axes; dims=1, tiled=false) -> Block
@@ -320,8 +287,8 @@ blocks along a new dimension `dims` (1-based), or concatenates them along
 function all_gather(c::ShardContext, x, axes; dims::Integer=1, tiled::Bool=false)
     axis = _axis(dims)
     t = Cint(tiled)
-    return _collective(c, x, axes) do ctx, xp, ax, outp
-        @gcsafe LibSPMD.spmd_ctx_all_gather(ctx, xp, ax, axis, t, outp)
+    return _collective(c, x, axes) do cp, xp, ax, op
+        LibSPMD.spmd_ctx_all_gather(cp, xp, ax, axis, t, op)
     end
 end
 
@@ -334,8 +301,8 @@ end
 function psum_scatter(c::ShardContext, x, axes; dims::Integer=1, tiled::Bool=false)
     axis = _axis(dims)
     t = Cint(tiled)
-    return _collective(c, x, axes) do ctx, xp, ax, outp
-        @gcsafe LibSPMD.spmd_ctx_psum_scatter(ctx, xp, ax, axis, t, outp)
+    return _collective(c, x, axes) do cp, xp, ax, op
+        LibSPMD.spmd_ctx_psum_scatter(cp, xp, ax, axis, t, op)
     end
 end
 
@@ -350,8 +317,8 @@ function all_to_all(c::ShardContext, x, axes; split_dims::Integer, concat_dims::
     split_axis = _axis(split_dims)
     concat_axis = _axis(concat_dims)
     t = Cint(tiled)
-    return _collective(c, x, axes) do ctx, xp, ax, outp
-        @gcsafe LibSPMD.spmd_ctx_all_to_all(ctx, xp, ax, split_axis, concat_axis, t, outp)
+    return _collective(c, x, axes) do cp, xp, ax, op
+        LibSPMD.spmd_ctx_all_to_all(cp, xp, ax, split_axis, concat_axis, t, op)
     end
 end
 
@@ -363,18 +330,14 @@ indices (as [`axis_index`](@ref) gives); devices no pair sends to receive
 zeros (`spmd_ctx_ppermute`).
 """
 function ppermute(c::ShardContext, x, axes, pairs)
-    flat = Int64[]
-    for p in pairs
-        push!(flat, Int64(first(p)), Int64(last(p)))
-    end
+    flat = _flat_pairs(pairs)
     npairs = Csize_t(length(flat) ÷ 2)
-    result = GC.@preserve flat begin
-        pp = isempty(flat) ? Ptr{Int64}(C_NULL) : pointer(flat)
-        _collective(c, x, axes) do ctx, xp, ax, outp
-            @gcsafe LibSPMD.spmd_ctx_ppermute(ctx, xp, ax, npairs, pp, outp)
+    return GC.@preserve flat begin
+        pp = _pointer_or_null(flat)
+        _collective(c, x, axes) do cp, xp, ax, op
+            LibSPMD.spmd_ctx_ppermute(cp, xp, ax, npairs, pp, op)
         end
     end
-    return result
 end
 
 # ---- The callback and shard_map ------------------------------------------------
@@ -469,7 +432,7 @@ function shard_map(f, m::Mesh, inputs, in_specs, out_specs; check_rep::Bool=fals
     ispecs = in_specs isa Union{AbstractVector,Tuple} ? collect(Any, in_specs) : Any[in_specs]
     length(ispecs) == length(ins) ||
         throw(ArgumentError("shard_map: $(length(ins)) inputs but $(length(ispecs)) in_specs"))
-    job = _Job(f, length(ins), length(outs))
+    job = _Job(f, length(outs))
     options = _initialised(LibSPMD.spmd_shard_map_options_init, LibSPMD.spmd_shard_map_options)
     options[] = _with(options[]; check_rep=Cint(check_rep), timeout_ms=Int64(timeout_ms))
     fn = @cfunction(_shard_fn, Cint, (Ptr{LibSPMD.spmd_ctx}, Ptr{Cvoid}))

@@ -194,6 +194,8 @@ end
     shard_write!(z, 2, A[2:2, :])
     @test Array(z)[2, :] == A[2, :]
     @test Array(z)[1, :] == zeros(Float32, 8)
+    shard_write!(z, 3, Float64.(A[3:3, :]))  # converted to Float32 on the way
+    @test Array(z)[3, :] == A[3, :]
     r = reshard(x, rep3)
     @test Array(r) == A
     @test is_fully_replicated(sharding(r))
