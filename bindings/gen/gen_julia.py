@@ -33,10 +33,7 @@ Type mapping (the checker keeps its own, independent copy):
 
 from __future__ import annotations
 
-import argparse
-import difflib
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -127,10 +124,7 @@ def constant_value(c: swig_model.Constant, enums: set[str]) -> tuple[str, str]:
         return '"' + c.value.replace("\\", "\\\\").replace('"', '\\"').replace("$", "\\$") + '"', "C string"
     if c.type in enums:
         return f"{c.type}({int(c.value)})", c.type
-    value = c.value
-    if not re.fullmatch(r"[0-9+\-*/() ]+", value):
-        raise ValueError(f"constant {c.name}: cannot evaluate {value!r}")
-    number = eval(value, {"__builtins__": {}}, {})  # digits and + - * / ( ) only
+    number = c.value  # evaluated by swig_model
     if c.type == "int64_t":
         return f"Int64({number})", "int64_t"
     if c.type in ("int", "unsigned int"):
@@ -272,37 +266,7 @@ def generate(model: swig_model.Model) -> str:
 
 
 def main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("xml", help="SWIG's XML parse (build/bindings/spmd.xml)")
-    ap.add_argument("--include", action="append", default=[], help="where the headers are")
-    group = ap.add_mutually_exclusive_group(required=True)
-    group.add_argument("-o", "--output", help="write LibSPMD.jl here")
-    group.add_argument("--check", metavar="FILE",
-                       help="fail (exit 1, with a diff) unless FILE is what would be generated")
-    args = ap.parse_args(argv)
-    if not os.path.exists(args.xml):
-        print(f"gen_julia.py: {args.xml} is missing: build the target spmd_bindings_parse",
-              file=sys.stderr)
-        return 2
-    text = generate(swig_model.load(args.xml, args.include))
-    if args.output:
-        with open(args.output, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-        return 0
-    try:
-        with open(args.check, encoding="utf-8") as fh:
-            current = fh.read()
-    except FileNotFoundError:
-        current = ""
-    if current == text:
-        nfun = text.count("\nfunction spmd_")
-        print(f"ok: {args.check} is what gen_julia.py makes of the current parse ({nfun} functions)")
-        return 0
-    sys.stdout.writelines(difflib.unified_diff(
-        current.splitlines(True), text.splitlines(True), args.check, "generated"))
-    print(f"FAIL: {args.check} is stale: regenerate it with bindings/gen/gen_julia.py "
-          f"-o {args.check}")
-    return 1
+    return swig_model.generator_main(argv, __doc__, "gen_julia.py", generate)
 
 
 if __name__ == "__main__":

@@ -25,8 +25,6 @@ rustdoc neither interprets nor runs.
 
 from __future__ import annotations
 
-import argparse
-import difflib
 import os
 import re
 import sys
@@ -138,13 +136,7 @@ class Gen:
         if t.is_pointer() and t.pointee().name == "char":  # a string macro
             value = c.value.replace("\\", "\\\\").replace('"', '\\"')
             return doc(c.doc, "") + [f'pub const {c.name}: &str = "{value}";']
-        rust = self.ty(t)
-        value = c.value
-        if not re.fullmatch(r"-?\d+", value):
-            if not re.fullmatch(r"[\d\s()+\-*/]+", value):
-                raise SystemExit(f"gen_rust.py: cannot evaluate {c.name} = {value}")
-            value = str(int(eval(value, {"__builtins__": {}})))  # integer arithmetic only
-        return doc(c.doc, "") + [f"pub const {c.name}: {rust} = {value};"]
+        return doc(c.doc, "") + [f"pub const {c.name}: {self.ty(t)} = {c.value};"]
 
     def enum(self, e) -> list[str]:
         rust = "c_int" if any(i.value < 0 for i in e.items) else "c_uint"
@@ -252,32 +244,7 @@ def doc(text: str, indent: str) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("xml", help="SWIG's XML parse of bindings/swig/spmd.i")
-    ap.add_argument("--include", action="append", default=[],
-                    help="where the public headers are (for the Doxygen comments)")
-    group = ap.add_mutually_exclusive_group()
-    group.add_argument("-o", "--output", help="file to write (default: stdout)")
-    group.add_argument("--check", metavar="FILE",
-                       help="compare with FILE instead of writing; exit 1 on a difference")
-    args = ap.parse_args(argv)
-    text = Gen(swig_model.load(args.xml, args.include)).render()
-    if args.check:
-        with open(args.check, encoding="utf-8") as f:
-            current = f.read()
-        if current == text:
-            print(f"ok: {args.check} is what gen_rust.py makes from the current parse")
-            return 0
-        sys.stdout.writelines(difflib.unified_diff(
-            current.splitlines(True), text.splitlines(True), args.check, "regenerated"))
-        print(f"FAIL: {args.check} is stale; regenerate it with gen_rust.py -o {args.check}")
-        return 1
-    if args.output:
-        with open(args.output, "w", encoding="utf-8") as f:
-            f.write(text)
-    else:
-        sys.stdout.write(text)
-    return 0
+    return swig_model.generator_main(argv, __doc__, "gen_rust.py", lambda m: Gen(m).render())
 
 
 if __name__ == "__main__":

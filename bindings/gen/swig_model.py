@@ -17,6 +17,7 @@ Run as a program it prints the model as JSON:
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import os
 import re
@@ -357,6 +358,7 @@ def load(xml_path: str, include_dirs: list[str] | None = None) -> Model:
 
     walk(root, [])
     _add_unevaluated_macros(model, include_dirs or [])
+    _evaluate_constants(model)
     # A struct defined by a class node wins over its opaque forward typedef.
     defined = {s.name for s in model.structs if not s.opaque}
     model.structs = [s for s in model.structs if not (s.opaque and s.name in defined)]
@@ -391,6 +393,17 @@ def _add_unevaluated_macros(model: Model, include_dirs: list[str]) -> None:
             elif value in items:
                 enum, number = items[value]
                 model.constants.append(Constant(name, header, enum, str(number)))
+
+
+def _evaluate_constants(model: Model) -> None:
+    """Integer constants as plain decimal text: SWIG keeps the macro's
+    arithmetic ("(1*10000+2*100+0)" for SPMD_VERSION_NUMBER)."""
+    for c in model.constants:
+        if parse_type(c.type).is_pointer() or re.fullmatch(r"-?\d+", c.value):
+            continue
+        if not re.fullmatch(r"[\d\s()+\-*/]+", c.value):
+            raise ValueError(f"constant {c.name}: cannot evaluate {c.value!r}")
+        c.value = str(int(eval(c.value, {"__builtins__": {}})))  # integer arithmetic only
 
 
 def _close_of(decl: str) -> int:
@@ -507,6 +520,46 @@ def _member_name(decl: str) -> str:
         return m.group(1)
     m = re.match(r"^(\w+)\s*,?$", decl)  # enumerator without a value
     return m.group(1) if m else ""
+
+
+def generator_main(argv: list[str], doc: str, name: str, render) -> int:
+    """The command line every generator shares: XML [--include DIR]...
+    [-o FILE | --check FILE]. Writes render(model) to FILE (or stdout), or
+    with --check compares it with FILE, printing a diff and failing (exit
+    1) when FILE is stale."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    ap.add_argument("xml", help="SWIG's XML parse of bindings/swig/spmd.i (build/bindings/spmd.xml)")
+    ap.add_argument("--include", action="append", default=[],
+                    help="where the public headers are (for the Doxygen comments)")
+    group = ap.add_mutually_exclusive_group()
+    group.add_argument("-o", "--output", help="file to write (default: stdout)")
+    group.add_argument("--check", metavar="FILE",
+                       help="compare with FILE instead of writing; exit 1 on a difference")
+    args = ap.parse_args(argv)
+    if not os.path.exists(args.xml):
+        print(f"{name}: {args.xml} is missing: build the target spmd_bindings_parse",
+              file=sys.stderr)
+        return 2
+    text = render(load(args.xml, args.include))
+    if args.check:
+        try:
+            with open(args.check, encoding="utf-8") as f:
+                current = f.read()
+        except FileNotFoundError:
+            current = ""
+        if current == text:
+            print(f"ok: {args.check} is what {name} makes from the current parse")
+            return 0
+        sys.stdout.writelines(difflib.unified_diff(
+            current.splitlines(True), text.splitlines(True), args.check, "regenerated"))
+        print(f"FAIL: {args.check} is stale; regenerate it with {name} -o {args.check}")
+        return 1
+    if args.output:
+        with open(args.output, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
+    return 0
 
 
 def main(argv: list[str]) -> int:
