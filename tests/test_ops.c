@@ -257,6 +257,21 @@ static void dtypes_promote_as_jax(void **state) {
   assert_int_equal(total, 1600);
   spmd_array_destroy(sum);
   spmd_array_destroy(u8);
+  /* int64 sums wrap as XLA's do, whatever order the kernel adds in. */
+  int64_t big[16];
+  uint64_t wrapped = 0;
+  for (int i = 0; i < 16; ++i) {
+    big[i] = INT64_MAX / 2 + i;
+    wrapped += (uint64_t)big[i];
+  }
+  const int64_t S16[1] = {16};
+  spmd_array *i64 = test_put(mesh, "", SPMD_I64, 1, S16, big);
+  assert_ok(spmd_reduce(SPMD_REDUCE_SUM, i64, 0, NULL, 0, NULL, &sum));
+  int64_t total64 = 0;
+  assert_ok(spmd_array_to_host(sum, &total64, sizeof total64));
+  assert_true((uint64_t)total64 == wrapped);
+  spmd_array_destroy(sum);
+  spmd_array_destroy(i64);
   spmd_array_destroy(w);
   spmd_array_destroy(neg);
   spmd_array_destroy(gt);

@@ -91,7 +91,10 @@ A fold(Op op, A acc, const A *v, size_t n) {
     size_t i = 0;
     for (; i + 8 <= n; i += 8)
       for (int k = 0; k < 8; ++k) part[k] = combine(op, part[k], v[i + k]);
-    A s = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+    // Through combine: integer sums wrap, as XLA's do, never overflow.
+    const A s01 = combine(op, part[0], part[1]), s23 = combine(op, part[2], part[3]);
+    const A s45 = combine(op, part[4], part[5]), s67 = combine(op, part[6], part[7]);
+    A s = combine(op, combine(op, s01, s23), combine(op, s45, s67));
     for (; i < n; ++i) s = combine(op, s, v[i]);
     return combine(op, acc, s);
   }
