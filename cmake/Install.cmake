@@ -19,12 +19,11 @@ install(FILES ${PROJECT_BINARY_DIR}/include/spmd/version.h
 #   OpenBLAS (CPU matmul):
 #     set_property(GLOBAL APPEND PROPERTY SPMD_PC_REQUIRES_PRIVATE openblas)
 #     set_property(GLOBAL APPEND PROPERTY SPMD_CONFIG_DEPENDENCIES "find_dependency(BLAS)")
-#   CUDA platform (cudart, cuBLAS) and NCCL:
-#     set_property(GLOBAL APPEND PROPERTY SPMD_PC_LIBS_PRIVATE
-#       "-L${CUDAToolkit_LIBRARY_DIR}" -lcublas -lcudart)
-#     set_property(GLOBAL APPEND PROPERTY SPMD_PC_LIBS_PRIVATE -lnccl)
-#     set_property(GLOBAL APPEND PROPERTY SPMD_CONFIG_DEPENDENCIES "find_dependency(CUDAToolkit)")
+#   The dynamic loader (the platform plugins are opened at run time):
+#     set_property(GLOBAL APPEND PROPERTY SPMD_PC_LIBS_PRIVATE -ldl)
 #
+# The CUDA platform (cudart, cuBLAS, NCCL) is a plugin that libspmd loads at
+# run time, so neither library's users link CUDA.
 #   SPMD_PC_REQUIRES_PRIVATE  pkg-config modules   -> Requires.private
 #   SPMD_PC_LIBS_PRIVATE      linker flags          -> Libs.private
 #   SPMD_CONFIG_DEPENDENCIES  lines of CMake        -> spmdConfig.cmake

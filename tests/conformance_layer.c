@@ -111,6 +111,8 @@ static void run_case(conformance_tally *t, spmd_runtime *rt, const json_value *c
   assert_ok(spmd_sharding_visualize(ys, 2, flat, NULL, &picture));
   const char *want_str = json_string(conformance_member(text, "sharding", name));
   const char *want_pic = json_string(conformance_member(text, "picture", name));
+  test_platform_text(str);
+  test_platform_text(picture);
   ok = strcmp(str, want_str) == 0;
   if (!ok) conformance_detail(detail, sizeof detail, "  sharding: %s\n  JAX: %s\n", str, want_str);
   if (strcmp(picture, want_pic) != 0) {

@@ -49,7 +49,7 @@ static void check_case(conformance_tally *tally, spmd_runtime *rt,
     conformance_detail(detail, sizeof detail, "  spmd_sharding_visualize: %s\n", spmd_last_error());
     conformance_record(tally, name, 0, detail);
   } else {
-    const int same = strcmp(got, want) == 0;
+    const int same = strcmp(test_platform_text(got), want) == 0;
     if (!same) describe_difference(detail, sizeof detail, got, want);
     conformance_record(tally, name, same, detail);
     spmd_string_free(got);

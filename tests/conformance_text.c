@@ -19,6 +19,7 @@ static spmd_dtype dtype_named(const char *name) {
 
 /* Compares one printed text; appends the difference to detail. */
 static int same_text(char *got, const char *want, const char *what, char *detail, size_t size) {
+  test_platform_text(got);
   const int same = got != NULL && strcmp(got, want) == 0;
   if (!same)
     conformance_detail(detail, size, "  %s:\n    libspmd: %s\n    expected: %s\n", what,

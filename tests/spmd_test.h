@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -37,21 +38,64 @@
                (needle));                                                   \
   } while (0)
 
-/* Asserts a returned string equals `expected` and frees it. */
+/* Whether the platform under test, $SPMD_PLATFORM (cpu when unset), is `name`. */
+static inline int test_platform_is(const char *name) {
+  const char *p = getenv("SPMD_PLATFORM");
+  return strcmp(p != NULL && *p != '\0' ? p : "cpu", name) == 0;
+}
+
+/* Skips the running test, saying why, when the platform under test is
+ * `platform` (a check that cannot apply there must not pass silently). */
+#define skip_on_platform(platform, why)                                     \
+  do {                                                                      \
+    if (test_platform_is(platform)) {                                       \
+      print_message("skipped on %s: %s\n", (platform), (why));              \
+      skip();                                                               \
+    }                                                                       \
+  } while (0)
+
+/* Texts that name devices in JAX's words for the platform under test. On
+ * cuda, devices print as CudaDevice(id=N) and pictures label them "GPU N",
+ * as JAX does on GPUs, while the expected texts (and JAX's references) were
+ * made on CPUs: there, and only there, this maps the former to CpuDevice(
+ * and "CPU N" in s, in place ("GPU"/"CPU" have the same width, so pictures
+ * stay aligned), and changes nothing else. Returns s. */
+static inline char *test_platform_text(char *s) {
+  if (s == NULL || !test_platform_is("cuda")) return s;
+  for (char *p = s; (p = strstr(p, "CudaDevice(")) != NULL; p += 3) {
+    memcpy(p, "Cpu", 3);
+    memmove(p + 3, p + 4, strlen(p + 4) + 1);
+  }
+  for (char *p = s; (p = strstr(p, "GPU ")) != NULL; p += 4) memcpy(p, "CPU", 3);
+  /* A label cut short to fit its cell: "G…", "GP…", "GPU…". */
+  for (char *p = s; (p = strstr(p, "\xe2\x80\xa6")) != NULL; p += 3)
+    for (size_t k = 1; k <= 3 && p - k >= s; ++k)
+      if (strncmp(p - k, "GPU", k) == 0 && (p - k == s || p[-(ptrdiff_t)k - 1] == ' ')) {
+        p[-(ptrdiff_t)k] = 'C';
+        break;
+      }
+  return s;
+}
+
+/* Asserts a returned string equals `expected` (device names as the cpu
+ * platform prints them: test_platform_text) and frees it. */
 #define assert_string_result(str, expected)                                 \
   do {                                                                      \
-    char *s_ = (str);                                                       \
+    char *s_ = test_platform_text(str);                                     \
     if (strcmp(s_, (expected)) != 0)                                        \
       fail_msg("got:\n%s\nexpected:\n%s", s_, (expected));                  \
     spmd_string_free(s_);                                                   \
   } while (0)
 
-/* A runtime of the platform under test: SPMD_PLATFORM=cpu|cuda picks it (cpu
- * when unset), so the suites written once run against every backend. */
+/* A runtime of the platform under test: SPMD_PLATFORM=cpu|sim|cuda picks it
+ * (cpu when unset), so the suites written once run against every backend.
+ * On cuda the `devices` are logical devices of each GPU, so an N-device
+ * test gets N devices on a one-GPU machine. */
 static inline spmd_runtime *test_runtime(int devices) {
   spmd_runtime_options o = SPMD_RUNTIME_OPTIONS_INIT;
   o.platform = SPMD_PLATFORM_DEFAULT;
   o.cpu_device_count = devices;
+  o.devices_per_gpu = devices;
   spmd_runtime *rt = NULL;
   assert_ok(spmd_runtime_create(&o, &rt));
   return rt;

@@ -12,6 +12,7 @@ static spmd_runtime *sim_runtime_failing(const char *kernel) {
   spmd_runtime_options o = SPMD_RUNTIME_OPTIONS_INIT;
   o.platform = SPMD_PLATFORM_SIM;
   o.cpu_device_count = 4;
+  o.devices_per_gpu = 4;
   spmd_runtime *rt = NULL;
   assert_ok(spmd_runtime_create(&o, &rt));
   unsetenv("SPMD_SIM_FAIL_KERNEL"); /* read when the runtime is made */

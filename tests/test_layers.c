@@ -29,7 +29,7 @@ static const layer_rule kRules[] = {
     {"backend/host", "base kernels backend"},
     {"backend/cpu", "base kernels backend backend/host"},
     {"backend/sim", "base kernels backend backend/host"},
-    {"backend/cuda", "base kernels backend"},
+    {"backend/cuda", "base kernels backend backend/host"},
     {"runtime", "base core kernels backend"},
     {"exec", "base core kernels backend runtime"},
     {"capi", "base core kernels backend runtime exec"},

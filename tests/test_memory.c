@@ -45,6 +45,7 @@ static int run_limited(int64_t cache_bytes) {
   spmd_runtime_options o = SPMD_RUNTIME_OPTIONS_INIT;
   o.platform = SPMD_PLATFORM_CPU;
   o.cpu_device_count = 1;
+  o.devices_per_gpu = 1;
   o.worker_threads = 1;
   o.device_cache_bytes = cache_bytes;
   spmd_runtime *rt = NULL;

@@ -418,6 +418,93 @@ static void nested_shard_map_is_refused(void **state) {
   spmd_runtime_destroy(rt);
 }
 
+/* ---- where blocks lie (spmd_block.memory_kind) and the device's queue ---- */
+
+typedef struct {
+  spmd_memory_kind input[4], alloc[4], collective[4];
+  void *stream[4];
+  int old_block_kept_its_tail[4];
+} where_probe;
+
+/* A block as 1.2 callers lay it out (it ended before memory_kind), inside
+ * bytes the library must leave alone. */
+typedef union {
+  spmd_block block;
+  unsigned char bytes[sizeof(spmd_block)];
+} old_block;
+
+static const unsigned char kUntouched = 0xA5;
+
+/* Never touches the blocks' elements, so it runs with device memory too. */
+static spmd_status where_fn(spmd_ctx *ctx, void *ud) {
+  where_probe *p = ud;
+  int dev = -1;
+  spmd_status st = spmd_ctx_device_id(ctx, &dev);
+  if (st) return st;
+  spmd_block in = SPMD_BLOCK_INIT, mine = SPMD_BLOCK_INIT, sum = SPMD_BLOCK_INIT;
+  if ((st = spmd_ctx_input(ctx, 0, &in))) return st;
+  if ((st = spmd_ctx_alloc(ctx, SPMD_F32, in.ndim, in.shape, &mine))) return st;
+  if ((st = spmd_ctx_psum(ctx, &in, "x", &sum))) return st;
+  if ((st = spmd_ctx_stream(ctx, &p->stream[dev]))) return st;
+  p->input[dev] = in.memory_kind;
+  p->alloc[dev] = mine.memory_kind;
+  p->collective[dev] = sum.memory_kind;
+  old_block old;
+  memset(old.bytes, kUntouched, sizeof old.bytes);
+  old.block.struct_size = offsetof(spmd_block, memory_kind);
+  if ((st = spmd_ctx_input(ctx, 0, &old.block))) return st;
+  int kept = old.block.data == in.data && old.block.ndim == in.ndim;
+  for (size_t i = offsetof(spmd_block, memory_kind); i < sizeof old.bytes; ++i)
+    kept &= old.bytes[i] == kUntouched;
+  p->old_block_kept_its_tail[dev] = kept;
+  /* ... and one is taken as an output. */
+  return spmd_ctx_set_output(ctx, 0, &old.block);
+}
+
+/* What the platform under test gives callbacks: host memory on cpu, mapped
+ * on sim, on cuda device memory unless $SPMD_CALLBACK_MEMORY asks mapped. */
+static spmd_memory_kind callback_memory_of(spmd_platform platform) {
+  if (platform == SPMD_PLATFORM_CPU) return SPMD_MEMORY_HOST;
+  if (platform == SPMD_PLATFORM_SIM) return SPMD_MEMORY_HOST_MAPPED;
+  const char *env = getenv("SPMD_CALLBACK_MEMORY");
+  return env != NULL && strcmp(env, "mapped") == 0 ? SPMD_MEMORY_HOST_MAPPED : SPMD_MEMORY_DEVICE;
+}
+
+static void blocks_say_where_they_lie_and_only_cuda_has_a_stream(void **state) {
+  (void)state;
+  spmd_runtime *rt = test_runtime(4);
+  spmd_platform platform;
+  assert_ok(spmd_runtime_platform(rt, &platform));
+  const int64_t ms[1] = {4}, shape[1] = {8};
+  spmd_mesh *mesh = test_mesh(rt, 1, ms);
+  const float data[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  spmd_array *a = test_put(mesh, "", SPMD_F32, 1, shape, data), *o = NULL;
+  where_probe p;
+  memset(&p, 0, sizeof p);
+  const char *spec = "x";
+  assert_ok(spmd_shard_map_text(mesh, where_fn, &p, 1, &a, &spec, 1, &spec, NULL, &o));
+  float out[8];
+  read_f32(o, out, 8);
+  assert_memory_equal(out, data, sizeof data);
+  const spmd_memory_kind want = callback_memory_of(platform);
+  for (int d = 0; d < 4; ++d) {
+    assert_int_equal(p.input[d], want);
+    assert_int_equal(p.alloc[d], want);
+    assert_int_equal(p.collective[d], want);
+    assert_true(p.old_block_kept_its_tail[d]);
+    if (platform != SPMD_PLATFORM_CUDA) {
+      assert_null(p.stream[d]);
+    } else { /* each logical device has a stream of its own */
+      assert_non_null(p.stream[d]);
+      for (int e = 0; e < d; ++e) assert_true(p.stream[e] != p.stream[d]);
+    }
+  }
+  spmd_array_destroy(o);
+  spmd_array_destroy(a);
+  spmd_mesh_destroy(mesh);
+  spmd_runtime_destroy(rt);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(identity_round_trips_every_spec),
@@ -428,6 +515,7 @@ int main(void) {
       cmocka_unit_test(errors_name_the_argument),
       cmocka_unit_test(nested_shard_map_is_refused),
       cmocka_unit_test(collectives_take_the_callbacks_own_memory),
+      cmocka_unit_test(blocks_say_where_they_lie_and_only_cuda_has_a_stream),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -35,4 +35,12 @@
 // on libspmd's device threads, one call per device at once; its
 // ShardContext and Blocks are valid only during that call, on that call's
 // goroutine.
+//
+// # Device memory
+//
+// A Block's MemoryKind says where its data lies. BlockData makes a slice of
+// host memory only (MemoryHost on cpu, MemoryHostMapped on sim, or on cuda
+// with RuntimeOptions.CallbackMemory = MemoryHostMapped); a MemoryDevice
+// block (cuda's default) is for kernels queued on ShardContext.Stream, at
+// Block.Pointer, and BlockData panics with ErrInvalidArgument for it.
 package spmd

@@ -11,7 +11,7 @@ import (
 // minor*100 + patch.
 func Version() uint { return capi.Spmd_version() }
 
-// VersionString is the version of the libspmd actually loaded, "1.2.0".
+// VersionString is the version of the libspmd actually loaded, "1.3.0".
 func VersionString() string { return capi.Spmd_version_string() }
 
 // LiveHandles is the number of libspmd handles live in this process, of
@@ -33,7 +33,8 @@ const (
 	PlatformDefault Platform = 0
 	// PlatformCPU is N virtual devices in this process.
 	PlatformCPU Platform = 1
-	// PlatformCUDA is one device per visible GPU.
+	// PlatformCUDA is logical devices on the visible GPUs (a plugin):
+	// RuntimeOptions.DevicesPerGPU of them on each GPU.
 	PlatformCUDA Platform = 2
 	// PlatformSim is simulated devices whose memory the host cannot touch
 	// and whose work completes later, to test code written for GPUs on any
@@ -56,6 +57,49 @@ func (p Platform) String() string {
 	return fmt.Sprintf("Platform(%d)", int(p))
 }
 
+// MemoryKind is the kind of memory ShardMap callbacks receive
+// (spmd_memory_kind): RuntimeOptions.CallbackMemory asks for one, and
+// Block.MemoryKind says where a block lies.
+type MemoryKind int
+
+// The memory kinds.
+const (
+	// MemoryDefault is the platform's choice: host memory on cpu, device
+	// memory on cuda, mapped on sim; $SPMD_CALLBACK_MEMORY ("device" or
+	// "mapped") chooses when set.
+	MemoryDefault MemoryKind = 0
+	// MemoryDevice is device memory: on cuda, device pointers for kernels
+	// queued on ShardContext.Stream, which host code must not touch.
+	MemoryDevice MemoryKind = 1
+	// MemoryHostMapped is host memory the device maps too (CUDA's mapped
+	// pinned memory): host code reads and writes it, so callbacks written
+	// for the host run unchanged, at the cost of transfers.
+	MemoryHostMapped MemoryKind = 2
+	// MemoryHost is plain host memory, what the CPU platform's devices own.
+	// As an option, the CPU platform alone takes it.
+	MemoryHost MemoryKind = 3
+)
+
+// String names the kind as C does, lower case: "default", "device",
+// "host_mapped", "host".
+func (k MemoryKind) String() string {
+	switch k {
+	case MemoryDefault:
+		return "default"
+	case MemoryDevice:
+		return "device"
+	case MemoryHostMapped:
+		return "host_mapped"
+	case MemoryHost:
+		return "host"
+	}
+	return fmt.Sprintf("MemoryKind(%d)", int(k))
+}
+
+// HostAddressable reports whether host code may read and write memory of
+// this kind (MemoryHost and MemoryHostMapped): what BlockData needs.
+func (k MemoryKind) HostAddressable() bool { return k == MemoryHost || k == MemoryHostMapped }
+
 // RuntimeOptions are the options of NewRuntime; zero in a field means the
 // default.
 type RuntimeOptions struct {
@@ -69,8 +113,17 @@ type RuntimeOptions struct {
 	// included; 0 = the number of cores.
 	WorkerThreads int
 	// DeviceCacheBytes of freed device memory the CPU platform keeps for
-	// reuse; 0 = 4 GiB, negative = keep nothing.
+	// reuse; 0 = 4 GiB, negative = keep nothing. The CUDA platform's memory
+	// pools: 0 keeps all freed memory.
 	DeviceCacheBytes int64
+	// DevicesPerGPU is the CUDA platform's number of logical devices on each
+	// GPU, each with its own stream and memory pool (so an 8-device mesh
+	// runs on one GPU); 0 = $SPMD_CUDA_DEVICES_PER_GPU if set, else 1; at
+	// most 64. Other platforms ignore it.
+	DevicesPerGPU int
+	// CallbackMemory is the memory ShardMap callbacks receive; MemoryDefault
+	// takes the platform's. The sim platform gives MemoryHostMapped only.
+	CallbackMemory MemoryKind
 }
 
 // Runtime is one platform's devices and the threads and memory that serve
@@ -80,9 +133,10 @@ type RuntimeOptions struct {
 type Runtime struct{ h uintptr }
 
 // NewRuntime creates a runtime; nil options take every default.
-// ErrInvalidArgument for bad option values (or a bad $SPMD_PLATFORM or
-// $SPMD_CPU_DEVICES), ErrUnsupported when the platform is not built in or
-// not present.
+// ErrInvalidArgument for bad option values (or a bad $SPMD_PLATFORM,
+// $SPMD_CPU_DEVICES or $SPMD_CALLBACK_MEMORY; a CallbackMemory the platform
+// does not give), ErrUnsupported when the platform is not available, with
+// the reason (the cuda plugin missing, no driver, no GPU).
 func NewRuntime(opts *RuntimeOptions) (*Runtime, error) {
 	var o capi.Spmd_runtime_options
 	if opts != nil {
@@ -95,6 +149,8 @@ func NewRuntime(opts *RuntimeOptions) (*Runtime, error) {
 		o.SetCpu_device_count(opts.DeviceCount)
 		o.SetWorker_threads(opts.WorkerThreads)
 		o.SetDevice_cache_bytes(opts.DeviceCacheBytes)
+		o.SetDevices_per_gpu(opts.DevicesPerGPU)
+		o.SetCallback_memory(capi.Enum_SS_spmd_memory_kind(opts.CallbackMemory))
 	}
 	return made(newRuntime, func(h *uintptr) error { return capi.Spmd_runtime_create(o, h) })
 }
@@ -144,7 +200,13 @@ type DeviceInfo struct {
 	Kind         string   // device kind: "cpu", or the GPU's name
 	ProcessIndex int      // the process that owns the device
 	LocalIndex   int      // index among this process's devices
-	repr         string
+	// MemoryBytes is the memory of the device's GPU, shared by its logical
+	// devices; 0 on cpu and sim.
+	MemoryBytes int64
+	// ComputeCapability is the GPU's, as major*10 + minor (90 for an
+	// H100); 0 on cpu and sim.
+	ComputeCapability int
+	repr              string
 }
 
 // String is JAX's repr of the device, "CpuDevice(id=3)".
@@ -166,13 +228,15 @@ func (r *Runtime) Device(id int) (DeviceInfo, error) {
 		return DeviceInfo{}, err
 	}
 	return DeviceInfo{
-		ID:           info.GetId(),
-		Platform:     Platform(info.GetPlatform()),
-		PlatformName: info.GetPlatform_name(),
-		Kind:         info.GetKind(),
-		ProcessIndex: info.GetProcess_index(),
-		LocalIndex:   info.GetLocal_index(),
-		repr:         repr,
+		ID:                info.GetId(),
+		Platform:          Platform(info.GetPlatform()),
+		PlatformName:      info.GetPlatform_name(),
+		Kind:              info.GetKind(),
+		ProcessIndex:      info.GetProcess_index(),
+		LocalIndex:        info.GetLocal_index(),
+		MemoryBytes:       info.GetMemory_bytes(),
+		ComputeCapability: info.GetCompute_capability(),
+		repr:              repr,
 	}, nil
 }
 

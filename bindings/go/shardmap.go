@@ -174,6 +174,16 @@ func (c *ShardContext) Mesh() (*Mesh, error) {
 	return c.call.mesh, nil
 }
 
+// Stream is the queue this device's work goes to, for the callback's own
+// kernels: on the CUDA platform the device's cudaStream_t (convert it with
+// C.cudaStream_t(stream) in cgo code), nil on platforms whose work is not
+// queued (cpu, sim). Kernels queued on it run after the inputs are ready
+// and before any use of the blocks they write (collectives, outputs): the
+// way to compute on MemoryDevice blocks, whose Pointer is a device address.
+func (c *ShardContext) Stream() (unsafe.Pointer, error) {
+	return get(func(s *unsafe.Pointer) error { return capi.Spmd_ctx_stream(c.h, s) })
+}
+
 // AxisIndex is jax.lax.axis_index(axes): this device's row-major index over
 // the coordinates of axes.
 func (c *ShardContext) AxisIndex(axes string) (int, error) {
@@ -189,8 +199,8 @@ func (c *ShardContext) AxisSize(axes string) (int, error) {
 
 // newBlock runs fill, a call of method what that fills a block descriptor,
 // on a new descriptor the context frees when the callback returns, and
-// returns the block it describes.
-func (c *ShardContext) newBlock(what string, fill func(d capi.Spmd_block) error) (*Block, error) {
+// returns the block it describes, named origin in errors.
+func (c *ShardContext) newBlock(what, origin string, fill func(d capi.Spmd_block) error) (*Block, error) {
 	if err := c.alive(what); err != nil {
 		return nil, err
 	}
@@ -202,13 +212,20 @@ func (c *ShardContext) newBlock(what string, fill func(d capi.Spmd_block) error)
 	if err := check(fill(d)); err != nil {
 		return nil, err
 	}
+	return c.blockOf(d, origin), nil
+}
+
+// blockOf is the Block a filled descriptor describes.
+func (c *ShardContext) blockOf(d capi.Spmd_block, origin string) *Block {
 	return &Block{
-		ctx:   c,
-		desc:  d,
-		dtype: DType(d.GetDtype()),
-		shape: copyInt64s(d.GetShape(), int(d.GetNdim())),
-		data:  d.GetData(),
-	}, nil
+		ctx:    c,
+		desc:   d,
+		dtype:  DType(d.GetDtype()),
+		shape:  copyInt64s(d.GetShape(), int(d.GetNdim())),
+		data:   d.GetData(),
+		kind:   MemoryKind(d.GetMemory_kind()),
+		origin: origin,
+	}
 }
 
 // InputCount is the number of inputs of the ShardMap.
@@ -220,7 +237,9 @@ func (c *ShardContext) InputCount() (int, error) {
 // Input is this device's block of input i (read-only data);
 // ErrOutOfRange past the last input.
 func (c *ShardContext) Input(i int) (*Block, error) {
-	return c.newBlock("Input", func(d capi.Spmd_block) error { return capi.Spmd_ctx_input(c.h, int64(i), d) })
+	return c.newBlock("Input", fmt.Sprintf("the block of input %d", i), func(d capi.Spmd_block) error {
+		return capi.Spmd_ctx_input(c.h, int64(i), d)
+	})
 }
 
 // Inputs are this device's blocks of every input.
@@ -229,7 +248,9 @@ func (c *ShardContext) Inputs() ([]*Block, error) { return list(c.InputCount, c.
 // Alloc is a new zero-filled block on this device, owned by the context
 // (freed when the ShardMap returns, or passed on by SetOutput).
 func (c *ShardContext) Alloc(dtype DType, shape ...int64) (*Block, error) {
-	return c.newBlock("Alloc", func(d capi.Spmd_block) error { return capi.Spmd_ctx_alloc(c.h, dtypeC(dtype), shape, d) })
+	return c.newBlock("Alloc", "the block from Alloc", func(d capi.Spmd_block) error {
+		return capi.Spmd_ctx_alloc(c.h, dtypeC(dtype), shape, d)
+	})
 }
 
 // SetOutput sets this device's block of output i: a block from Alloc or a
@@ -274,7 +295,7 @@ func (c *ShardContext) collective(name string, x *Block, call func(in, out capi.
 	if err != nil {
 		return nil, err
 	}
-	return c.newBlock(name, func(out capi.Spmd_block) error { return call(in, out) })
+	return c.newBlock(name, "the result of "+name, func(out capi.Spmd_block) error { return call(in, out) })
 }
 
 // The collectives. Every device of each group over axes must call the same
@@ -350,19 +371,34 @@ func (c *ShardContext) Ppermute(x *Block, axes string, pairs [][2]int64) (*Block
 }
 
 // Block is a dense row-major local block on one device: an input, an
-// Alloc'd block or a collective's result. Its data is device memory the
+// Alloc'd block or a collective's result. Its data is memory the
 // ShardContext owns, valid only during the callback that made it: never
 // keep a Block, or a slice BlockData gave, past the callback's return.
+// MemoryKind says whether host code may touch it.
 type Block struct {
-	ctx   *ShardContext
-	desc  capi.Spmd_block
-	dtype DType
-	shape []int64
-	data  unsafe.Pointer
+	ctx    *ShardContext
+	desc   capi.Spmd_block
+	dtype  DType
+	shape  []int64
+	data   unsafe.Pointer
+	kind   MemoryKind
+	origin string // names the block in errors: "the block of input 0"
 }
 
 // DType is the block's element type.
 func (b *Block) DType() DType { return b.dtype }
+
+// MemoryKind is where the block's data lies: MemoryHost (cpu) and
+// MemoryHostMapped (sim; cuda with mapped callback memory) are host memory
+// BlockData reads; MemoryDevice (cuda) is device memory only kernels on
+// ShardContext.Stream may touch.
+func (b *Block) MemoryKind() MemoryKind { return b.kind }
+
+// Pointer is the address of the block's data, of its MemoryKind (a device
+// pointer for kernels queued on ShardContext.Stream when MemoryDevice),
+// valid only until the callback returns; it may be nil for an empty block.
+// Writing through it follows BlockData's rules.
+func (b *Block) Pointer() unsafe.Pointer { return b.data }
 
 // Shape is the block's local shape (a copy).
 func (b *Block) Shape() []int64 { return append([]int64(nil), b.shape...) }
@@ -384,14 +420,19 @@ func (b *Block) descriptor(c *ShardContext, what string) (capi.Spmd_block, error
 	return b.desc, nil
 }
 
-// BlockData is the block's elements as a slice over the context's device
-// memory, without a copy: writable for Alloc'd and collective blocks, not
-// to be written for inputs. It is valid only until the callback returns.
-// T must be the block's element type (uint16 for F16 and BF16); BlockData
-// panics otherwise or after the callback has returned (inside a callback,
-// ShardMap turns the panic into the device's error).
+// BlockData is the block's elements as a slice over the context's memory,
+// without a copy: writable for Alloc'd and collective blocks, not to be
+// written for inputs. It is valid only until the callback returns. T must
+// be the block's element type (uint16 for F16 and BF16), and the block host
+// memory (MemoryKind().HostAddressable()): a MemoryDevice block is device
+// memory the host must not touch. BlockData panics otherwise or after the
+// callback has returned (inside a callback, ShardMap turns the panic into
+// the device's error).
 func BlockData[T HostElement](b *Block) []T {
 	if err := b.ctx.alive("BlockData"); err != nil {
+		panic(err)
+	}
+	if err := b.hostMemory("BlockData"); err != nil {
 		panic(err)
 	}
 	var zero T
@@ -407,4 +448,16 @@ func BlockData[T HostElement](b *Block) []T {
 		return []T{}
 	}
 	return unsafe.Slice((*T)(b.data), n)
+}
+
+// hostMemory refuses to let host code touch a block that is not host
+// memory: a device pointer read as a slice would fault or read garbage.
+func (b *Block) hostMemory(what string) error {
+	if b.kind.HostAddressable() {
+		return nil
+	}
+	return invalid("spmd.%s: %s is %v memory, which host code must not touch: queue kernels "+
+		"on ShardContext.Stream() with Block.Pointer(), or ask for mapped callback memory "+
+		"(RuntimeOptions.CallbackMemory = MemoryHostMapped, or SPMD_CALLBACK_MEMORY=mapped)",
+		what, b.origin, b.kind)
 }

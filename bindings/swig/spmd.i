@@ -171,8 +171,16 @@ SPMD_GO_SCALAR_OUT(spmd_sharding_kind, int)
 %typemap(gotype) (const void *data, size_t nbytes), (void *data, size_t nbytes) "[]byte"
 %typemap(in) (const void *data, size_t nbytes), (void *data, size_t nbytes)
 %{ $1 = $input.len ? ($1_ltype)$input.array : NULL; $2 = (size_t)$input.len; %}
-/* A block's data is device memory the shard_map context owns. */
+/* A block's data is memory the shard_map context owns, of the kind its
+ * memory_kind field (an Enum_SS_spmd_memory_kind) says: the idiomatic layer
+ * makes a slice of it only for host memory. */
 %typemap(gotype) void *data "unsafe.Pointer"
+/* spmd_ctx_stream's stream (a cudaStream_t, or NULL) is C's, never Go
+ * memory: *unsafe.Pointer, copied out of a C temporary as the scalar
+ * outputs are, so C never writes through a Go pointer. */
+%typemap(gotype) void **out "*unsafe.Pointer"
+%typemap(in) void **out (void *temp) %{ temp = NULL; $1 = &temp; %}
+%typemap(argout) void **out %{ *$input = temp$argnum; %}
 
 /* -- PRNG keys: spmd_key is two uint32 words, so *[2]uint32 in Go (split's
  * (n, out) pair is a counted array, above). */

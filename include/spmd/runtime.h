@@ -23,13 +23,36 @@ typedef struct spmd_runtime spmd_runtime;
 typedef enum spmd_platform {
   SPMD_PLATFORM_DEFAULT = 0, /**< SPMD_PLATFORM from the environment, else cpu */
   SPMD_PLATFORM_CPU = 1,     /**< N virtual devices in this process          */
-  SPMD_PLATFORM_CUDA = 2,    /**< one device per visible GPU                  */
+  SPMD_PLATFORM_CUDA = 2,    /**< logical devices on the visible GPUs (a plugin) */
   /** Simulated devices whose memory the host cannot touch and whose work
    * completes later, on one queue per device: the platform that tests code
    * written for devices like GPUs on any machine (docs/design.md). As many
    * devices as the CPU platform would have. */
   SPMD_PLATFORM_SIM = 3
 } spmd_platform;
+
+/**
+ * The memory shard_map callbacks receive (spmd_runtime_options.callback_memory,
+ * spmd_block.memory_kind). Values are stable across releases.
+ */
+typedef enum spmd_memory_kind {
+  /** The platform's choice: host memory on cpu, device memory on cuda,
+   * mapped on sim; $SPMD_CALLBACK_MEMORY ("device" or "mapped") chooses
+   * when set. */
+  SPMD_MEMORY_DEFAULT = 0,
+  /** Device memory: on cuda, device pointers, for kernels queued on the
+   * device's stream (spmd_ctx_stream); host code must not touch them. On
+   * cpu, whose devices' memory is host memory, the same as
+   * SPMD_MEMORY_HOST. */
+  SPMD_MEMORY_DEVICE = 1,
+  /** Host memory the device maps too (CUDA's mapped pinned memory): host
+   * code reads and writes it, as it does the CPU platform's blocks, so
+   * callbacks written for the host run unchanged, at the cost of transfers. */
+  SPMD_MEMORY_HOST_MAPPED = 2,
+  /** Plain host memory: what the cpu platform's devices own, so its blocks
+   * say this. As an option, the cpu platform alone takes it. */
+  SPMD_MEMORY_HOST = 3
+} spmd_memory_kind;
 
 /**
  * Options of spmd_runtime_create. Zero in a field means "default".
@@ -52,8 +75,17 @@ typedef struct spmd_runtime_options {
    * (as XLA's and PyTorch's allocators keep it; first-touch page faults cost
    * more than most copies). The cache is emptied and the allocation retried
    * before SPMD_ERR_OUT_OF_MEMORY is reported. 0 = 4 GiB; negative = keep
-   * nothing. */
+   * nothing. CUDA platform: the same for its memory pools, 0 keeping all
+   * freed memory (as XLA's allocator does on GPUs). */
   int64_t device_cache_bytes;
+  /** CUDA platform: logical devices placed on each GPU, each with its own
+   * stream, memory pool and cuBLAS handle, so that an 8-device mesh runs on
+   * one GPU. 0 = $SPMD_CUDA_DEVICES_PER_GPU if set, else 1; at most 64.
+   * Other platforms ignore it. (Since 1.3.) */
+  int devices_per_gpu;
+  /** The memory shard_map callbacks receive (spmd_memory_kind). The sim
+   * platform gives mapped memory only. (Since 1.3.) */
+  spmd_memory_kind callback_memory;
 } spmd_runtime_options;
 
 /** The most worker threads a runtime takes (spmd_runtime_options.worker_threads). */
@@ -61,7 +93,7 @@ typedef struct spmd_runtime_options {
 
 /** An initialiser of spmd_runtime_options: struct_size set, every option default. */
 #define SPMD_RUNTIME_OPTIONS_INIT \
-  { sizeof(spmd_runtime_options), SPMD_PLATFORM_DEFAULT, 0, 0, 0 }
+  { sizeof(spmd_runtime_options), SPMD_PLATFORM_DEFAULT, 0, 0, 0, 0, SPMD_MEMORY_DEFAULT }
 
 /**
  * Fills *options with the defaults, for bindings that cannot use the macro.
@@ -90,8 +122,9 @@ SPMD_API spmd_status spmd_runtime_options_init(spmd_runtime_options *options, si
  *         negative or above SPMD_MAX_WORKER_THREADS, a struct_size that is
  *         too small, uninitialised or has a non-zero unknown tail), a bad
  *         $SPMD_PLATFORM or $SPMD_CPU_DEVICES, or a NULL out;
- *         SPMD_ERR_UNSUPPORTED when the platform is not built in or not
- *         present.
+ *         SPMD_ERR_UNSUPPORTED when the platform is not available, with
+ *         the reason (the cuda platform's plugin missing or built from
+ *         another libspmd, no driver, no GPU).
  */
 SPMD_API spmd_status spmd_runtime_create(const spmd_runtime_options *options,
                                          spmd_runtime **out);
@@ -141,10 +174,17 @@ typedef struct spmd_device_info {
   const char *kind;      /**< device kind: "cpu", or the GPU's name            */
   int process_index;     /**< the process that owns the device                */
   int local_index;       /**< index among this process's devices              */
+  /** Bytes of memory of the device's GPU (shared by its logical devices);
+   * 0 on cpu and sim. (Since 1.3.) */
+  int64_t memory_bytes;
+  /** The GPU's compute capability as major * 10 + minor (90 for an H100);
+   * 0 on cpu and sim. (Since 1.3.) */
+  int compute_capability;
 } spmd_device_info;
 
 /** An initialiser of spmd_device_info: struct_size set, every field zero. */
-#define SPMD_DEVICE_INFO_INIT { sizeof(spmd_device_info), 0, SPMD_PLATFORM_DEFAULT, NULL, NULL, 0, 0 }
+#define SPMD_DEVICE_INFO_INIT \
+  { sizeof(spmd_device_info), 0, SPMD_PLATFORM_DEFAULT, NULL, NULL, 0, 0, 0, 0 }
 
 /**
  * Fills *info as SPMD_DEVICE_INFO_INIT does, writing exactly `size` bytes.

@@ -14,6 +14,7 @@
 #include "spmd/dtype.h"
 #include "spmd/export.h"
 #include "spmd/mesh.h"
+#include "spmd/runtime.h"
 #include "spmd/sharding.h"
 #include "spmd/spec.h"
 #include "spmd/status.h"
@@ -40,11 +41,19 @@ typedef struct spmd_block {
   spmd_dtype dtype;             /**< the element type                           */
   size_t ndim;                  /**< number of dimensions, at most SPMD_MAX_NDIM */
   int64_t shape[SPMD_MAX_NDIM]; /**< the local shape; entries past ndim are 0   */
+  /** Where `data` lies (spmd_memory_kind), written by the library for the
+   * blocks it hands out: SPMD_MEMORY_HOST (cpu) and SPMD_MEMORY_HOST_MAPPED
+   * (sim; cuda when asked) are memory host code may read and write;
+   * SPMD_MEMORY_DEVICE (cuda) is device memory host code must not touch
+   * (queue kernels on spmd_ctx_stream). A block passed in is read as the
+   * callback's own memory kind whatever this says. (Since 1.3; older
+   * callers' shorter blocks lack it.) */
+  spmd_memory_kind memory_kind;
 } spmd_block;
 
 /** An initialiser of spmd_block: struct_size set, an empty block. */
 #define SPMD_BLOCK_INIT \
-  { sizeof(spmd_block), NULL, SPMD_DTYPE_INVALID, 0, {0, 0, 0, 0, 0, 0, 0, 0} }
+  { sizeof(spmd_block), NULL, SPMD_DTYPE_INVALID, 0, {0, 0, 0, 0, 0, 0, 0, 0}, SPMD_MEMORY_DEFAULT }
 
 /**
  * Fills *block with an empty block, for bindings that cannot use the macro.
@@ -215,6 +224,20 @@ SPMD_API spmd_status spmd_ctx_device_id(const spmd_ctx *ctx, int *out);
  * @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a bad ctx or a NULL out.
  */
 SPMD_API spmd_status spmd_ctx_mesh(const spmd_ctx *ctx, const spmd_mesh **out);
+
+/**
+ * The queue this device's work goes to, for the callback's own kernels: on
+ * the cuda platform the device's cudaStream_t. Work the callback queues on
+ * it is ordered with the library's own: after the inputs are ready, and
+ * before any use of the blocks it writes (collectives, outputs). NULL on
+ * platforms whose work is not queued (cpu, sim). (Since 1.3.)
+ *
+ * @param ctx The callback's context.
+ * @param out Receives the stream (a cudaStream_t on cuda) or NULL; not
+ *        NULL. Left untouched on failure.
+ * @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a bad ctx or a NULL out.
+ */
+SPMD_API spmd_status spmd_ctx_stream(const spmd_ctx *ctx, void **out);
 
 /**
  * jax.lax.axis_index(axes): this device's row-major index over the

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -64,6 +65,10 @@ class Backend {
   virtual std::string device_repr(int device) const = 0;
   // Upper-case platform label used in sharding pictures: "CPU", "GPU".
   virtual const char *picture_label() const = 0;
+  // The memory of the device's GPU in bytes and its compute capability
+  // (major * 10 + minor); 0 where there is no GPU.
+  virtual int64_t device_memory_bytes(int /*device*/) const { return 0; }
+  virtual int device_compute_capability(int /*device*/) const { return 0; }
 
   // ---- memory ----
   // Device or Mapped memory of `device`. Freed memory may be cached.
@@ -76,6 +81,10 @@ class Backend {
   // where host code may use device pointers as they are (the CPU platform,
   // or CUDA with its stream), Mapped where it may not (the sim platform).
   virtual MemoryKind callback_memory() const = 0;
+  // The queue a shard_map callback on `device` may put its own work on, so
+  // that it is ordered with the backend's (a cudaStream_t), or null where
+  // work is not queued (the CPU platform).
+  virtual void *device_stream(int /*device*/) { return nullptr; }
 
   // ---- work ----
   // Copies a batch of boxes whose destinations do not overlap; either side
@@ -86,6 +95,9 @@ class Backend {
   // kernels of one batch are independent: they may run in any order, at
   // once.
   virtual EventPtr launch(std::span<const Kernel> kernels, const EventList &after) = 0;
+  // An event for everything queued on `device` so far, by the backend or
+  // by a callback on device_stream(device); null when that is all done.
+  virtual EventPtr fence(int /*device*/) { return nullptr; }
 
   // ---- collectives (backend/collectives.hpp) ----
   // Before the member publishes its slot: the backend may move the input

@@ -15,12 +15,19 @@ void Event::complete(spmd_status status, std::string message) noexcept {
   cv_.notify_all();
 }
 
-bool Event::done() const {
+bool Event::completed() const {
   std::lock_guard<std::mutex> lock(mu_);
   return done_;
 }
 
+bool Event::done() const {
+  if (completed()) return true;
+  try_settle();
+  return completed();
+}
+
 spmd_status Event::wait_status(std::string *message) const {
+  if (!completed()) settle();
   std::unique_lock<std::mutex> lock(mu_);
   cv_.wait(lock, [&] { return done_; });
   if (message) *message = message_;

@@ -19,7 +19,9 @@ namespace spmd {
 class Event {
  public:
   Event() = default;
-  // Backends may derive their own (a CUDA event beside the host one).
+  // Backends may derive their own: a CUDA event that completes itself from
+  // the device's state when asked (settle, try_settle) instead of a thread
+  // completing it.
   virtual ~Event() = default;
   Event(const Event &) = delete;
   Event &operator=(const Event &) = delete;
@@ -33,6 +35,16 @@ class Event {
   void wait() const;
   // Blocks until done; returns the status without throwing.
   spmd_status wait_status(std::string *message = nullptr) const;
+
+ protected:
+  // Called by done() while the event is open: completes it if the work it
+  // stands for has finished, without blocking. The default does nothing
+  // (someone else completes the event).
+  virtual void try_settle() const {}
+  // Called by wait_status() while the event is open: blocks until the work
+  // has finished and completes the event. The default does nothing.
+  virtual void settle() const {}
+  bool completed() const;
 
  private:
   mutable std::mutex mu_;

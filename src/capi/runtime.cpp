@@ -57,6 +57,8 @@ spmd_status spmd_runtime_device_info(const spmd_runtime *runtime, int device_id,
     info.kind = d.kind;
     info.process_index = d.process_index;
     info.local_index = d.local_index;
+    info.memory_bytes = d.memory_bytes;
+    info.compute_capability = d.compute_capability;
     write_result_struct(out, info, offsetof(spmd_device_info, id) + sizeof info.id, "out",
                         "SPMD_DEVICE_INFO_INIT");
   });

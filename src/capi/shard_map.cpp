@@ -1,4 +1,5 @@
 #include <cstdarg>
+#include <cstddef>
 #include <cstdio>
 #include <thread>
 
@@ -57,14 +58,22 @@ spmd_status callback_status(const spmd_status &returned, std::string *why) {
   return SPMD_ERR_CALLBACK;
 }
 
+// The smallest spmd_block a caller may pass: 1.2's, which ended before
+// memory_kind.
+constexpr size_t kMinBlockSize = offsetof(spmd_block, memory_kind);
+
+void check_block_size(size_t struct_size, const char *arg) {
+  checked_struct_size(struct_size, arg);
+  if (struct_size < kMinBlockSize)
+    invalid(arg, "->struct_size: ", struct_size,
+            " is smaller than spmd_block; initialise it with SPMD_BLOCK_INIT");
+}
+
 // A caller's block: callback memory of the context's device (the backend
 // defines what the pointer is: a host pointer on the CPU platform).
 LocalBlock block_arg(const ShardContext &c, const spmd_block *b, const char *arg) {
   if (b == nullptr) invalid(arg, ": NULL block");
-  checked_struct_size(b->struct_size, arg);
-  if (b->struct_size < sizeof(spmd_block))
-    invalid(arg, "->struct_size: ", b->struct_size,
-            " is smaller than spmd_block; initialise it with SPMD_BLOCK_INIT");
+  check_block_size(b->struct_size, arg);
   check_dtype(cat(arg, "->dtype").c_str(), b->dtype);
   LocalBlock out;
   out.place = {c.run->backend().callback_memory(), c.device, from_callback_pointer(b->data)};
@@ -78,18 +87,19 @@ LocalBlock block_arg(const ShardContext &c, const spmd_block *b, const char *arg
 
 spmd_block *block_out(spmd_block *out, const char *arg = "out") {
   out_arg(out, arg);
-  checked_struct_size(out->struct_size, arg);
-  if (out->struct_size < sizeof(spmd_block))
-    invalid(arg, "->struct_size: ", out->struct_size,
-            " is smaller than spmd_block; initialise it with SPMD_BLOCK_INIT");
+  check_block_size(out->struct_size, arg);
   return out;
 }
 
-void write_block(const LocalBlock &b, spmd_block *out) {
+void write_block(const ShardContext &c, const LocalBlock &b, spmd_block *out) {
   out->data = callback_pointer(b.place.ptr);
   out->dtype = b.dtype;
   out->ndim = b.shape.size();
   for (size_t d = 0; d < SPMD_MAX_NDIM; ++d) out->shape[d] = d < b.shape.size() ? b.shape[d] : 0;
+  if (out->struct_size >= offsetof(spmd_block, memory_kind) + sizeof out->memory_kind)
+    out->memory_kind = b.place.kind == MemoryKind::Mapped ? SPMD_MEMORY_HOST_MAPPED
+                       : c.run->backend().platform() == SPMD_PLATFORM_CPU ? SPMD_MEMORY_HOST
+                                                                          : SPMD_MEMORY_DEVICE;
 }
 
 // Runs a collective from a ctx entry point.
@@ -102,7 +112,7 @@ void collective(spmd_ctx *ctx, const spmd_block *x, const char *axes, spmd_block
     const LocalBlock in = block_arg(c, x, "x");
     block_out(out);
     const Collective op(kind, parse_axes(c.run->mesh(), axes, "axes"), std::move(params));
-    write_block(c.run->collective(c, op, in), out);
+    write_block(c, c.run->collective(c, op, in), out);
   } catch (const Error &e) {
     if (c.collective_status == SPMD_OK) {
       c.collective_status = e.status();
@@ -250,6 +260,13 @@ spmd_status spmd_ctx_mesh(const spmd_ctx *ctx, const spmd_mesh **out) {
   return guard(__func__, [&] { produce(out, [&] { return ctx_struct(ctx).mesh; }); });
 }
 
+spmd_status spmd_ctx_stream(const spmd_ctx *ctx, void **out) {
+  return guard(__func__, [&] {
+    const ShardContext &c = ctx_impl(ctx);
+    produce(out, [&] { return c.run->backend().device_stream(c.device); });
+  });
+}
+
 spmd_status spmd_ctx_axis_index(const spmd_ctx *ctx, const char *axes, int64_t *out) {
   return guard(__func__, [&] {
     const ShardContext &c = ctx_impl(ctx);
@@ -286,7 +303,7 @@ spmd_status spmd_ctx_input(const spmd_ctx *ctx, size_t index, spmd_block *out) {
     if (index >= c.inputs.size())
       fail(SPMD_ERR_OUT_OF_RANGE, "index: input ", index, " does not exist (the shard_map has ",
            c.inputs.size(), " inputs)");
-    write_block(c.inputs[index], out);
+    write_block(c, c.inputs[index], out);
   });
 }
 
@@ -297,7 +314,7 @@ spmd_status spmd_ctx_alloc(spmd_ctx *ctx, spmd_dtype dtype, size_t ndim, const i
     block_out(out);
     check_dtype("dtype", dtype);
     const Shape s = checked_shape("shape", ndim, shape);
-    write_block(c.run->alloc(c, dtype, s), out);
+    write_block(c, c.run->alloc(c, dtype, s), out);
   });
 }
 

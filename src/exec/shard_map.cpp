@@ -285,6 +285,22 @@ std::vector<ArrayPtr> ShardMapRun::run(const std::vector<ArrayPtr> &inputs,
         c.status = SPMD_ERR_INTERNAL;
         c.message = cat("internal error: ", e.what());
       }
+      // Work the callback queued on its device's stream (spmd_ctx_stream)
+      // comes before every later use of the memory it could touch: writers
+      // of the inputs, readers of the outputs, the frees of its own blocks.
+      try {
+        if (const EventPtr fence = backend().fence(c.device)) {
+          for (const auto &a : laid) a->buffer(p).add_read(fence);
+          for (auto &b : c.owned) b->add_read(fence);
+          for (auto &o : c.outputs)
+            if (o.set && o.buffer) o.buffer->set_written(fence);
+        }
+      } catch (const Error &e) {
+        if (c.status == SPMD_OK) {
+          c.status = e.status();
+          c.message = e.what();
+        }
+      }
       if (c.status == SPMD_OK && c.collective_status != SPMD_OK) {
         c.status = c.collective_status;
         c.message = c.collective_message;

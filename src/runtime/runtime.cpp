@@ -32,6 +32,8 @@ DeviceInfo Runtime::device_info(int device) const {
   // One process holds every device until multi-process meshes exist.
   info.process_index = 0;
   info.local_index = device;
+  info.memory_bytes = backend_->device_memory_bytes(device);
+  info.compute_capability = backend_->device_compute_capability(device);
   return info;
 }
 

@@ -23,6 +23,8 @@ struct DeviceInfo {
   const char *kind = nullptr;
   int process_index = 0;
   int local_index = 0;
+  int64_t memory_bytes = 0;
+  int compute_capability = 0;
 };
 
 class Runtime final : public DeviceSet {

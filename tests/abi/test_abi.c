@@ -28,19 +28,23 @@ PIN_FIELD(spmd_dot_dims, struct_size, 0);
 #if defined(__LP64__) || defined(_LP64)
 /* LP64 (x86-64, aarch64 Linux): 8-byte size_t and pointers, 4-byte int and
  * enums. */
-PIN_SIZE(spmd_runtime_options, 32);
+PIN_SIZE(spmd_runtime_options, 40); /* 1.3 appended devices_per_gpu, callback_memory */
 PIN_FIELD(spmd_runtime_options, platform, 8);
 PIN_FIELD(spmd_runtime_options, cpu_device_count, 12);
 PIN_FIELD(spmd_runtime_options, worker_threads, 16);
 PIN_FIELD(spmd_runtime_options, device_cache_bytes, 24);
+PIN_FIELD(spmd_runtime_options, devices_per_gpu, 32);
+PIN_FIELD(spmd_runtime_options, callback_memory, 36);
 
-PIN_SIZE(spmd_device_info, 40);
+PIN_SIZE(spmd_device_info, 56); /* 1.3 appended memory_bytes, compute_capability */
 PIN_FIELD(spmd_device_info, id, 8);
 PIN_FIELD(spmd_device_info, platform, 12);
 PIN_FIELD(spmd_device_info, platform_name, 16);
 PIN_FIELD(spmd_device_info, kind, 24);
 PIN_FIELD(spmd_device_info, process_index, 32);
 PIN_FIELD(spmd_device_info, local_index, 36);
+PIN_FIELD(spmd_device_info, memory_bytes, 40);
+PIN_FIELD(spmd_device_info, compute_capability, 48);
 
 PIN_SIZE(spmd_shard_info, 216);
 PIN_FIELD(spmd_shard_info, device, 8);
@@ -56,11 +60,12 @@ PIN_FIELD(spmd_visualize_options, max_width, 12);
 PIN_FIELD(spmd_visualize_options, min_width, 16);
 PIN_FIELD(spmd_visualize_options, scale, 24);
 
-PIN_SIZE(spmd_block, 96);
+PIN_SIZE(spmd_block, 104); /* 1.3 appended memory_kind */
 PIN_FIELD(spmd_block, data, 8);
 PIN_FIELD(spmd_block, dtype, 16);
 PIN_FIELD(spmd_block, ndim, 24);
 PIN_FIELD(spmd_block, shape, 32);
+PIN_FIELD(spmd_block, memory_kind, 96);
 
 PIN_SIZE(spmd_shard_map_options, 40);
 PIN_FIELD(spmd_shard_map_options, check_rep, 8);
@@ -111,6 +116,9 @@ _Static_assert(SPMD_DTYPE_INVALID == 0 && SPMD_F32 == 1 && SPMD_F64 == 2 &&
 _Static_assert(SPMD_PLATFORM_DEFAULT == 0 && SPMD_PLATFORM_CPU == 1 &&
                    SPMD_PLATFORM_CUDA == 2 && SPMD_PLATFORM_SIM == 3,
                "spmd_platform values moved");
+_Static_assert(SPMD_MEMORY_DEFAULT == 0 && SPMD_MEMORY_DEVICE == 1 &&
+                   SPMD_MEMORY_HOST_MAPPED == 2 && SPMD_MEMORY_HOST == 3,
+               "spmd_memory_kind values moved");
 _Static_assert(SPMD_SHARDING_NAMED == 1 && SPMD_SHARDING_SINGLE_DEVICE == 2,
                "spmd_sharding_kind values moved");
 _Static_assert(SPMD_COLLECTIVE_PSUM == 1 && SPMD_COLLECTIVE_PMEAN == 2 &&
@@ -390,7 +398,7 @@ static void older_visualize_options_take_defaults_for_missing_fields(void **stat
 
   spmd_visualize_options ascii = SPMD_VISUALIZE_OPTIONS_INIT;
   ascii.ascii = 1;
-  char *expected = picture(s, &ascii);
+  char *expected = test_platform_text(picture(s, &ascii));
 
   /* A caller that knew only `ascii`: widths and scale are its bytes past
    * struct_size, poisoned, and must be the defaults. */
@@ -452,7 +460,9 @@ static void newer_device_info_keeps_its_unknown_tail(void **state) {
   assert_int_equal(b.device.id, 3);
   spmd_platform platform;
   assert_ok(spmd_runtime_platform(rt, &platform));
-  assert_string_equal(b.device.platform_name, platform == SPMD_PLATFORM_SIM ? "sim" : "cpu");
+  assert_string_equal(b.device.platform_name, platform == SPMD_PLATFORM_SIM    ? "sim"
+                                              : platform == SPMD_PLATFORM_CUDA ? "cuda"
+                                                                               : "cpu");
   assert_int_equal(b.device.local_index, 3);
   for (size_t i = sizeof(spmd_device_info); i < sizeof b.bytes; ++i)
     if (b.bytes[i] != 0xff) fail_msg("byte %zu of the caller's tail was written", i);

@@ -2,179 +2,87 @@
 
 #include <cuda_runtime.h>
 
-#include <atomic>
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <map>
 
+#include "backend/cuda/backend_impl.hpp"
+#include "backend/cuda/kernels.hpp"
+#include "backend/cuda/stream_event.hpp"
+#include "backend/host/copy.hpp"
 #include "base/dtype.hpp"
-#include "base/error.hpp"
-#include "spmd/sharding.h"
 
 namespace spmd::cuda {
 
 namespace {
 
-void check(cudaError_t status, const char *what) {
-  if (status == cudaSuccess) return;
-  cudaGetLastError();  // clear a non-sticky error
-  fail(status == cudaErrorMemoryAllocation ? SPMD_ERR_OUT_OF_MEMORY : SPMD_ERR_INTERNAL,
-       "CUDA ", what, ": ", cudaGetErrorString(status));
+// The most logical devices one GPU takes.
+constexpr int kMaxDevicesPerGpu = 64;
+
+bool env_flag(const char *name) {
+  const char *v = std::getenv(name);
+  if (v == nullptr || *v == '\0' || std::strcmp(v, "0") == 0) return false;
+  if (std::strcmp(v, "1") == 0) return true;
+  invalid(name, "='", v, "': expected 0 or 1");
 }
 
-// An event of this backend: a CUDA event recorded on each stream the work
-// went to, so later work on any stream waits for it on the GPU, and the
-// host event completed by a host function queued behind the work.
-class StreamEvent final : public Event {
- public:
-  ~StreamEvent() override {
-    for (const auto &[device, event] : recorded) {
-      cudaSetDevice(device);
-      cudaEventDestroy(event);
-    }
-  }
-  std::vector<std::pair<int, cudaEvent_t>> recorded;
-  std::atomic<int> pending{0};
-};
-
-struct HostCompletion {
-  std::shared_ptr<StreamEvent> event;
-};
-
-void CUDART_CB complete_on_host(void *data) {
-  auto *c = static_cast<HostCompletion *>(data);
-  if (c->event->pending.fetch_sub(1) == 1) c->event->complete();
-  delete c;
+size_t box_bytes(const Shape &extent, size_t elem_size) {
+  return static_cast<size_t>(shape_elements(extent)) * elem_size;
 }
 
-// Fills `count` elements of `size` bytes with `pattern`.
-struct Pattern {
-  unsigned char bytes[8];
-  int size;
-};
-
-template <typename T>
-__global__ void fill_typed(T *out, size_t count, T value) {
-  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < count;
-       i += static_cast<size_t>(gridDim.x) * blockDim.x)
-    out[i] = value;
-}
-
-template <typename T>
-void launch_fill(void *out, size_t count, const Pattern &p, cudaStream_t stream) {
-  T value;
-  memcpy(&value, p.bytes, sizeof value);
-  const unsigned threads = 256;
-  const size_t wanted = (count + threads - 1) / threads;
-  const unsigned blocks = static_cast<unsigned>(wanted < 4096 ? (wanted ? wanted : 1) : 4096);
-  fill_typed<T><<<blocks, threads, 0, stream>>>(static_cast<T *>(out), count, value);
-}
-
-}  // namespace
-
-struct CudaBackend::Device {
-  int id = 0;
-  std::string name;
-  cudaStream_t stream = nullptr;
-};
-
-namespace {
-
-// Makes `stream` wait for `after`: this backend's events on the GPU, any
-// other on the host (their errors surface here).
-void wait_on(cudaStream_t stream, const EventList &after) {
-  for (const auto &e : after.events()) {
-    if (auto *se = dynamic_cast<StreamEvent *>(e.get())) {
-      for (const auto &[device, event] : se->recorded)
-        check(cudaStreamWaitEvent(stream, event, 0), "cudaStreamWaitEvent");
-    } else {
-      e->wait();
-    }
-  }
-}
-
-// The event of everything queued so far on the streams of `devices`.
-EventPtr record(const std::vector<CudaBackend::Device *> &devices) {
-  if (devices.empty()) return nullptr;
-  auto e = std::make_shared<StreamEvent>();
-  e->pending.store(static_cast<int>(devices.size()));
-  for (auto *d : devices) {
-    check(cudaSetDevice(d->id), "cudaSetDevice");
-    cudaEvent_t ev;
-    check(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming), "cudaEventCreate");
-    e->recorded.emplace_back(d->id, ev);
-    check(cudaEventRecord(ev, d->stream), "cudaEventRecord");
-    auto *c = new HostCompletion{e};
-    const cudaError_t st = cudaLaunchHostFunc(d->stream, complete_on_host, c);
-    if (st != cudaSuccess) {
-      delete c;
-      check(st, "cudaLaunchHostFunc");
-    }
-  }
-  return e;
-}
-
-void *address(const Place &p) { return reinterpret_cast<void *>(p.ptr.bits); }
-
-// One box copy as runs of contiguous bytes (2D copies over the innermost
-// strided dimension), queued on `stream`.
-void copy_box_async(const BoxCopy &c, cudaStream_t stream) {
-  const size_t nd = c.extent.size();
-  for (int64_t e : c.extent)
+// One box copy as runs of contiguous bytes: one cudaMemcpyAsync when the
+// box is one run in both buffers, else 2D copies over the innermost strided
+// dimension, the dimensions before it walked.
+void copy_box_async(const void *src_base, const CopyEndpoint &src, void *dst_base,
+                    const CopyEndpoint &dst, const Shape &extent, size_t es,
+                    cudaStream_t stream) {
+  const size_t nd = extent.size();
+  for (int64_t e : extent)
     if (e <= 0) return;
-  auto *src = static_cast<const char *>(address(c.src.place));
-  auto *dst = static_cast<char *>(address(c.dst.place));
-  const size_t es = c.elem_size;
+  auto *s = static_cast<const char *>(src_base);
+  auto *d = static_cast<char *>(dst_base);
   if (nd == 0) {
-    check(cudaMemcpyAsync(dst, src, es, cudaMemcpyDefault, stream), "cudaMemcpyAsync");
+    check(cudaMemcpyAsync(d, s, es, cudaMemcpyDefault, stream), "cudaMemcpyAsync");
     return;
   }
-  int64_t ss[SPMD_MAX_NDIM], ds[SPMD_MAX_NDIM];
-  ss[nd - 1] = ds[nd - 1] = 1;
-  for (size_t i = nd - 1; i > 0; --i) {
-    ss[i - 1] = ss[i] * c.src.shape[i];
-    ds[i - 1] = ds[i] * c.dst.shape[i];
-  }
-  int64_t so = 0, dof = 0;
+  const Shape ss = host::dense_strides(src.shape), ds = host::dense_strides(dst.shape);
   for (size_t i = 0; i < nd; ++i) {
-    so += c.src.offset[i] * ss[i];
-    dof += c.dst.offset[i] * ds[i];
+    s += src.offset[i] * ss[i] * static_cast<int64_t>(es);
+    d += dst.offset[i] * ds[i] * static_cast<int64_t>(es);
   }
-  src += so * static_cast<int64_t>(es);
-  dst += dof * static_cast<int64_t>(es);
   // Trailing dimensions covered whole in both buffers form one run.
   size_t inner = nd - 1;
-  int64_t run = c.extent[inner];
-  while (inner > 0 && c.extent[inner] == c.src.shape[inner] &&
-         c.extent[inner] == c.dst.shape[inner]) {
+  int64_t run = extent[inner];
+  while (inner > 0 && extent[inner] == src.shape[inner] && extent[inner] == dst.shape[inner]) {
     --inner;
-    run *= c.extent[inner];
+    run *= extent[inner];
   }
   const size_t run_bytes = static_cast<size_t>(run) * es;
   if (inner == 0) {
-    check(cudaMemcpyAsync(dst, src, run_bytes, cudaMemcpyDefault, stream), "cudaMemcpyAsync");
+    check(cudaMemcpyAsync(d, s, run_bytes, cudaMemcpyDefault, stream), "cudaMemcpyAsync");
     return;
   }
-  // Rows of dimension inner-1 are one 2D copy; the dimensions before it
-  // are walked.
-  const size_t rows = static_cast<size_t>(c.extent[inner - 1]);
+  const size_t rows = static_cast<size_t>(extent[inner - 1]);
   const size_t spitch = static_cast<size_t>(ss[inner - 1]) * es;
   const size_t dpitch = static_cast<size_t>(ds[inner - 1]) * es;
-  int64_t idx[SPMD_MAX_NDIM] = {0};
   const size_t outer = inner - 1;
+  Shape idx(outer, 0);
   for (;;) {
-    int64_t s = 0, d = 0;
+    int64_t so = 0, dof = 0;
     for (size_t i = 0; i < outer; ++i) {
-      s += idx[i] * ss[i];
-      d += idx[i] * ds[i];
+      so += idx[i] * ss[i];
+      dof += idx[i] * ds[i];
     }
-    check(cudaMemcpy2DAsync(dst + d * static_cast<int64_t>(es), dpitch,
-                            src + s * static_cast<int64_t>(es), spitch, run_bytes, rows,
+    check(cudaMemcpy2DAsync(d + dof * static_cast<int64_t>(es), dpitch,
+                            s + so * static_cast<int64_t>(es), spitch, run_bytes, rows,
                             cudaMemcpyDefault, stream),
           "cudaMemcpy2DAsync");
     size_t k = outer;
     for (;;) {
       if (k == 0) return;
       --k;
-      if (++idx[k] < c.extent[k]) break;
+      if (++idx[k] < extent[k]) break;
       idx[k] = 0;
     }
   }
@@ -182,124 +90,380 @@ void copy_box_async(const BoxCopy &c, cudaStream_t stream) {
 
 }  // namespace
 
-CudaBackend::CudaBackend() {
+void CudaBackend::Impl::release_cached(const Gpu &gpu) noexcept {
+  for (auto &d : devices) {
+    if (d->gpu != &gpu) continue;
+    DeviceGuard guard(gpu.ordinal);
+    cudaStreamSynchronize(d->stream);
+    cudaMemPoolTrimTo(d->pool, 0);
+  }
+  cudaGetLastError();
+}
+
+void CudaBackend::Impl::ensure_blas(LogicalDevice &d) {
+  if (d.blas) return;
+  cublasHandle_t h = nullptr;
+  if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS)
+    fail(SPMD_ERR_INTERNAL, d.label(), ": cublasCreate failed");
+  void *ws = nullptr;
+  cudaError_t st = cudaMalloc(&ws, kBlasWorkspaceBytes);
+  if (st != cudaSuccess) {
+    cudaGetLastError();
+    cublasDestroy(h);
+    fail(status_of(st), d.label(), ": cannot allocate cuBLAS's workspace of ",
+         kBlasWorkspaceBytes, " bytes: ", cudaGetErrorString(st));
+  }
+  if (cublasSetStream(h, d.stream) != CUBLAS_STATUS_SUCCESS ||
+      cublasSetWorkspace(h, ws, kBlasWorkspaceBytes) != CUBLAS_STATUS_SUCCESS ||
+      cublasSetMathMode(h, allow_tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH) !=
+          CUBLAS_STATUS_SUCCESS) {
+    cublasDestroy(h);
+    cudaFree(ws);
+    fail(SPMD_ERR_INTERNAL, d.label(), ": cuBLAS refused its stream or workspace");
+  }
+  d.blas = h;
+  d.blas_workspace = ws;
+  d.blas_workspace_bytes = kBlasWorkspaceBytes;
+}
+
+void CudaBackend::Impl::host_transfer(const BoxCopy &c, const EventList &after) {
+  const bool to_device = c.dst.place.kind != MemoryKind::Host;
+  const bool from_device = c.src.place.kind != MemoryKind::Host;
+  if (to_device == from_device)
+    fail(SPMD_ERR_INTERNAL, "CUDA platform: a host transfer with ", to_device ? "no" : "two",
+         " host sides");
+  const size_t bytes = box_bytes(c.extent, c.elem_size);
+  if (bytes == 0) return;
+  LogicalDevice &d = dev(to_device ? c.dst.place.device : c.src.place.device);
+  void *stage = staging.take(bytes);
+  const CopyEndpoint dense{Place::host(stage), c.extent, Shape(c.extent.size(), 0)};
+  try {
+    if (to_device)
+      host::copy_box(address(c.src.place), c.src.shape, c.src.offset, stage, c.extent,
+                     dense.offset, c.extent, c.elem_size);
+    EventPtr done;
+    {
+      std::lock_guard<std::mutex> lock(d.mu);
+      DeviceGuard guard(d.gpu->ordinal);
+      wait_on(d, after);
+      if (to_device)
+        copy_box_async(stage, dense, address(c.dst.place), c.dst, c.extent, c.elem_size,
+                       d.stream);
+      else
+        copy_box_async(address(c.src.place), c.src, stage, dense, c.extent, c.elem_size,
+                       d.stream);
+      done = record(d, after, cat(d.label(), ": copy ", to_device ? "to" : "from",
+                                  " the host"));
+    }
+    if (done) done->wait();
+    if (!to_device)
+      host::copy_box(stage, c.extent, dense.offset, address(c.dst.place), c.dst.shape,
+                     c.dst.offset, c.extent, c.elem_size);
+  } catch (...) {
+    // A wait fails only once the copy has ended (a fault ends the whole
+    // context), so the stage is free again either way.
+    staging.give_back(stage, bytes);
+    throw;
+  }
+  staging.give_back(stage, bytes);
+}
+
+CudaBackend::CudaBackend(const PluginConfig &config) : impl_(std::make_unique<Impl>()) {
+  Impl &m = *impl_;
+  m.config = config;
+  if (config.devices_per_gpu < 1 || config.devices_per_gpu > kMaxDevicesPerGpu)
+    invalid("devices per GPU: ", config.devices_per_gpu, " is not from 1 to ",
+            kMaxDevicesPerGpu);
+  m.allow_tf32 = env_flag("SPMD_CUDA_ALLOW_TF32");
+  m.collectives = collectives_policy_from_env();
   int count = 0;
   const cudaError_t st = cudaGetDeviceCount(&count);
-  if (st != cudaSuccess || count == 0)
-    fail(SPMD_ERR_UNSUPPORTED, "platform: no CUDA device is visible (",
-         st == cudaSuccess ? "cudaGetDeviceCount found none" : cudaGetErrorString(st), ")");
-  for (int d = 0; d < count; ++d) {
-    auto dev = std::make_unique<Device>();
-    dev->id = d;
-    cudaDeviceProp prop;
-    check(cudaGetDeviceProperties(&prop, d), "cudaGetDeviceProperties");
-    dev->name = prop.name;
-    check(cudaSetDevice(d), "cudaSetDevice");
-    check(cudaStreamCreateWithFlags(&dev->stream, cudaStreamNonBlocking), "cudaStreamCreate");
-    devices_.push_back(std::move(dev));
+  if (st != cudaSuccess || count == 0) {
+    cudaGetLastError();
+    fail(SPMD_ERR_UNSUPPORTED, "platform: the CUDA platform has no GPU to run on (",
+         st == cudaSuccess ? "the driver sees none"
+                           : cat(cudaGetErrorName(st), ": ", cudaGetErrorString(st)),
+         ")");
   }
+  int previous = -1;
+  cudaGetDevice(&previous);
+  try {
+    for (int g = 0; g < count; ++g) {
+      m.gpus.push_back(std::make_unique<Gpu>());
+      Gpu *gpu = m.gpus.back().get();
+      gpu->ordinal = g;
+      cudaDeviceProp prop;
+      check(cudaGetDeviceProperties(&prop, g), "cudaGetDeviceProperties");
+      gpu->name = prop.name;
+      gpu->memory_bytes = prop.totalGlobalMem;
+      gpu->compute_capability = prop.major * 10 + prop.minor;
+      gpu->sm_count = prop.multiProcessorCount;
+      gpu->events = std::make_shared<EventPool>(g);
+      DeviceGuard guard(g);
+      // Peers' memory is read directly by copies and collectives.
+      for (int p = 0; p < count; ++p) {
+        int can = 0;
+        if (p != g && cudaDeviceCanAccessPeer(&can, g, p) == cudaSuccess && can) {
+          const cudaError_t e = cudaDeviceEnablePeerAccess(p, 0);
+          if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled)
+            check(e, "cudaDeviceEnablePeerAccess");
+          cudaGetLastError();
+        }
+      }
+      for (int j = 0; j < config.devices_per_gpu; ++j) {
+        m.devices.push_back(std::make_unique<LogicalDevice>());
+        LogicalDevice &d = *m.devices.back();  // owned from here on, made or not
+        d.id = static_cast<int>(m.devices.size()) - 1;
+        d.gpu = gpu;
+        d.index_on_gpu = j;
+        check(cudaStreamCreateWithFlags(&d.stream, cudaStreamNonBlocking), "cudaStreamCreate");
+        cudaMemPoolProps props{};
+        props.allocType = cudaMemAllocationTypePinned;
+        props.location.type = cudaMemLocationTypeDevice;
+        props.location.id = g;
+        check(cudaMemPoolCreate(&d.pool, &props), "cudaMemPoolCreate");
+        // Freed memory the pool keeps: the runtime's cache, shared by the
+        // logical devices of the GPU; all of it when none is asked.
+        uint64_t keep = config.cache_bytes < 0
+                            ? UINT64_MAX
+                            : static_cast<uint64_t>(config.cache_bytes) /
+                                  static_cast<uint64_t>(config.devices_per_gpu);
+        check(cudaMemPoolSetAttribute(d.pool, cudaMemPoolAttrReleaseThreshold, &keep),
+              "cudaMemPoolSetAttribute");
+        // Other GPUs read this pool's memory directly where they can.
+        for (int p = 0; p < count; ++p) {
+          int can = 0;
+          if (p != g && cudaDeviceCanAccessPeer(&can, p, g) == cudaSuccess && can) {
+            cudaMemAccessDesc desc{};
+            desc.location.type = cudaMemLocationTypeDevice;
+            desc.location.id = p;
+            desc.flags = cudaMemAccessFlagsProtReadWrite;
+            check(cudaMemPoolSetAccess(d.pool, &desc, 1), "cudaMemPoolSetAccess");
+          }
+        }
+      }
+    }
+  } catch (...) {
+    if (previous >= 0) cudaSetDevice(previous);
+    throw;  // what was made goes with impl_
+  }
+  if (previous >= 0) cudaSetDevice(previous);
+#ifdef SPMD_HAVE_NCCL
+  std::vector<LogicalDevice *> all;
+  for (auto &d : m.devices) all.push_back(d.get());
+  m.nccl = std::make_shared<NcclCollectives>(std::move(all));
+#endif
 }
 
-CudaBackend::~CudaBackend() {
-  for (auto &d : devices_) {
-    cudaSetDevice(d->id);
-    cudaStreamSynchronize(d->stream);
-    cudaStreamDestroy(d->stream);
-  }
-}
+CudaBackend::~CudaBackend() = default;
 
-int CudaBackend::device_count() const { return static_cast<int>(devices_.size()); }
+int CudaBackend::device_count() const { return static_cast<int>(impl_->devices.size()); }
 
 const char *CudaBackend::device_kind(int device) const {
-  return devices_.at(static_cast<size_t>(device))->name.c_str();
+  return impl_->dev(device).gpu->name.c_str();
 }
 
 std::string CudaBackend::device_repr(int device) const {
   return cat("CudaDevice(id=", device, ")");
 }
 
+int64_t CudaBackend::device_memory_bytes(int device) const {
+  return static_cast<int64_t>(impl_->dev(device).gpu->memory_bytes);
+}
+
+int CudaBackend::device_compute_capability(int device) const {
+  return impl_->dev(device).gpu->compute_capability;
+}
+
+MemoryKind CudaBackend::callback_memory() const { return impl_->config.callback_memory; }
+
+void *CudaBackend::device_stream(int device) { return impl_->dev(device).stream; }
+
+// ---- memory ----
+
 DevicePtr CudaBackend::allocate(int device, size_t bytes, MemoryKind kind) {
-  Device &d = *devices_.at(static_cast<size_t>(device));
-  check(cudaSetDevice(d.id), "cudaSetDevice");
+  Impl &m = *impl_;
+  LogicalDevice &d = m.dev(device);
+  if (bytes == 0) return {};
+  if (kind == MemoryKind::Mapped) return {reinterpret_cast<uintptr_t>(m.mapped.take(bytes))};
+  if (kind != MemoryKind::Device)
+    fail(SPMD_ERR_INTERNAL, "CUDA platform: host memory is not allocated by the backend");
   void *p = nullptr;
-  if (kind == MemoryKind::Mapped)
-    check(cudaHostAlloc(&p, bytes, cudaHostAllocMapped | cudaHostAllocPortable), "cudaHostAlloc");
-  else
-    check(cudaMallocAsync(&p, bytes, d.stream), "cudaMallocAsync");
+  cudaError_t st;
+  {
+    std::lock_guard<std::mutex> lock(d.mu);
+    DeviceGuard guard(d.gpu->ordinal);
+    st = cudaMallocFromPoolAsync(&p, bytes, d.pool, d.stream);
+  }
+  if (st == cudaErrorMemoryAllocation) {
+    // Memory freed but kept by the pools, or whose frees are still queued,
+    // is given back first.
+    cudaGetLastError();
+    m.release_cached(*d.gpu);
+    m.staging.trim();
+    std::lock_guard<std::mutex> lock(d.mu);
+    DeviceGuard guard(d.gpu->ordinal);
+    st = cudaMallocFromPoolAsync(&p, bytes, d.pool, d.stream);
+  }
+  if (st != cudaSuccess) {
+    cudaGetLastError();
+    size_t free_bytes = 0, total = 0;
+    {
+      DeviceGuard guard(d.gpu->ordinal);
+      cudaMemGetInfo(&free_bytes, &total);
+    }
+    fail(status_of(st), d.label(), ": cannot allocate ", bytes, " bytes (", free_bytes,
+         " of the GPU's ", total, " bytes are free): ", cudaGetErrorString(st));
+  }
   return {reinterpret_cast<uintptr_t>(p)};
 }
 
-void CudaBackend::deallocate(int device, DevicePtr ptr, size_t, MemoryKind kind,
+void CudaBackend::deallocate(int device, DevicePtr ptr, size_t bytes, MemoryKind kind,
                              const EventList &after) {
-  Device &d = *devices_.at(static_cast<size_t>(device));
-  cudaSetDevice(d.id);
+  Impl &m = *impl_;
+  if (!ptr) return;
   if (kind == MemoryKind::Mapped) {
     for (const auto &e : after.events()) e->wait_status();
-    cudaFreeHost(reinterpret_cast<void *>(ptr.bits));
+    m.mapped.give_back(reinterpret_cast<void *>(ptr.bits), bytes);
+    return;
+  }
+  LogicalDevice *d = nullptr;
+  try {
+    d = &m.dev(device);
+  } catch (...) {
     return;
   }
   // Ordered after its users on the device's stream; users that failed
   // still free it.
-  for (const auto &e : after.events()) {
-    if (auto *se = dynamic_cast<StreamEvent *>(e.get())) {
-      for (const auto &[dev, event] : se->recorded) cudaStreamWaitEvent(d.stream, event, 0);
-    } else {
-      e->wait_status();
-    }
-  }
-  cudaFreeAsync(reinterpret_cast<void *>(ptr.bits), d.stream);
+  std::lock_guard<std::mutex> lock(d->mu);
+  int previous = -1;
+  cudaGetDevice(&previous);
+  cudaSetDevice(d->gpu->ordinal);
+  wait_on_quietly(*d, after);
+  if (cudaFreeAsync(reinterpret_cast<void *>(ptr.bits), d->stream) != cudaSuccess)
+    cudaGetLastError();
+  if (previous >= 0 && previous != d->gpu->ordinal) cudaSetDevice(previous);
 }
 
+// ---- work ----
+
 EventPtr CudaBackend::copy_boxes(std::span<const BoxCopy> copies, const EventList &after) {
-  // Each copy goes to the stream of the device it writes (or reads, when it
-  // writes to the host).
+  Impl &m = *impl_;
+  if (EventPtr failed = failed_dependency(after)) return failed;
+  // Transfers with the host are staged and finish here; the rest go to the
+  // stream of the device they write (or read, for mapped destinations)
+  // and finish later.
   std::map<int, std::vector<const BoxCopy *>> by_device;
   for (const auto &c : copies) {
-    const int d = c.dst.place.kind != MemoryKind::Host ? c.dst.place.device : c.src.place.device;
-    if (d < 0) fail(SPMD_ERR_INTERNAL, "CUDA platform: a copy from host to host");
+    if (c.src.place.kind == MemoryKind::Host || c.dst.place.kind == MemoryKind::Host) {
+      m.host_transfer(c, after);
+      continue;
+    }
+    const int d = c.dst.place.kind == MemoryKind::Device ? c.dst.place.device
+                                                          : c.src.place.device;
     by_device[d].push_back(&c);
   }
-  std::vector<Device *> used;
+  EventBuilder event("copy");
   for (const auto &[device, batch] : by_device) {
-    Device &d = *devices_.at(static_cast<size_t>(device));
-    check(cudaSetDevice(d.id), "cudaSetDevice");
-    wait_on(d.stream, after);
-    for (const BoxCopy *c : batch) copy_box_async(*c, d.stream);
-    used.push_back(&d);
+    LogicalDevice &d = m.dev(device);
+    std::lock_guard<std::mutex> lock(d.mu);
+    DeviceGuard guard(d.gpu->ordinal);
+    wait_on(d, after);
+    // Device memory on both sides goes in one launch of the copy kernel;
+    // copies with mapped memory go by DMA.
+    std::vector<BoxCopy> on_device;
+    for (const BoxCopy *c : batch) {
+      if (c->src.place.kind == MemoryKind::Device && c->dst.place.kind == MemoryKind::Device) {
+        on_device.push_back(*c);
+        continue;
+      }
+      copy_box_async(address(c->src.place), c->src, address(c->dst.place), c->dst, c->extent,
+                     c->elem_size, d.stream);
+    }
+    if (on_device.size() == 1) {
+      const BoxCopy &c = on_device.front();
+      copy_box_async(address(c.src.place), c.src, address(c.dst.place), c.dst, c.extent,
+                     c.elem_size, d.stream);
+    } else if (!on_device.empty()) {
+      launch_box_copies(on_device.data(), on_device.size(), d.stream);
+    }
+    event.add(d);
   }
-  return record(used);
+  return event.finish(after);
 }
 
 EventPtr CudaBackend::launch(std::span<const Kernel> kernels, const EventList &after) {
-  std::map<int, std::vector<const Kernel *>> by_device;
-  for (const auto &k : kernels) {
-    if (k.kind != KernelKind::Fill)
-      fail(SPMD_ERR_UNSUPPORTED, "the CUDA platform does not run ", kernel_name(k.kind),
-           " kernels yet");
-    by_device[k.device].push_back(&k);
-  }
-  std::vector<Device *> used;
-  for (const auto &[device, batch] : by_device) {
-    Device &d = *devices_.at(static_cast<size_t>(device));
-    check(cudaSetDevice(d.id), "cudaSetDevice");
-    wait_on(d.stream, after);
-    for (const Kernel *k : batch) {
-      Pattern p{};
-      memcpy(p.bytes, k->pattern, k->pattern_bytes);
-      p.size = static_cast<int>(k->pattern_bytes);
-      void *out = address(k->out);
-      switch (p.size) {
-        case 1: launch_fill<uint8_t>(out, k->count, p, d.stream); break;
-        case 2: launch_fill<uint16_t>(out, k->count, p, d.stream); break;
-        case 4: launch_fill<uint32_t>(out, k->count, p, d.stream); break;
-        case 8: launch_fill<uint64_t>(out, k->count, p, d.stream); break;
-        default: fail(SPMD_ERR_INTERNAL, "fill of ", p.size, "-byte elements");
-      }
-      check(cudaGetLastError(), "fill kernel launch");
+  Impl &m = *impl_;
+  if (EventPtr failed = failed_dependency(after)) return failed;
+  // A kernel may write a result the host reads at once (the first
+  // difference of two blocks): it writes mapped memory instead, and the
+  // call finishes that part before it returns.
+  struct HostResult {
+    void *stage;
+    void *host;
+    size_t bytes;
+  };
+  std::vector<HostResult> host_results;
+  struct GiveBack {
+    Impl &m;
+    std::vector<HostResult> &r;
+    ~GiveBack() {
+      for (auto &h : r) m.mapped.give_back(h.stage, h.bytes);
     }
-    used.push_back(&d);
+  } give_back{m, host_results};
+  std::vector<Kernel> staged;
+  for (const auto &k : kernels)
+    if (k.out.kind == MemoryKind::Host) staged.push_back(k);
+  for (Kernel &k : staged) {
+    if (k.kind != KernelKind::FirstDifference)
+      fail(SPMD_ERR_INTERNAL, "CUDA platform: a ", kernel_name(k.kind),
+           " kernel writing host memory");
+    const size_t bytes = sizeof(int64_t);
+    host_results.push_back({m.mapped.take(bytes), address(k.out), bytes});
+    k.out = {MemoryKind::Mapped, k.device, {reinterpret_cast<uintptr_t>(host_results.back().stage)}};
   }
-  return record(used);
+  std::map<int, std::vector<const Kernel *>> by_device;
+  for (const auto &k : kernels)
+    if (k.out.kind != MemoryKind::Host) by_device[k.device].push_back(&k);
+  for (const auto &k : staged) by_device[k.device].push_back(&k);
+  const std::string what =
+      kernels.empty() ? std::string("kernel") : cat(kernel_name(kernels.front().kind), " kernel");
+  EventBuilder event(by_device.size() == 1
+                         ? cat(m.dev(by_device.begin()->first).label(), ": ", what)
+                         : cat(by_device.size(), " devices: ", what));
+  for (const auto &[device, batch] : by_device) {
+    LogicalDevice &d = m.dev(device);
+    std::lock_guard<std::mutex> lock(d.mu);
+    DeviceGuard guard(d.gpu->ordinal);
+    wait_on(d, after);
+    KernelEnv env;
+    env.stream = d.stream;
+    env.allow_tf32 = m.allow_tf32;
+    env.sm_count = d.gpu->sm_count;
+    const std::string label = d.label();
+    env.device_label = label.c_str();
+    for (const Kernel *k : batch) {
+      if (k->kind == KernelKind::Gemm) {
+        m.ensure_blas(d);
+        env.blas = d.blas;
+      }
+      launch_kernel(*k, env);
+    }
+    event.add(d);
+  }
+  EventPtr done = event.finish(after);
+  if (!host_results.empty()) {
+    if (done) done->wait();
+    for (const auto &h : host_results) std::memcpy(h.host, h.stage, h.bytes);
+    return nullptr;
+  }
+  return done;
+}
+
+EventPtr CudaBackend::fence(int device) {
+  LogicalDevice &d = impl_->dev(device);
+  std::lock_guard<std::mutex> lock(d.mu);
+  return record(d, {}, cat(d.label(), ": work queued on its stream"));
 }
 
 }  // namespace spmd::cuda

@@ -186,7 +186,7 @@ const SPMD_PLATFORM_DEFAULT = spmd_platform(0)
 const SPMD_PLATFORM_CPU = spmd_platform(1)
 
 """
-`spmd_platform`: one device per visible GPU
+`spmd_platform`: logical devices on the visible GPUs (a plugin)
 """
 const SPMD_PLATFORM_CUDA = spmd_platform(2)
 
@@ -197,6 +197,42 @@ written for devices like GPUs on any machine (docs/design.md). As many
 devices as the CPU platform would have.
 """
 const SPMD_PLATFORM_SIM = spmd_platform(3)
+
+"""
+C enum `spmd_memory_kind` (spmd/runtime.h), a `Cint`.
+
+The memory shard_map callbacks receive (spmd_runtime_options.callback_memory,
+spmd_block.memory_kind). Values are stable across releases.
+"""
+const spmd_memory_kind = Cint
+
+"""
+`spmd_memory_kind`: The platform's choice: host memory on cpu, device memory on cuda,
+mapped on sim; \$SPMD_CALLBACK_MEMORY ("device" or "mapped") chooses
+when set.
+"""
+const SPMD_MEMORY_DEFAULT = spmd_memory_kind(0)
+
+"""
+`spmd_memory_kind`: Device memory: on cuda, device pointers, for kernels queued on the
+device's stream (spmd_ctx_stream); host code must not touch them. On
+cpu, whose devices' memory is host memory, the same as
+SPMD_MEMORY_HOST.
+"""
+const SPMD_MEMORY_DEVICE = spmd_memory_kind(1)
+
+"""
+`spmd_memory_kind`: Host memory the device maps too (CUDA's mapped pinned memory): host
+code reads and writes it, as it does the CPU platform's blocks, so
+callbacks written for the host run unchanged, at the cost of transfers.
+"""
+const SPMD_MEMORY_HOST_MAPPED = spmd_memory_kind(2)
+
+"""
+`spmd_memory_kind`: Plain host memory: what the cpu platform's devices own, so its blocks
+say this. As an option, the cpu platform alone takes it.
+"""
+const SPMD_MEMORY_HOST = spmd_memory_kind(3)
 
 """
 C enum `spmd_sharding_kind` (spmd/sharding.h), a `Cint`.
@@ -556,8 +592,17 @@ struct spmd_runtime_options
     # (as XLA's and PyTorch's allocators keep it; first-touch page faults cost
     # more than most copies). The cache is emptied and the allocation retried
     # before SPMD_ERR_OUT_OF_MEMORY is reported. 0 = 4 GiB; negative = keep
-    # nothing.
+    # nothing. CUDA platform: the same for its memory pools, 0 keeping all
+    # freed memory (as XLA's allocator does on GPUs).
     device_cache_bytes::Int64  # C: int64_t
+    # CUDA platform: logical devices placed on each GPU, each with its own
+    # stream, memory pool and cuBLAS handle, so that an 8-device mesh runs on
+    # one GPU. 0 = $SPMD_CUDA_DEVICES_PER_GPU if set, else 1; at most 64.
+    # Other platforms ignore it. (Since 1.3.)
+    devices_per_gpu::Cint  # C: int
+    # The memory shard_map callbacks receive (spmd_memory_kind). The sim
+    # platform gives mapped memory only. (Since 1.3.)
+    callback_memory::spmd_memory_kind  # C: spmd_memory_kind
 end
 
 """
@@ -581,6 +626,12 @@ struct spmd_device_info
     process_index::Cint  # C: int
     # index among this process's devices
     local_index::Cint  # C: int
+    # Bytes of memory of the device's GPU (shared by its logical devices);
+    # 0 on cpu and sim. (Since 1.3.)
+    memory_bytes::Int64  # C: int64_t
+    # The GPU's compute capability as major * 10 + minor (90 for an H100);
+    # 0 on cpu and sim. (Since 1.3.)
+    compute_capability::Cint  # C: int
 end
 
 """
@@ -664,6 +715,14 @@ struct spmd_block
     ndim::Csize_t  # C: size_t
     # the local shape; entries past ndim are 0
     shape::NTuple{8, Int64}  # C: int64_t [8]
+    # Where `data` lies (spmd_memory_kind), written by the library for the
+    # blocks it hands out: SPMD_MEMORY_HOST (cpu) and SPMD_MEMORY_HOST_MAPPED
+    # (sim; cuda when asked) are memory host code may read and write;
+    # SPMD_MEMORY_DEVICE (cuda) is device memory host code must not touch
+    # (queue kernels on spmd_ctx_stream). A block passed in is read as the
+    # callback's own memory kind whatever this says. (Since 1.3; older
+    # callers' shorter blocks lack it.)
+    memory_kind::spmd_memory_kind  # C: spmd_memory_kind
 end
 
 """
@@ -773,7 +832,7 @@ Minor version: changes when functions or options are added.
 
 (spmd/version.h; C int; a Julia Int here)
 """
-const SPMD_VERSION_MINOR = 2
+const SPMD_VERSION_MINOR = 3
 
 """
 Patch version: changes for fixes that keep the ABI.
@@ -787,14 +846,14 @@ The version as a string, such as "1.0.0".
 
 (spmd/version.h; C string)
 """
-const SPMD_VERSION_STRING = "1.2.0"
+const SPMD_VERSION_STRING = "1.3.0"
 
 """
 major * 10000 + minor * 100 + patch, comparable with '<'.
 
 (spmd/version.h; C int; a Julia Int here)
 """
-const SPMD_VERSION_NUMBER = 10200
+const SPMD_VERSION_NUMBER = 10300
 
 """
 The most worker threads a runtime takes (spmd_runtime_options.worker_threads).
@@ -1045,8 +1104,9 @@ On success the caller owns *out and releases it with spmd_runtime_destroy.
         negative or above SPMD_MAX_WORKER_THREADS, a struct_size that is
         too small, uninitialised or has a non-zero unknown tail), a bad
         \$SPMD_PLATFORM or \$SPMD_CPU_DEVICES, or a NULL out;
-        SPMD_ERR_UNSUPPORTED when the platform is not built in or not
-        present.
+        SPMD_ERR_UNSUPPORTED when the platform is not available, with
+        the reason (the cuda platform's plugin missing or built from
+        another libspmd, no driver, no GPU).
 """
 function spmd_runtime_create(options, out)
     ccall((:spmd_runtime_create, libspmd[]), spmd_status,
@@ -2798,6 +2858,28 @@ The mesh the shard_map runs over.
 function spmd_ctx_mesh(ctx, out)
     ccall((:spmd_ctx_mesh, libspmd[]), spmd_status,
           (Ptr{spmd_ctx}, Ptr{Ptr{spmd_mesh}}),
+          ctx, out)
+end
+
+"""
+    spmd_ctx_stream(ctx, out) -> spmd_status
+
+C (spmd/shard_map.h): `spmd_status spmd_ctx_stream(const spmd_ctx *ctx, void **out)`
+
+The queue this device's work goes to, for the callback's own kernels: on
+the cuda platform the device's cudaStream_t. Work the callback queues on
+it is ordered with the library's own: after the inputs are ready, and
+before any use of the blocks it writes (collectives, outputs). NULL on
+platforms whose work is not queued (cpu, sim). (Since 1.3.)
+
+@param ctx The callback's context.
+@param out Receives the stream (a cudaStream_t on cuda) or NULL; not
+       NULL. Left untouched on failure.
+@return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a bad ctx or a NULL out.
+"""
+function spmd_ctx_stream(ctx, out)
+    ccall((:spmd_ctx_stream, libspmd[]), spmd_status,
+          (Ptr{spmd_ctx}, Ptr{Ptr{Cvoid}}),
           ctx, out)
 end
 

@@ -38,9 +38,9 @@ export ShardedArray, BFloat16, device_put, sharding, device, block_until_ready, 
 export astype, select, rsqrt, relu, sigmoid, gelu, softmax, logsoftmax, dot_general, matmul,
        einsum, reshape_rowmajor, broadcast_to, concatenate
 export Key, PRNGKey, fold_in, random_bits, uniform, normal, truncated_normal
-export shard_map, ShardContext, Block, device_id, axis_index, axis_size, input_count, input,
-       alloc, set_output, rowmajor, psum, pmean, pmax, pmin, all_gather, psum_scatter,
-       all_to_all, ppermute
+export shard_map, ShardContext, Block, device_id, stream, axis_index, axis_size, input_count,
+       input, alloc, set_output, rowmajor, memory_kind, psum, pmean, pmax, pmin, all_gather,
+       psum_scatter, all_to_all, ppermute
 export Collective, execute, execute!, output_sharding
 
 include("common.jl")

@@ -37,13 +37,19 @@ end
 # ---- Runtime ----------------------------------------------------------------
 
 """
-    Runtime(; platform=:default, devices=0, worker_threads=0, device_cache_bytes=0)
+    Runtime(; platform=:default, devices=0, worker_threads=0, device_cache_bytes=0,
+            devices_per_gpu=0, callback_memory=:default)
 
 A libspmd runtime: one platform's devices (`spmd_runtime_create`).
 `platform` is `:default` (`\$SPMD_PLATFORM`, else cpu), `:cpu`, `:sim` or
 `:cuda`; `devices` the number of virtual CPU/sim devices (0: `\$SPMD_CPU_DEVICES`,
-else 8). Released by the garbage collector or `close(runtime)`; meshes and
-arrays made from it keep what they need alive.
+else 8). On cuda, `devices_per_gpu` logical devices share each GPU (0:
+`\$SPMD_CUDA_DEVICES_PER_GPU`, else 1). `callback_memory` is the memory
+[`shard_map`](@ref) functions receive: `:default` (the platform's: host on
+cpu, device on cuda, mapped on sim), `:device`, `:host_mapped` (host memory
+the GPU maps, which indexing a `Block` needs on cuda) or `:host` (cpu only).
+Released by the garbage collector or `close(runtime)`; meshes and arrays
+made from it keep what they need alive.
 """
 mutable struct Runtime <: Handle{LibSPMD.spmd_runtime}
     ptr::Ptr{LibSPMD.spmd_runtime}
@@ -55,13 +61,23 @@ _destroy(r::Runtime) = LibSPMD.spmd_runtime_destroy(r.ptr)
 const _PLATFORMS = (default=LibSPMD.SPMD_PLATFORM_DEFAULT, cpu=LibSPMD.SPMD_PLATFORM_CPU,
                     cuda=LibSPMD.SPMD_PLATFORM_CUDA, sim=LibSPMD.SPMD_PLATFORM_SIM)
 
+# spmd_memory_kind by name: Runtime's callback_memory, memory_kind(block).
+const _MEMORY_KINDS = (default=LibSPMD.SPMD_MEMORY_DEFAULT, device=LibSPMD.SPMD_MEMORY_DEVICE,
+                       host_mapped=LibSPMD.SPMD_MEMORY_HOST_MAPPED, host=LibSPMD.SPMD_MEMORY_HOST)
+
 function Runtime(; platform::Symbol=:default, devices::Integer=0, worker_threads::Integer=0,
-                 device_cache_bytes::Integer=0)
+                 device_cache_bytes::Integer=0, devices_per_gpu::Integer=0,
+                 callback_memory::Symbol=:default)
     haskey(_PLATFORMS, platform) ||
         throw(ArgumentError("platform must be one of $(keys(_PLATFORMS)), not :$platform"))
+    haskey(_MEMORY_KINDS, callback_memory) ||
+        throw(ArgumentError("callback_memory must be one of $(keys(_MEMORY_KINDS)), " *
+                            "not :$callback_memory"))
     options = _initialised(LibSPMD.spmd_runtime_options_init, LibSPMD.spmd_runtime_options)
     options[] = _with(options[]; platform=_PLATFORMS[platform], cpu_device_count=devices,
-                      worker_threads=worker_threads, device_cache_bytes=device_cache_bytes)
+                      worker_threads=worker_threads, device_cache_bytes=device_cache_bytes,
+                      devices_per_gpu=devices_per_gpu,
+                      callback_memory=_MEMORY_KINDS[callback_memory])
     return _handle_out(out -> LibSPMD.spmd_runtime_create(options, out), Runtime)
 end
 
@@ -109,8 +125,11 @@ Base.show(io::IO, d::Device) =
 """
     device_info(device) -> NamedTuple
 
-`(id, platform, platform_name, kind, process_index, local_index)` of a device
-(`spmd_runtime_device_info`).
+`(id, platform, platform_name, kind, process_index, local_index,
+memory_bytes, compute_capability)` of a device (`spmd_runtime_device_info`):
+`memory_bytes` is the memory of the device's GPU (shared by its logical
+devices) and `compute_capability` the GPU's as major*10 + minor (90 for an
+H100); both 0 on cpu and sim.
 """
 function device_info(d::Device)
     info = _initialised(LibSPMD.spmd_device_info_init, LibSPMD.spmd_device_info)
@@ -120,7 +139,8 @@ function device_info(d::Device)
     # The strings point into the runtime: copy them while it is alive.
     names = GC.@preserve runtime (_borrowed_string(i.platform_name), _borrowed_string(i.kind))
     return (id=Int(i.id), platform=platform(runtime), platform_name=names[1], kind=names[2],
-            process_index=Int(i.process_index), local_index=Int(i.local_index))
+            process_index=Int(i.process_index), local_index=Int(i.local_index),
+            memory_bytes=Int(i.memory_bytes), compute_capability=Int(i.compute_capability))
 end
 
 # ---- Mesh -------------------------------------------------------------------

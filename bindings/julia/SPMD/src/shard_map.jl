@@ -22,7 +22,7 @@ end
 
 The per-device view a [`shard_map`](@ref) function receives (a borrowed
 `spmd_ctx`): valid only during that call and on its thread. Methods:
-[`device_id`](@ref), [`mesh`](@ref), [`axis_index`](@ref),
+[`device_id`](@ref), [`mesh`](@ref), [`stream`](@ref), [`axis_index`](@ref),
 [`axis_size`](@ref), [`input_count`](@ref), [`input`](@ref),
 [`alloc`](@ref), [`set_output`](@ref), `print`/`println`, `error`, and the
 collectives [`psum`](@ref), [`pmean`](@ref), [`pmax`](@ref), [`pmin`](@ref),
@@ -55,22 +55,68 @@ are read-only; blocks from [`alloc`](@ref) and the collectives are writable.
 The memory is the device's and lives until the shard_map returns: copy what
 must outlive it (`Array(b)`, `copy(b)`). [`rowmajor`](@ref) gives the memory
 itself as a Julia array of reversed size.
+
+Indexing and `rowmajor` need host memory: [`memory_kind`](@ref) `:host`
+(cpu) or `:host_mapped` (sim; cuda with `callback_memory=:host_mapped`). A
+`:device` block (cuda) throws an `SPMDError` instead; its memory is for
+kernels queued on [`stream`](@ref)`(ctx)`, at `pointer(b)`.
 """
 struct Block{T,N} <: AbstractArray{T,N}
     raw::LibSPMD.spmd_block
     ctx::ShardContext
     writable::Bool
+    origin::String  # names the block in errors: "the block of input 1"
 end
 
-_block(c::ShardContext, raw::LibSPMD.spmd_block, writable::Bool) =
-    Block{eltype_of(raw.dtype),Int(raw.ndim)}(raw, c, writable)
+_block(c::ShardContext, raw::LibSPMD.spmd_block, writable::Bool, origin::String) =
+    Block{eltype_of(raw.dtype),Int(raw.ndim)}(raw, c, writable, origin)
 
 # The Block a C function fills through `spmd_block *out`.
-function _block_out(f, c::ShardContext, writable::Bool)
+function _block_out(f, c::ShardContext, writable::Bool, origin::String)
     out = _initialised(LibSPMD.spmd_block_init, LibSPMD.spmd_block)
     _check(f(out))
-    return _block(c, out[], writable)
+    return _block(c, out[], writable, origin)
 end
+
+"""
+    memory_kind(b::Block) -> Symbol
+
+Where the block's memory lies (`spmd_block.memory_kind`): `:host` (the cpu
+platform) and `:host_mapped` (sim; cuda with `callback_memory=:host_mapped`)
+are host memory that indexing reads and writes; `:device` (cuda) is device
+memory that only kernels queued on [`stream`](@ref)`(ctx)` may touch.
+"""
+function memory_kind(b::Block)
+    for (name, code) in pairs(_MEMORY_KINDS)
+        code == b.raw.memory_kind && return name
+    end
+    return Symbol("memory_kind", b.raw.memory_kind)
+end
+
+# Host code touches only host memory: a device pointer read from the host
+# faults, or reads another allocation's bytes. Checked on every element
+# access as _live is, the throw out of line.
+@inline function _host(b::Block)
+    k = b.raw.memory_kind
+    k == LibSPMD.SPMD_MEMORY_HOST || k == LibSPMD.SPMD_MEMORY_HOST_MAPPED || _not_host_memory(b)
+    return nothing
+end
+@noinline _not_host_memory(b::Block) =
+    throw(SPMDError(LibSPMD.SPMD_ERR_INVALID_ARGUMENT,
+                    "$(b.origin) is $(memory_kind(b)) memory, which host code must not " *
+                    "touch: queue kernels on stream(ctx) with pointer(block), or ask for " *
+                    "mapped callback memory (Runtime(callback_memory=:host_mapped), or " *
+                    "SPMD_CALLBACK_MEMORY=mapped)"))
+
+"""
+    pointer(b::Block{T}) -> Ptr{T}
+
+The address of the block's memory, of its [`memory_kind`](@ref): a device
+pointer for kernels queued on [`stream`](@ref)`(ctx)` when `:device`. Valid
+until the shard_map returns; writing through it follows the block's rules
+(inputs are read-only).
+"""
+Base.pointer(b::Block{T}) where {T} = Ptr{T}(b.raw.data)
 
 Base.size(b::Block{T,N}) where {T,N} = ntuple(d -> Int(b.raw.shape[d]), Val(N))
 
@@ -85,6 +131,7 @@ end
 Base.@propagate_inbounds function Base.getindex(b::Block{T,N}, I::Vararg{Int,N}) where {T,N}
     @boundscheck checkbounds(b, I...)
     _live(b.ctx)
+    _host(b)
     return unsafe_load(Ptr{T}(b.raw.data), _offset(b, I) + 1)
 end
 
@@ -92,6 +139,7 @@ Base.@propagate_inbounds function Base.setindex!(b::Block{T,N}, v, I::Vararg{Int
     b.writable || throw(ArgumentError("an input block of a shard_map is read-only"))
     @boundscheck checkbounds(b, I...)
     _live(b.ctx)
+    _host(b)
     unsafe_store!(Ptr{T}(b.raw.data), convert(T, v), _offset(b, I) + 1)
     return b
 end
@@ -101,27 +149,36 @@ end
 
 The block's memory as a Julia array of size `reverse(size(b))`, without a
 copy (`unsafe_wrap`): `rowmajor(b)[j, i] == b[i, j]`. Valid until the
-shard_map returns; do not keep it longer.
+shard_map returns; do not keep it longer. Host memory only (see
+[`memory_kind`](@ref)): an `SPMDError` for a `:device` block.
 """
 function rowmajor(b::Block{T,N}) where {T,N}
     _live(b.ctx)
+    _host(b)
     return unsafe_wrap(Array, Ptr{T}(b.raw.data), reverse(size(b)))
 end
 
-# A block for a collective or an output: a Block as it is, a Julia array or
-# number through a row-major host copy (which libspmd copies in turn).
+# A block for a collective or an output: a Block as it is; a Julia array or
+# number copied, row-major, into a new block of the context. libspmd reads
+# every block passed in as the context's own kind of memory, so a pointer
+# to Julia's memory would be misread where that is device memory: the copy
+# goes through alloc, whose block says which it is, and the host fills it
+# only when it is host memory (an SPMDError otherwise).
 # Returns (a Ref to the spmd_block, what must stay alive while it is used).
-_as_block(b::Block) = (Ref(b.raw), b)
-_as_block(x::Number) = _as_block(fill(x))
+_as_block(::ShardContext, b::Block) = (Ref(b.raw), b)
+_as_block(c::ShardContext, x::Number) = _as_block(c, fill(x))
 
-function _as_block(A::AbstractArray{T,N}) where {T,N}
+function _as_block(c::ShardContext, A::AbstractArray{T,N}) where {T,N}
     N <= LibSPMD.SPMD_MAX_NDIM ||
         throw(ArgumentError("a block has at most $(LibSPMD.SPMD_MAX_NDIM) dimensions"))
-    host = _rowmajor_copy(A)
-    block = _initialised(LibSPMD.spmd_block_init, LibSPMD.spmd_block)
-    shape = ntuple(d -> d <= N ? Int64(size(A, d)) : Int64(0), Val(LibSPMD.SPMD_MAX_NDIM))
-    block[] = _with(block[]; data=Ptr{Cvoid}(pointer(host)), dtype=dtype(T), ndim=N, shape=shape)
-    return (block, host)
+    b = _block_out(c, true, "the block a Julia array is copied into") do out
+        LibSPMD.spmd_ctx_alloc(c, dtype(T), Csize_t(N), _shape(size(A)), out)
+    end
+    if !isempty(A)
+        dest = rowmajor(b)  # host memory only
+        N <= 1 ? copyto!(dest, A) : permutedims!(dest, A, _reversed(N))
+    end
+    return (Ref(b.raw), b)
 end
 
 # The text of `axes`: "x", or a tuple of names as Python writes it.
@@ -149,6 +206,18 @@ The mesh the shard_map runs over (borrowed: `close` on it does nothing;
 """
 mesh(c::ShardContext) =
     _handle_out(out -> LibSPMD.spmd_ctx_mesh(c, out), Mesh, p -> Mesh(p, false))
+
+"""
+    stream(ctx) -> Ptr{Cvoid}
+
+The queue this device's work goes to, for the function's own kernels: on
+the cuda platform the device's `cudaStream_t` (CUDA.jl's `CuStream` wraps
+such a handle), `C_NULL` on platforms whose work is not queued (cpu, sim)
+(`spmd_ctx_stream`). Kernels queued on it run after the inputs are ready and
+before any use of the blocks they write (collectives, outputs): the way to
+compute on `:device` blocks ([`memory_kind`](@ref)), at `pointer(b)`.
+"""
+stream(c::ShardContext) = _value_out(out -> LibSPMD.spmd_ctx_stream(c, out), Ptr{Cvoid})
 
 """
     axis_index(ctx, axes) -> Int
@@ -182,7 +251,8 @@ input_count(c::ShardContext) = Int(_value_out(out -> LibSPMD.spmd_ctx_input_coun
 This device's block of input `i` (1-based), read-only (`spmd_ctx_input`).
 """
 input(c::ShardContext, i::Integer) =
-    _block_out(out -> LibSPMD.spmd_ctx_input(c, Csize_t(i - 1), out), c, false)
+    _block_out(out -> LibSPMD.spmd_ctx_input(c, Csize_t(i - 1), out), c, false,
+               "the block of input $i")
 
 """
     alloc(ctx, T, dims...) -> Block
@@ -192,7 +262,7 @@ A new zero-filled block of this device, owned by the context
 """
 function alloc(c::ShardContext, ::Type{T}, dims::Integer...) where {T}
     shape = _shape(dims)
-    return _block_out(c, true) do out
+    return _block_out(c, true, "the block from alloc") do out
         LibSPMD.spmd_ctx_alloc(c, dtype(T), Csize_t(length(shape)), shape, out)
     end
 end
@@ -202,12 +272,13 @@ end
 
 Sets this device's block of output `i` (1-based) to x: a [`Block`](@ref)
 (one from `alloc` or a collective is taken over without a copy), a Julia
-array (copied, in the global array's index order) or a number (a
+array (copied, in the global array's index order, into a new block of the
+context: host memory only, see [`memory_kind`](@ref)) or a number (a
 0-dimensional block) (`spmd_ctx_set_output`). A shard_map function may
 instead return its outputs: one value, or a tuple of them.
 """
 function set_output(c::ShardContext, i::Integer, x)
-    block, keep = _as_block(x)
+    block, keep = _as_block(c, x)
     _check(GC.@preserve keep LibSPMD.spmd_ctx_set_output(c, Csize_t(i - 1), block))
     return nothing
 end
@@ -242,13 +313,13 @@ Base.error(c::ShardContext, message::AbstractString;
 
 # ---- Collectives ----------------------------------------------------------------
 
-# Runs the collective call(ctx_ptr, x_ptr, axes_cstring, out_ptr) -> status
-# in a GC-safe region (it waits for the other devices), every argument a raw
-# C value kept alive meanwhile, and wraps the result block.
-function _collective(call, c::ShardContext, x, axes)
-    block, keep = _as_block(x)
+# Runs the collective `name`, call(ctx_ptr, x_ptr, axes_cstring, out_ptr) ->
+# status, in a GC-safe region (it waits for the other devices), every
+# argument a raw C value kept alive meanwhile, and wraps the result block.
+function _collective(call, c::ShardContext, x, axes, name::String)
+    block, keep = _as_block(c, x)
     text = _axes_text(axes)
-    return _block_out(c, true) do out
+    return _block_out(c, true, "the result of " * name) do out
         GC.@preserve c block keep text out begin
             @gcsafe call(c.ptr, Base.unsafe_convert(Ptr{LibSPMD.spmd_block}, block),
                          _cstring(text), Base.unsafe_convert(Ptr{LibSPMD.spmd_block}, out))
@@ -266,16 +337,16 @@ end
 maximum and minimum.
 """
 psum(c::ShardContext, x, axes) =
-    _collective((cp, xp, ax, op) -> LibSPMD.spmd_ctx_psum(cp, xp, ax, op), c, x, axes)
+    _collective((cp, xp, ax, op) -> LibSPMD.spmd_ctx_psum(cp, xp, ax, op), c, x, axes, "psum")
 
 pmean(c::ShardContext, x, axes) =
-    _collective((cp, xp, ax, op) -> LibSPMD.spmd_ctx_pmean(cp, xp, ax, op), c, x, axes)
+    _collective((cp, xp, ax, op) -> LibSPMD.spmd_ctx_pmean(cp, xp, ax, op), c, x, axes, "pmean")
 
 pmax(c::ShardContext, x, axes) =
-    _collective((cp, xp, ax, op) -> LibSPMD.spmd_ctx_pmax(cp, xp, ax, op), c, x, axes)
+    _collective((cp, xp, ax, op) -> LibSPMD.spmd_ctx_pmax(cp, xp, ax, op), c, x, axes, "pmax")
 
 pmin(c::ShardContext, x, axes) =
-    _collective((cp, xp, ax, op) -> LibSPMD.spmd_ctx_pmin(cp, xp, ax, op), c, x, axes)
+    _collective((cp, xp, ax, op) -> LibSPMD.spmd_ctx_pmin(cp, xp, ax, op), c, x, axes, "pmin")
 
 """
     all_gather(ctx, x, axes; dims=1, tiled=false) -> Block
@@ -287,7 +358,7 @@ blocks along a new dimension `dims` (1-based), or concatenates them along
 function all_gather(c::ShardContext, x, axes; dims::Integer=1, tiled::Bool=false)
     axis = _axis(dims)
     t = Cint(tiled)
-    return _collective(c, x, axes) do cp, xp, ax, op
+    return _collective(c, x, axes, "all_gather") do cp, xp, ax, op
         LibSPMD.spmd_ctx_all_gather(cp, xp, ax, axis, t, op)
     end
 end
@@ -301,7 +372,7 @@ end
 function psum_scatter(c::ShardContext, x, axes; dims::Integer=1, tiled::Bool=false)
     axis = _axis(dims)
     t = Cint(tiled)
-    return _collective(c, x, axes) do cp, xp, ax, op
+    return _collective(c, x, axes, "psum_scatter") do cp, xp, ax, op
         LibSPMD.spmd_ctx_psum_scatter(cp, xp, ax, axis, t, op)
     end
 end
@@ -317,7 +388,7 @@ function all_to_all(c::ShardContext, x, axes; split_dims::Integer, concat_dims::
     split_axis = _axis(split_dims)
     concat_axis = _axis(concat_dims)
     t = Cint(tiled)
-    return _collective(c, x, axes) do cp, xp, ax, op
+    return _collective(c, x, axes, "all_to_all") do cp, xp, ax, op
         LibSPMD.spmd_ctx_all_to_all(cp, xp, ax, split_axis, concat_axis, t, op)
     end
 end
@@ -334,7 +405,7 @@ function ppermute(c::ShardContext, x, axes, pairs)
     npairs = Csize_t(length(flat) ÷ 2)
     return GC.@preserve flat begin
         pp = _pointer_or_null(flat)
-        _collective(c, x, axes) do cp, xp, ax, op
+        _collective(c, x, axes, "ppermute") do cp, xp, ax, op
             LibSPMD.spmd_ctx_ppermute(cp, xp, ax, npairs, pp, op)
         end
     end

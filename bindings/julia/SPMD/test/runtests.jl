@@ -82,7 +82,21 @@ end
     @test info.platform == :cpu
     @test info.platform_name == "cpu"
     @test info.local_index == 2
+    @test info.memory_bytes == 0 && info.compute_capability == 0
     @test_throws ArgumentError Runtime(platform=:tpu)
+    # The CUDA options are accepted, and ignored, by the cpu platform.
+    r2 = Runtime(platform=:cpu, devices=2, worker_threads=1, devices_per_gpu=4,
+                 callback_memory=:host)
+    @test device_count(r2) == 2
+    close(r2)
+    @test_throws ArgumentError Runtime(platform=:cpu, callback_memory=:pinned)
+    # The sim platform gives callbacks mapped memory only, and nothing but
+    # the cpu platform takes plain host memory.
+    for kind in (:device, :host)
+        e = error_of(() -> Runtime(platform=:sim, devices=2, callback_memory=kind))
+        @test e isa SPMDError && e.status == LibSPMD.SPMD_ERR_INVALID_ARGUMENT
+        @test occursin("memory", e.message)
+    end
 end
 
 @testset "meshes" begin
@@ -362,6 +376,84 @@ end
         all_gather(ctx, sum(input(ctx, 1)), ("x",))
     end
     @test Array(stacked) == vec(sum(A; dims=2))
+end
+
+# Runs a shard_map on a runtime's first two devices, checking the values read
+# through the blocks, and returns the memory kinds of an input, an alloc'd
+# block and a collective's result on each device, and whether every device
+# saw a NULL stream.
+function block_memory_kinds(r::Runtime)
+    m = Mesh(r, (2,), ("x",))
+    s = Sharding(m, P("x"))
+    x = device_put(Float32[0, 1, 2, 3], s)
+    kinds = Vector{Any}(nothing, 2)
+    no_stream = fill(false, 2)
+    sum_, doubled = shard_map(m, x, P("x"), (P(), P("x"))) do ctx
+        i = axis_index(ctx, "x") + 1
+        no_stream[i] = stream(ctx) == C_NULL  # host work is not queued
+        b = input(ctx, 1)
+        local_ = alloc(ctx, Float32)
+        local_[] = sum(b)
+        total = psum(ctx, local_, "x")
+        kinds[i] = (memory_kind(b), memory_kind(local_), memory_kind(total))
+        (total, Array(b) .* 2)  # a Julia array copied into a block
+    end
+    @test sum_[] == 6f0
+    @test Array(doubled) == Float32[0, 2, 4, 6]
+    foreach(close, (sum_, doubled, x, s, m))
+    return kinds, no_stream
+end
+
+@testset "blocks say where their memory lies" begin
+    kinds, no_stream = block_memory_kinds(rt)
+    @test kinds == [(:host, :host, :host), (:host, :host, :host)]
+    @test all(no_stream)
+    # The sim platform's devices own memory the host cannot touch; its
+    # functions get mapped memory, which blocks index.
+    sim = Runtime(platform=:sim, devices=2, worker_threads=1)
+    info = device_info(devices(sim)[1])
+    @test info.memory_bytes == 0 && info.compute_capability == 0
+    kinds, no_stream = block_memory_kinds(sim)
+    @test kinds == [(:host_mapped, :host_mapped, :host_mapped),
+                    (:host_mapped, :host_mapped, :host_mapped)]
+    @test all(no_stream)
+    close(sim)
+end
+
+@testset "a device block is never read as host memory" begin
+    # A block made by hand over host memory that would read fine, saying it
+    # is device memory: only the memory kind check can refuse it (no GPU).
+    data = Float32[1, 2, 3, 4]
+    GC.@preserve data begin
+        raw = SPMD._initialised(LibSPMD.spmd_block_init, LibSPMD.spmd_block)[]
+        raw = SPMD._with(raw; data=Ptr{Cvoid}(pointer(data)), dtype=LibSPMD.SPMD_F32, ndim=1,
+                         shape=(Int64(4), ntuple(_ -> Int64(0), 7)...),
+                         memory_kind=LibSPMD.SPMD_MEMORY_DEVICE)
+        ctx = SPMD.ShardContext(Ptr{LibSPMD.spmd_ctx}(C_NULL), SPMD._Job(identity, 0), true)
+        b = SPMD._block(ctx, raw, true, "the block of input 1")
+        @test memory_kind(b) == :device
+        @test pointer(b) == pointer(data)
+        @test size(b) == (4,)
+        for f in (() -> b[1], () -> (b[2] = 5f0), () -> rowmajor(b), () -> Array(b), () -> sum(b))
+            e = error_of(f)
+            @test e isa SPMDError
+            @test e.status == LibSPMD.SPMD_ERR_INVALID_ARGUMENT
+            @test occursin("the block of input 1 is device memory", e.message)
+            @test occursin("stream(ctx)", e.message)
+            @test occursin("SPMD_CALLBACK_MEMORY=mapped", e.message)
+        end
+        @test data == Float32[1, 2, 3, 4]
+        # Host and mapped memory read as arrays; an unknown kind does not.
+        for (kind, name) in ((LibSPMD.SPMD_MEMORY_HOST, :host),
+                             (LibSPMD.SPMD_MEMORY_HOST_MAPPED, :host_mapped))
+            h = SPMD._block(ctx, SPMD._with(raw; memory_kind=kind), true, "the block of input 1")
+            @test memory_kind(h) == name
+            @test Array(h) == data
+        end
+        u = SPMD._block(ctx, SPMD._with(raw; memory_kind=LibSPMD.SPMD_MEMORY_DEFAULT), false,
+                        "the block of input 1")
+        @test error_of(() -> u[1]) isa SPMDError
+    end
 end
 
 @testset "persistent collectives" begin

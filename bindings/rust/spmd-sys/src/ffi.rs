@@ -12,16 +12,16 @@ use std::marker::{PhantomData, PhantomPinned};
 pub const SPMD_VERSION_MAJOR: c_int = 1;
 
 /// Minor version: changes when functions or options are added.
-pub const SPMD_VERSION_MINOR: c_int = 2;
+pub const SPMD_VERSION_MINOR: c_int = 3;
 
 /// Patch version: changes for fixes that keep the ABI.
 pub const SPMD_VERSION_PATCH: c_int = 0;
 
 /// The version as a string, such as "1.0.0".
-pub const SPMD_VERSION_STRING: &str = "1.2.0";
+pub const SPMD_VERSION_STRING: &str = "1.3.0";
 
 /// major \* 10000 + minor \* 100 + patch, comparable with '\<'.
-pub const SPMD_VERSION_NUMBER: c_int = 10200;
+pub const SPMD_VERSION_NUMBER: c_int = 10300;
 
 extern "C" {
     /// The version of the library actually loaded.
@@ -57,11 +57,26 @@ pub const SPMD_PLATFORM_DEFAULT: spmd_platform = 0;
 /// N virtual devices in this process
 pub const SPMD_PLATFORM_CPU: spmd_platform = 1;
 
-/// one device per visible GPU
+/// logical devices on the visible GPUs (a plugin)
 pub const SPMD_PLATFORM_CUDA: spmd_platform = 2;
 
 /// Simulated devices whose memory the host cannot touch and whose work completes later, on one queue per device: the platform that tests code written for devices like GPUs on any machine (docs/design.md). As many devices as the CPU platform would have.
 pub const SPMD_PLATFORM_SIM: spmd_platform = 3;
+
+/// The memory shard_map callbacks receive (spmd_runtime_options.callback_memory, spmd_block.memory_kind). Values are stable across releases.
+pub type spmd_memory_kind = c_uint;
+
+/// The platform's choice: host memory on cpu, device memory on cuda, mapped on sim; $SPMD_CALLBACK_MEMORY ("device" or "mapped") chooses when set.
+pub const SPMD_MEMORY_DEFAULT: spmd_memory_kind = 0;
+
+/// Device memory: on cuda, device pointers, for kernels queued on the device's stream (spmd_ctx_stream); host code must not touch them. On cpu, whose devices' memory is host memory, the same as SPMD_MEMORY_HOST.
+pub const SPMD_MEMORY_DEVICE: spmd_memory_kind = 1;
+
+/// Host memory the device maps too (CUDA's mapped pinned memory): host code reads and writes it, as it does the CPU platform's blocks, so callbacks written for the host run unchanged, at the cost of transfers.
+pub const SPMD_MEMORY_HOST_MAPPED: spmd_memory_kind = 2;
+
+/// Plain host memory: what the cpu platform's devices own, so its blocks say this. As an option, the cpu platform alone takes it.
+pub const SPMD_MEMORY_HOST: spmd_memory_kind = 3;
 
 /// A runtime: one platform's devices and the threads and memory that serve them. Made by spmd_runtime_create, released with spmd_runtime_destroy.
 #[repr(C)]
@@ -88,8 +103,12 @@ pub struct spmd_runtime_options {
     pub cpu_device_count: c_int,
     /// Worker threads for per-shard kernels and copies, the calling thread included. 0 = number of cores; at most SPMD_MAX_WORKER_THREADS.
     pub worker_threads: c_int,
-    /// CPU platform: bytes of freed device memory kept per runtime for reuse (as XLA's and PyTorch's allocators keep it; first-touch page faults cost more than most copies). The cache is emptied and the allocation retried before SPMD_ERR_OUT_OF_MEMORY is reported. 0 = 4 GiB; negative = keep nothing.
+    /// CPU platform: bytes of freed device memory kept per runtime for reuse (as XLA's and PyTorch's allocators keep it; first-touch page faults cost more than most copies). The cache is emptied and the allocation retried before SPMD_ERR_OUT_OF_MEMORY is reported. 0 = 4 GiB; negative = keep nothing. CUDA platform: the same for its memory pools, 0 keeping all freed memory (as XLA's allocator does on GPUs).
     pub device_cache_bytes: i64,
+    /// CUDA platform: logical devices placed on each GPU, each with its own stream, memory pool and cuBLAS handle, so that an 8-device mesh runs on one GPU. 0 = $SPMD_CUDA_DEVICES_PER_GPU if set, else 1; at most 64. Other platforms ignore it. (Since 1.3.)
+    pub devices_per_gpu: c_int,
+    /// The memory shard_map callbacks receive (spmd_memory_kind). The sim platform gives mapped memory only. (Since 1.3.)
+    pub callback_memory: spmd_memory_kind,
 }
 
 /// Description of one device (jax.Device). Strings point into the runtime and live as long as it does.
@@ -110,6 +129,10 @@ pub struct spmd_device_info {
     pub process_index: c_int,
     /// index among this process's devices
     pub local_index: c_int,
+    /// Bytes of memory of the device's GPU (shared by its logical devices); 0 on cpu and sim. (Since 1.3.)
+    pub memory_bytes: i64,
+    /// The GPU's compute capability as major \* 10 + minor (90 for an H100); 0 on cpu and sim. (Since 1.3.)
+    pub compute_capability: c_int,
 }
 
 extern "C" {
@@ -140,8 +163,9 @@ extern "C" {
     ///         negative or above SPMD_MAX_WORKER_THREADS, a struct_size that is
     ///         too small, uninitialised or has a non-zero unknown tail), a bad
     ///         $SPMD_PLATFORM or $SPMD_CPU_DEVICES, or a NULL out;
-    ///         SPMD_ERR_UNSUPPORTED when the platform is not built in or not
-    ///         present.
+    ///         SPMD_ERR_UNSUPPORTED when the platform is not available, with
+    ///         the reason (the cuda platform's plugin missing or built from
+    ///         another libspmd, no driver, no GPU).
     /// ```
     pub fn spmd_runtime_create(options: *const spmd_runtime_options, out: *mut *mut spmd_runtime) -> spmd_status;
 
@@ -872,6 +896,8 @@ pub struct spmd_block {
     pub ndim: usize,
     /// the local shape; entries past ndim are 0
     pub shape: [i64; 8],
+    /// Where `data` lies (spmd_memory_kind), written by the library for the blocks it hands out: SPMD_MEMORY_HOST (cpu) and SPMD_MEMORY_HOST_MAPPED (sim; cuda when asked) are memory host code may read and write; SPMD_MEMORY_DEVICE (cuda) is device memory host code must not touch (queue kernels on spmd_ctx_stream). A block passed in is read as the callback's own memory kind whatever this says. (Since 1.3; older callers' shorter blocks lack it.)
+    pub memory_kind: spmd_memory_kind,
 }
 
 /// Options of spmd_shard_map. Zero in a field means "default"; fields are only ever appended.
@@ -1009,6 +1035,16 @@ extern "C" {
     /// @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a bad ctx or a NULL out.
     /// ```
     pub fn spmd_ctx_mesh(ctx: *const spmd_ctx, out: *mut *const spmd_mesh) -> spmd_status;
+
+    /// The queue this device's work goes to, for the callback's own kernels: on the cuda platform the device's cudaStream_t. Work the callback queues on it is ordered with the library's own: after the inputs are ready, and before any use of the blocks it writes (collectives, outputs). NULL on platforms whose work is not queued (cpu, sim). (Since 1.3.)
+    ///
+    /// ```text
+    /// @param ctx The callback's context.
+    /// @param out Receives the stream (a cudaStream_t on cuda) or NULL; not
+    ///        NULL. Left untouched on failure.
+    /// @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a bad ctx or a NULL out.
+    /// ```
+    pub fn spmd_ctx_stream(ctx: *const spmd_ctx, out: *mut *mut c_void) -> spmd_status;
 
     /// jax.lax.axis_index(axes): this device's row-major index over the coordinates of `axes`.
     ///

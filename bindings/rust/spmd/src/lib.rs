@@ -75,7 +75,7 @@ pub use error::{clear_error, last_error, Error, Result, Status};
 pub use mesh::Mesh;
 pub use ops::{BinaryOp, DotDims, OpOptions, Operand, ReduceOp, UnaryOp};
 pub use random::Key;
-pub use runtime::{DeviceInfo, Platform, Runtime, RuntimeBuilder};
+pub use runtime::{DeviceInfo, MemoryKind, Platform, Runtime, RuntimeBuilder};
 pub use shard_map::{Block, MeshRef, PrintFn, ShardContext, ShardMapOptions};
 pub use sharding::{ShardInfo, Sharding, ShardingKind, VisualizeOptions};
 pub use spec::Spec;
@@ -99,7 +99,7 @@ pub fn version() -> u32 {
     unsafe { sys::spmd_version() }
 }
 
-/// The loaded library's version as text ("1.2.0").
+/// The loaded library's version as text ("1.3.0").
 pub fn version_string() -> String {
     // SAFETY: a static string, never NULL.
     unsafe { error::from_c(sys::spmd_version_string()) }

@@ -10,7 +10,8 @@ pub enum Platform {
     Default,
     /// N virtual devices in this process.
     Cpu,
-    /// One device per visible GPU.
+    /// Logical devices on the visible GPUs (a plugin):
+    /// [`RuntimeBuilder::devices_per_gpu`] on each.
     Cuda,
     /// Simulated devices whose memory the host cannot touch.
     Sim,
@@ -39,6 +40,61 @@ impl Platform {
     }
 }
 
+/// The memory shard_map callbacks receive (`spmd_memory_kind`): asked for
+/// with [`RuntimeBuilder::callback_memory`], and said of each block by
+/// [`Block::memory_kind`](crate::Block::memory_kind).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum MemoryKind {
+    /// The platform's choice: host memory on cpu, device memory on cuda,
+    /// mapped on sim; `$SPMD_CALLBACK_MEMORY` ("device" or "mapped")
+    /// chooses when set.
+    #[default]
+    Default,
+    /// Device memory: on cuda, device pointers for kernels queued on
+    /// [`ShardContext::stream`](crate::ShardContext::stream); host code must
+    /// not touch them.
+    Device,
+    /// Host memory the device maps too (CUDA's mapped pinned memory): host
+    /// code reads and writes it, so closures written for the host run
+    /// unchanged, at the cost of transfers.
+    HostMapped,
+    /// Plain host memory, what the cpu platform's devices own. As an
+    /// option, the cpu platform alone takes it.
+    Host,
+}
+
+impl MemoryKind {
+    /// The C value.
+    pub fn to_raw(self) -> sys::spmd_memory_kind {
+        match self {
+            MemoryKind::Default => sys::SPMD_MEMORY_DEFAULT,
+            MemoryKind::Device => sys::SPMD_MEMORY_DEVICE,
+            MemoryKind::HostMapped => sys::SPMD_MEMORY_HOST_MAPPED,
+            MemoryKind::Host => sys::SPMD_MEMORY_HOST,
+        }
+    }
+
+    /// The memory kind of a C value.
+    pub fn from_raw(raw: sys::spmd_memory_kind) -> Option<MemoryKind> {
+        Some(match raw {
+            sys::SPMD_MEMORY_DEFAULT => MemoryKind::Default,
+            sys::SPMD_MEMORY_DEVICE => MemoryKind::Device,
+            sys::SPMD_MEMORY_HOST_MAPPED => MemoryKind::HostMapped,
+            sys::SPMD_MEMORY_HOST => MemoryKind::Host,
+            _ => return None,
+        })
+    }
+
+    /// Whether host code may read and write memory of this kind ([`Host`]
+    /// and [`HostMapped`]): what a block's slices need.
+    ///
+    /// [`Host`]: MemoryKind::Host
+    /// [`HostMapped`]: MemoryKind::HostMapped
+    pub fn is_host_addressable(self) -> bool {
+        matches!(self, MemoryKind::Host | MemoryKind::HostMapped)
+    }
+}
+
 /// The options of a runtime; zero in a numeric field means "default".
 #[derive(Debug, Clone, Default)]
 pub struct RuntimeBuilder {
@@ -46,6 +102,8 @@ pub struct RuntimeBuilder {
     cpu_devices: i32,
     worker_threads: i32,
     device_cache_bytes: i64,
+    devices_per_gpu: i32,
+    callback_memory: MemoryKind,
 }
 
 fn to_c_int(n: usize) -> i32 {
@@ -78,9 +136,28 @@ impl RuntimeBuilder {
     }
 
     /// CPU platform: bytes of freed device memory kept for reuse (0 = 4 GiB,
-    /// negative = keep nothing).
+    /// negative = keep nothing). CUDA platform: the same for its memory
+    /// pools, 0 keeping all freed memory.
     pub fn device_cache_bytes(mut self, bytes: i64) -> RuntimeBuilder {
         self.device_cache_bytes = bytes;
+        self
+    }
+
+    /// CUDA platform: logical devices on each GPU, each with its own stream
+    /// and memory pool, so that an 8-device mesh runs on one GPU (0 =
+    /// `$SPMD_CUDA_DEVICES_PER_GPU` if set, else 1; at most 64). Other
+    /// platforms ignore it.
+    pub fn devices_per_gpu(mut self, n: usize) -> RuntimeBuilder {
+        self.devices_per_gpu = to_c_int(n);
+        self
+    }
+
+    /// The memory shard_map closures receive ([`MemoryKind::Default`]: the
+    /// platform's). [`MemoryKind::HostMapped`] lets closures written for the
+    /// host read and write blocks on cuda; the sim platform gives mapped
+    /// memory only.
+    pub fn callback_memory(mut self, kind: MemoryKind) -> RuntimeBuilder {
+        self.callback_memory = kind;
         self
     }
 
@@ -91,6 +168,8 @@ impl RuntimeBuilder {
         options.cpu_device_count = self.cpu_devices;
         options.worker_threads = self.worker_threads;
         options.device_cache_bytes = self.device_cache_bytes;
+        options.devices_per_gpu = self.devices_per_gpu;
+        options.callback_memory = self.callback_memory.to_raw();
         // SAFETY: valid options and out pointer.
         Runtime::from_call(|out| unsafe { sys::spmd_runtime_create(&options, out) })
     }
@@ -120,6 +199,12 @@ pub struct DeviceInfo {
     pub process_index: i32,
     /// Index among this process's devices.
     pub local_index: i32,
+    /// Bytes of memory of the device's GPU (shared by its logical devices);
+    /// 0 on cpu and sim.
+    pub memory_bytes: i64,
+    /// The GPU's compute capability as major * 10 + minor (90 for an H100);
+    /// 0 on cpu and sim.
+    pub compute_capability: i32,
 }
 
 impl Runtime {
@@ -162,6 +247,8 @@ impl Runtime {
                 kind: from_c(info.kind),
                 process_index: info.process_index,
                 local_index: info.local_index,
+                memory_bytes: info.memory_bytes,
+                compute_capability: info.compute_capability,
             })
         }
     }

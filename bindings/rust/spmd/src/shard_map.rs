@@ -14,7 +14,7 @@ use std::ptr::NonNull;
 
 use crate::error::{c_string, check, from_c, Error, Result};
 use crate::{init_struct, mut_ptr_or_null, out_value, ptr_or_null, sys, Array, CStrings, DType, Element, Mesh, Spec};
-use crate::{Status, MAX_NDIM};
+use crate::{MemoryKind, Status, MAX_NDIM};
 
 /// Options of a shard_map.
 #[derive(Clone, Copy, Default)]
@@ -279,6 +279,19 @@ impl ShardContext {
         Ok(MeshRef { mesh: ManuallyDrop::new(unsafe { Mesh::from_raw(m as *mut _) }), _ctx: PhantomData })
     }
 
+    /// The queue this device's work goes to, for the closure's own kernels:
+    /// on the cuda platform the device's `cudaStream_t` (cast the pointer to
+    /// it), `None` on platforms whose work is not queued (cpu, sim). Kernels
+    /// queued on it run after the inputs are ready and before any use of the
+    /// blocks they write (collectives, outputs): the way to compute on
+    /// [`MemoryKind::Device`] blocks, through [`Block::as_ptr`].
+    pub fn stream(&self) -> Result<Option<NonNull<c_void>>> {
+        let mut s: *mut c_void = std::ptr::null_mut();
+        // SAFETY: our live context, valid out pointer.
+        check(unsafe { sys::spmd_ctx_stream(self.ctx, &mut s) })?;
+        Ok(NonNull::new(s))
+    }
+
     /// jax.lax.axis_index(axes): this device's index over `axes` ("x",
     /// "(x, y)", "()").
     pub fn axis_index(&self, axes: &str) -> Result<i64> {
@@ -303,7 +316,7 @@ impl ShardContext {
     /// This device's block of input `index` (read-only).
     pub fn input(&self, index: usize) -> Result<Block<'_>> {
         // SAFETY: our live context; the block initialised by spmd_block_init.
-        Ok(Block::new(out_block(|b| unsafe { sys::spmd_ctx_input(self.ctx, index, b) })?, false))
+        Ok(Block::new(out_block(|b| unsafe { sys::spmd_ctx_input(self.ctx, index, b) })?, false, Origin::Input(index)))
     }
 
     /// A new zero-filled, writable block on this device, owned by the
@@ -313,12 +326,15 @@ impl ShardContext {
         let b = out_block(|b| unsafe {
             sys::spmd_ctx_alloc(self.ctx, dtype.to_raw(), shape.len(), ptr_or_null(shape), b)
         })?;
-        Ok(Block::new(b, true))
+        Ok(Block::new(b, true, Origin::Alloc))
     }
 
-    /// A new block holding a copy of `data` in `shape`.
+    /// A new block holding a copy of `data` in `shape`, written by the host:
+    /// an error where the context's blocks are device memory
+    /// ([`MemoryKind::Device`]).
     pub fn alloc_from<T: Element>(&self, shape: &[i64], data: &[T]) -> Result<Block<'_>> {
         let mut b = self.alloc(T::DTYPE, shape)?;
+        b.host_memory("ShardContext::alloc_from")?;
         let dst = b.as_mut_slice::<T>()?;
         if dst.len() != data.len() {
             return Err(Error::invalid(format!(
@@ -355,7 +371,7 @@ impl ShardContext {
     /// device's call returns, so `x` becomes read-only from now on.
     fn collective(
         &self,
-        what: &str,
+        what: &'static str,
         x: &Block<'_>,
         axes: &str,
         call: impl FnOnce(*const sys::spmd_block, *const c_char, *mut sys::spmd_block) -> sys::spmd_status,
@@ -365,7 +381,7 @@ impl ShardContext {
         let out = out_block(|out| call(&x.raw, axes.as_ptr(), out))?;
         // A result sharing x's memory (a collective over "()") is read-only too.
         let writable = out.data != x.raw.data || x.is_empty();
-        Ok(Block::new(out, writable))
+        Ok(Block::new(out, writable, Origin::Result(what)))
     }
 
     /// jax.lax.psum: the sum of x over each group of `axes`.
@@ -433,22 +449,61 @@ impl ShardContext {
     }
 }
 
+/// Where a block came from, to name it in errors.
+#[derive(Debug, Clone, Copy)]
+enum Origin {
+    Input(usize),
+    Alloc,
+    Result(&'static str),
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Origin::Input(i) => write!(f, "the block of input {i}"),
+            Origin::Alloc => f.write_str("the block from ShardContext::alloc"),
+            Origin::Result(what) => write!(f, "the result of {what}"),
+        }
+    }
+}
+
 /// A dense row-major local block on one device (`spmd_block`), borrowed
 /// from its [`ShardContext`]: its memory lives until the shard_map returns,
 /// and the borrow keeps the block inside the closure call.
 ///
 /// Input blocks are read-only; blocks from [`ShardContext::alloc`] and from
 /// collectives are writable until they are passed to a collective (whose
-/// peers may still read them afterwards).
+/// peers may still read them afterwards). The slices need host memory
+/// ([`Block::memory_kind`]); device memory is reached through
+/// [`Block::as_ptr`] and [`ShardContext::stream`].
 pub struct Block<'c> {
     raw: sys::spmd_block,
     writable: Cell<bool>,
+    origin: Origin,
     _ctx: PhantomData<&'c ShardContext>,
 }
 
 impl<'c> Block<'c> {
-    fn new(raw: sys::spmd_block, writable: bool) -> Block<'c> {
-        Block { raw, writable: Cell::new(writable), _ctx: PhantomData }
+    fn new(raw: sys::spmd_block, writable: bool, origin: Origin) -> Block<'c> {
+        Block { raw, writable: Cell::new(writable), origin, _ctx: PhantomData }
+    }
+
+    /// Where the data lies: [`MemoryKind::Host`] (cpu) and
+    /// [`MemoryKind::HostMapped`] (sim; cuda with mapped callback memory)
+    /// are host memory the slices read and write; [`MemoryKind::Device`]
+    /// (cuda) is device memory only kernels on [`ShardContext::stream`] may
+    /// touch. `None` for a value this binding does not know.
+    pub fn memory_kind(&self) -> Option<MemoryKind> {
+        MemoryKind::from_raw(self.raw.memory_kind)
+    }
+
+    /// The address of the data, of the block's [`Block::memory_kind`] (a
+    /// device pointer for kernels on [`ShardContext::stream`] when
+    /// [`MemoryKind::Device`]); possibly NULL for an empty block. Valid
+    /// while the block is; writing through it follows
+    /// [`Block::as_mut_slice`]'s rules ([`Block::is_writable`]).
+    pub fn as_ptr(&self) -> *mut c_void {
+        self.raw.data
     }
 
     /// The element type.
@@ -481,9 +536,26 @@ impl<'c> Block<'c> {
         self.writable.get()
     }
 
-    /// The number of elements, once the block is known to hold `want` at a
-    /// non-NULL pointer aligned for T.
+    /// Refuses a block host code must not touch: a device pointer read as a
+    /// slice would fault, or read another allocation's bytes.
+    fn host_memory(&self, what: &str) -> Result<()> {
+        let kind = match self.memory_kind() {
+            Some(kind) if kind.is_host_addressable() => return Ok(()),
+            Some(MemoryKind::Device) => "device memory".to_string(),
+            _ => format!("memory of kind {} (not host memory)", self.raw.memory_kind),
+        };
+        Err(Error::invalid(format!(
+            "{what}: {} is {kind}, which host code must not touch: queue kernels on ShardContext::stream \
+             with Block::as_ptr, or ask for mapped callback memory \
+             (RuntimeBuilder::callback_memory(MemoryKind::HostMapped), or SPMD_CALLBACK_MEMORY=mapped)",
+            self.origin
+        )))
+    }
+
+    /// The number of elements, once the block is known to be host memory
+    /// holding `want` at a non-NULL pointer aligned for T.
     fn checked<T>(&self, want: DType, what: &str) -> Result<usize> {
+        self.host_memory(&format!("Block::{what}"))?;
         let have = self.dtype()?;
         if have != want {
             return Err(Error::invalid(format!("Block::{what}: the block holds {have}, not {want}")));
@@ -574,6 +646,83 @@ impl fmt::Debug for Block<'_> {
             .field("dtype", &self.dtype().ok())
             .field("shape", &self.shape())
             .field("writable", &self.is_writable())
+            .field("memory_kind", &self.memory_kind())
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A block made by hand over host memory that reads fine, saying it is
+    /// of `kind`: only the memory kind check can refuse it. No GPU needed.
+    fn block_over<T>(data: &mut [T], dtype: DType, kind: sys::spmd_memory_kind) -> Block<'static> {
+        let mut raw = init_struct(sys::spmd_block_init).unwrap();
+        raw.data = data.as_mut_ptr() as *mut c_void;
+        raw.dtype = dtype.to_raw();
+        raw.ndim = 1;
+        raw.shape[0] = data.len() as i64;
+        raw.memory_kind = kind;
+        Block::new(raw, true, Origin::Input(1))
+    }
+
+    fn assert_device_refusal(e: Error, what: &str) {
+        assert_eq!(e.status, Status::InvalidArgument, "{e}");
+        for part in
+            [what, "the block of input 1 is device memory", "ShardContext::stream", "SPMD_CALLBACK_MEMORY=mapped"]
+        {
+            assert!(e.message.contains(part), "{:?} does not say {:?}", e.message, part);
+        }
+    }
+
+    #[test]
+    fn device_blocks_are_never_host_slices() {
+        let mut data = [1.0f32, 2.0, 3.0, 4.0];
+        let mut b = block_over(&mut data, DType::F32, sys::SPMD_MEMORY_DEVICE);
+        assert_eq!(b.memory_kind(), Some(MemoryKind::Device));
+        assert_eq!(b.as_ptr(), data.as_mut_ptr() as *mut c_void);
+        assert_device_refusal(b.as_slice::<f32>().unwrap_err(), "Block::as_slice");
+        assert_device_refusal(b.as_mut_slice::<f32>().unwrap_err(), "Block::as_mut_slice");
+        // The kind is checked first: a wrong type does not hide it.
+        assert_device_refusal(b.as_slice::<i32>().unwrap_err(), "Block::as_slice");
+
+        let mut bits = [0x3c00u16; 4];
+        let mut h = block_over(&mut bits, DType::F16, sys::SPMD_MEMORY_DEVICE);
+        assert_device_refusal(h.as_bits().unwrap_err(), "Block::as_bits");
+        assert_device_refusal(h.as_mut_bits().unwrap_err(), "Block::as_mut_bits");
+        assert_eq!(bits, [0x3c00; 4]);
+    }
+
+    #[test]
+    fn host_and_mapped_blocks_are_slices() {
+        for kind in [sys::SPMD_MEMORY_HOST, sys::SPMD_MEMORY_HOST_MAPPED] {
+            let mut data = [1.0f32, 2.0, 3.0, 4.0];
+            let mut b = block_over(&mut data, DType::F32, kind);
+            assert!(b.memory_kind().unwrap().is_host_addressable());
+            assert_eq!(b.as_slice::<f32>().unwrap(), &[1.0, 2.0, 3.0, 4.0]);
+            b.as_mut_slice::<f32>().unwrap()[3] = 5.0;
+            assert_eq!(data[3], 5.0);
+        }
+    }
+
+    #[test]
+    fn blocks_of_unknown_memory_are_not_host_slices() {
+        for kind in [sys::SPMD_MEMORY_DEFAULT, 7] {
+            let mut data = [1.0f32];
+            let b = block_over(&mut data, DType::F32, kind);
+            let e = b.as_slice::<f32>().unwrap_err();
+            assert_eq!(e.status, Status::InvalidArgument);
+            assert!(e.message.contains(&format!("memory of kind {kind} (not host memory)")), "{e}");
+        }
+    }
+
+    #[test]
+    fn memory_kinds_round_trip() {
+        for kind in [MemoryKind::Default, MemoryKind::Device, MemoryKind::HostMapped, MemoryKind::Host] {
+            assert_eq!(MemoryKind::from_raw(kind.to_raw()), Some(kind));
+        }
+        assert_eq!(MemoryKind::from_raw(7), None);
+        assert!(!MemoryKind::Device.is_host_addressable() && !MemoryKind::Default.is_host_addressable());
     }
 }

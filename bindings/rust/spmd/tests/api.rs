@@ -3,8 +3,8 @@ use std::sync::Mutex;
 
 use spmd::ops::{self, DotDims, OpOptions};
 use spmd::{
-    Array, BinaryOp, Collective, CollectiveKind, CollectiveOptions, DType, Key, Mesh, Platform, ReduceOp, Runtime,
-    ShardMapOptions, Sharding, ShardingKind, Spec, Status, UnaryOp, VisualizeOptions,
+    Array, BinaryOp, Collective, CollectiveKind, CollectiveOptions, DType, Key, MemoryKind, Mesh, Platform, ReduceOp,
+    Runtime, ShardMapOptions, Sharding, ShardingKind, Spec, Status, UnaryOp, VisualizeOptions,
 };
 
 fn runtime(devices: usize) -> Runtime {
@@ -45,6 +45,7 @@ fn runtime_devices_and_version() {
     let info = rt.device_info(2).unwrap();
     assert_eq!((info.id, info.platform, info.platform_name.as_str()), (2, Platform::Cpu, "cpu"));
     assert_eq!((info.process_index, info.local_index), (0, 2));
+    assert_eq!((info.memory_bytes, info.compute_capability), (0, 0));
     assert_eq!(rt.device_string(3).unwrap(), "CpuDevice(id=3)");
     assert_eq!(rt.devices_string().unwrap(), "[CpuDevice(id=0), CpuDevice(id=1), CpuDevice(id=2), CpuDevice(id=3)]");
     assert_eq!(rt.device_string(4).unwrap_err().status, Status::OutOfRange);
@@ -445,4 +446,62 @@ fn persistent_collectives() {
     assert_eq!(e.status, Status::Unsupported);
     let wrong = Array::zeros(&s, DType::F32, &[4]).unwrap();
     assert_eq!(psum.execute(&wrong).unwrap_err().status, Status::InvalidArgument);
+}
+
+#[test]
+fn runtime_memory_options() {
+    // The CUDA options are accepted, and ignored, by the cpu platform.
+    let rt = Runtime::builder()
+        .platform(Platform::Cpu)
+        .cpu_devices(2)
+        .worker_threads(1)
+        .devices_per_gpu(4)
+        .callback_memory(MemoryKind::Host)
+        .build()
+        .unwrap();
+    assert_eq!(rt.device_count().unwrap(), 2);
+    // The sim platform gives callbacks mapped memory only, and nothing but
+    // the cpu platform takes plain host memory.
+    for kind in [MemoryKind::Device, MemoryKind::Host] {
+        let e = Runtime::builder().platform(Platform::Sim).cpu_devices(2).callback_memory(kind).build().unwrap_err();
+        assert_eq!(e.status, Status::InvalidArgument, "{e}");
+        assert!(e.message.contains("memory"), "{e}");
+    }
+}
+
+/// Runs a shard_map on a runtime's first two devices, checking the values
+/// read through the blocks' slices, and returns the memory kinds of an
+/// input, an allocated block and a collective's result on each device.
+fn shard_map_memory_kinds(rt: &Runtime) -> Vec<Option<MemoryKind>> {
+    let mesh = Mesh::new(rt, &[2], &["x"]).unwrap();
+    let x = Array::from_host(&Sharding::named_text(&mesh, "x").unwrap(), &[4], &[0.0f32, 1.0, 2.0, 3.0]).unwrap();
+    let kinds = Mutex::new(vec![None; 6]);
+    let (by_x, replicated) = (Spec::parse("x").unwrap(), Spec::parse("").unwrap());
+    let out = mesh
+        .shard_map(&[&x], &[&by_x], &[&replicated], |ctx| {
+            // Host and mapped memory are not queued work: no stream.
+            assert_eq!(ctx.stream()?, None);
+            let i = ctx.axis_index("x")? as usize;
+            let input = ctx.input(0)?;
+            let local = ctx.alloc_from(&[], &[input.as_slice::<f32>()?.iter().sum::<f32>()])?;
+            let sum = ctx.psum(&local, "x")?;
+            assert!(!input.as_ptr().is_null() && !sum.as_ptr().is_null());
+            let mut k = kinds.lock().unwrap();
+            k[3 * i..3 * i + 3].copy_from_slice(&[input.memory_kind(), local.memory_kind(), sum.memory_kind()]);
+            ctx.set_output(0, &sum)
+        })
+        .unwrap();
+    assert_eq!(out[0].to_host::<f32>().unwrap(), vec![6.0]);
+    kinds.into_inner().unwrap()
+}
+
+#[test]
+fn shard_map_blocks_say_where_they_lie() {
+    assert_eq!(shard_map_memory_kinds(&runtime(2)), vec![Some(MemoryKind::Host); 6]);
+    // The sim platform's devices own memory the host cannot touch; its
+    // closures get mapped memory, which the slices read.
+    let sim = Runtime::builder().platform(Platform::Sim).cpu_devices(2).worker_threads(1).build().unwrap();
+    let info = sim.device_info(0).unwrap();
+    assert_eq!((info.memory_bytes, info.compute_capability), (0, 0));
+    assert_eq!(shard_map_memory_kinds(&sim), vec![Some(MemoryKind::HostMapped); 6]);
 }

@@ -1,0 +1,79 @@
+// The reduction kernel (kernels/reduce_axes.hpp) on the GPU: a team of
+// threads per output element, as kernels/device/reduce.hpp lays it out;
+// each lane folds its share of the reduced elements, then the team
+// combines its lanes pairwise in shared memory. Nothing but the output is
+// written, so an output has one block at most: a reduction to few outputs
+// runs on few SMs.
+#include "backend/cuda/launch.hpp"
+#include "kernels/device/reduce.hpp"
+
+namespace spmd::cuda {
+
+namespace {
+
+namespace red = dev::red;
+
+template <typename K, typename A>
+__global__ void __launch_bounds__(red::kThreads)
+    reduce_kernel(red::Plan p, unsigned char *out, const unsigned char *in, int lanes,
+                  bool outputs_fastest) {
+  using Acc = typename K::Acc;
+  __shared__ alignas(16) unsigned char raw[red::kThreads * sizeof(Acc)];
+  Acc *part = reinterpret_cast<Acc *>(raw);
+  const int t = threadIdx.x;
+  const int group = red::kThreads / lanes;  // outputs per block
+  const int g = outputs_fastest ? t % group : t / lanes;
+  const int lane = outputs_fastest ? t / group : t % lanes;
+  const auto slot = [&](int l) { return outputs_fastest ? l * group + g : g * lanes + l; };
+  const int os = dev::dtype_bytes(p.out);
+  for (int64_t first = blockIdx.x * static_cast<int64_t>(group); first < p.outputs;
+       first += static_cast<int64_t>(gridDim.x) * group) {
+    const int64_t o = first + g;
+    part[t] = o < p.outputs ? red::lane_partial<K, A>(p, in, o, lane, lanes) : K::identity(p);
+    __syncthreads();
+    for (int s = lanes / 2; s >= 1; s /= 2) {
+      if (lane < s) part[slot(lane)] = K::combine(p, part[slot(lane)], part[slot(lane + s)]);
+      __syncthreads();
+    }
+    if (lane == 0 && o < p.outputs) K::put(p, part[t], out + o * os);
+    __syncthreads();
+  }
+}
+
+template <typename A>
+void launch_typed(const red::Plan &p, const red::Teams &teams, unsigned char *out,
+                  const unsigned char *in, const KernelEnv &env) {
+  const unsigned grid = grid_for(p.outputs, red::kThreads / teams.lanes, env);
+  const auto go = [&](auto kernel) {
+    kernel<<<grid, red::kThreads, 0, env.stream>>>(p, out, in, teams.lanes, teams.outputs_fastest);
+  };
+  switch (p.op) {
+    case red::Op::Sum: go(reduce_kernel<red::Sum<A>, A>); break;
+    case red::Op::Max:
+    case red::Op::Min: go(reduce_kernel<red::Extreme<A>, A>); break;
+    case red::Op::ArgMax: go(reduce_kernel<red::ArgMax<A>, A>); break;
+  }
+}
+
+}  // namespace
+
+void launch_reduce(const Kernel &k, const KernelEnv &env) {
+  const spmd::red::Params &params = k.reduce;
+  if (params.shape.size() > static_cast<size_t>(red::kMaxDims) ||
+      params.reduced.size() != params.shape.size())
+    fail(SPMD_ERR_INTERNAL, env.device_label, ": reduce kernel: ", params.shape.size(),
+         " dimensions");
+  const red::Plan p = red::make_plan(params);
+  if (p.outputs == 0) return;
+  const red::Teams teams = red::teams(p);
+  unsigned char *out = device_ptr(k.out);
+  const auto *in = device_ptr<const unsigned char>(k.in0);
+  switch (red::acc_type(p.in)) {
+    case red::AccType::F32: launch_typed<float>(p, teams, out, in, env); break;
+    case red::AccType::F64: launch_typed<double>(p, teams, out, in, env); break;
+    case red::AccType::I64: launch_typed<int64_t>(p, teams, out, in, env); break;
+  }
+  check_launch(env.device_label, "reduce kernel");
+}
+
+}  // namespace spmd::cuda
