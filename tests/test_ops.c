@@ -684,6 +684,60 @@ static void bad_input_is_refused_with_a_clear_message(void **state) {
   assert_fails(spmd_unary((spmd_unary_op)99, x, NULL, &r), SPMD_ERR_INVALID_ARGUMENT,
                "not a spmd_unary_op");
   assert_fails(spmd_einsum("ij,jk", x, x, NULL, &r), SPMD_ERR_INVALID_ARGUMENT, "explicit output");
+  /* An einsum size mismatch names the subscript, not dimension numbers. */
+  int64_t s83[2] = {8, 3};
+  float zeros24[24] = {0};
+  spmd_array *x83 = test_put(mesh, "", SPMD_F32, 2, s83, zeros24);
+  assert_fails(spmd_einsum("ij,jk->ik", x83, x83, NULL, &r), SPMD_ERR_INVALID_ARGUMENT,
+               "'j' is 3 long in a (dimension 1) but 8 in b (dimension 0)");
+  /* Results of more than SPMD_MAX_NDIM dimensions are refused up front. */
+  int64_t s5[5] = {1, 1, 1, 1, 2};
+  float two_ones[2] = {1, 1};
+  spmd_array *x5 = test_put(mesh, "", SPMD_F32, 5, s5, two_ones);
+  spmd_dot_dims nine = SPMD_DOT_DIMS_INIT;
+  assert_fails(spmd_dot_general(x5, x5, &nine, NULL, &r), SPMD_ERR_INVALID_ARGUMENT,
+               "the result would have 10 dimensions");
+  assert_null(r);
+  assert_fails(spmd_einsum("abcde,fghij->abcdefghij", x5, x5, NULL, &r), SPMD_ERR_INVALID_ARGUMENT,
+               "the result would have 10 dimensions");
+  spmd_array_destroy(x5);
+  spmd_array_destroy(x83);
+  /* matmul names its own arguments. */
+  int64_t m1[1] = {8};
+  const char *one_axis[1] = {"w"};
+  spmd_mesh *solo = NULL;
+  assert_ok(spmd_mesh_create(suite_rt, 1, m1, one_axis, NULL, &solo));
+  spmd_array *elsewhere_x = test_put(solo, "", SPMD_F32, 1, s3, three);
+  assert_fails(spmd_matmul(v3, elsewhere_x, NULL, &r), SPMD_ERR_INVALID_ARGUMENT,
+               "a and b: laid out on different meshes");
+  spmd_array_destroy(elsewhere_x);
+  spmd_mesh_destroy(solo);
+  /* Reshape into a shape whose element count overflows. */
+  int64_t huge[2] = {(int64_t)1 << 32, (int64_t)1 << 32};
+  assert_fails(spmd_reshape(x, 2, huge, NULL, &r), SPMD_ERR_INVALID_ARGUMENT,
+               "has more elements than 64 bits count");
+  /* softmax over an empty axis is empty, as JAX's (its max starts at -inf). */
+  int64_t s40[2] = {4, 0};
+  spmd_array *e40 = test_put(mesh, "", SPMD_F32, 2, s40, three), *sm = NULL;
+  assert_ok(spmd_softmax(e40, 1, 0, NULL, &sm));
+  int64_t got_shape[2] = {0, 0};
+  size_t got_nd = 0;
+  assert_ok(spmd_array_shape(sm, 2, got_shape, &got_nd));
+  assert_int_equal(got_nd, 2);
+  assert_int_equal(got_shape[0], 4);
+  assert_int_equal(got_shape[1], 0);
+  spmd_array_destroy(sm);
+  spmd_array_destroy(e40);
+  /* A persistent collective is bounded as every array is: 2^62 f32
+   * elements need 2^64 bytes. */
+  spmd_sharding *rep = test_sharding(mesh, "");
+  spmd_collective *coll = NULL;
+  const int64_t too_big[1] = {(int64_t)1 << 62};
+  assert_fails(spmd_collective_create(rep, SPMD_COLLECTIVE_PSUM, "x", SPMD_F32, 1, too_big, NULL,
+                                      &coll),
+               SPMD_ERR_INVALID_ARGUMENT, "need more than 2^62 bytes");
+  assert_null(coll);
+  spmd_sharding_destroy(rep);
   /* dot_general's dimension numbers, each mistake named by its field. */
   spmd_dot_dims dd = SPMD_DOT_DIMS_INIT;
   const int64_t two[1] = {2}, one[1] = {1}, zero[1] = {0}, both[2] = {1, -1};

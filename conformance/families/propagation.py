@@ -74,11 +74,20 @@ def generate(out_dir: pathlib.Path) -> None:
     meshes = {"2x4": refio.jax_mesh("2x4"), "2x2_data_model": refio.jax_mesh("2x2_data_model")}
     cases = []
 
-    def case(name, op, params, fn, inputs, mesh="2x4", out_spec=None, ulps=0, atol=None):
+    def case(name, op, params, fn, inputs, mesh="2x4", out_spec=None, ulps=0, atol=None,
+             data=None):
         m = meshes[mesh]
         args, records = [], []
         for i, (shape, dtype, spec) in enumerate(inputs):
-            a = jax.device_put(_values(shape, dtype, i), NamedSharding(m, refio.jax_spec(spec)))
+            v = (_values(shape, dtype, i) if data is None or data[i] is None
+                 else jnp.asarray(data[i], dtype=dtype).reshape(shape))
+            try:
+                a = jax.device_put(v, NamedSharding(m, refio.jax_spec(spec)))
+            except ValueError:
+                # An uneven layout JAX refuses (libspmd takes it, ceil-sized
+                # blocks): JAX computes from a replicated input, the value
+                # being the same; libspmd's input is laid out by `spec`.
+                a = jax.device_put(v, NamedSharding(m, refio.jax_spec([])))
             args.append(a)
             records.append({"spec": spec, "array": refio.array_hex(a)})
         kw = {}
@@ -136,6 +145,32 @@ def generate(out_dir: pathlib.Path) -> None:
     case("unary_sin_bf16", "unary", {"op": "sin"}, jnp.sin, [((8, 8), "bfloat16", _X_)], ulps=1)
     case("astype_f32_bf16", "astype", {"dtype": "bfloat16"}, lambda u: u.astype(jnp.bfloat16),
          [((8, 8), f32, _XY)])
+    # Floats out of an integer type's range saturate (NaN gives 0), as XLA
+    # converts.
+    nan, inf = float("nan"), float("inf")
+    case("astype_f32_u8_saturates", "astype", {"dtype": "uint8"}, lambda u: u.astype(jnp.uint8),
+         [((8,), f32, [["x"]])], data=[[256.0, 300.0, -1.0, -0.5, 255.9, nan, inf, -inf]])
+    case("astype_f32_i32_saturates", "astype", {"dtype": "int32"}, lambda u: u.astype(jnp.int32),
+         [((8,), f32, [["y"]])],
+         data=[[3e9, -3e9, nan, inf, -inf, 2147483520.0, -2147483648.0, -1.5]])
+    # where reads any non-zero condition as true, NaN included.
+    case("where_float_condition", "where", {}, lambda c, u, v: jnp.where(c, u, v),
+         [((8,), f32, [["x"]]), ((8,), "int32", [["x"]]), ((8,), "int32", [])],
+         data=[[0.5, -0.25, 0.0, -0.0, nan, 1.0, 2.0, 1e-30], [1, 2, 3, 4, 5, 6, 7, 8],
+               [-1, -2, -3, -4, -5, -6, -7, -8]])
+    # An empty block's max or min takes no part (3 elements over 4 devices).
+    case("reduce_max_i32_empty_block", "reduce", {"op": "max", "axes": [0], "keepdims": False},
+         lambda u: jnp.max(u, axis=0), [((3,), "int32", [["y"]])], data=[[-5, -6, -7]])
+    case("reduce_min_i32_empty_block", "reduce", {"op": "min", "axes": [0], "keepdims": False},
+         lambda u: jnp.min(u, axis=0), [((3,), "int32", [["y"]])], data=[[5, 6, 7]])
+    case("reduce_max_bool_empty_block", "reduce", {"op": "max", "axes": [0], "keepdims": False},
+         lambda u: jnp.max(u, axis=0), [((3,), "bool", [["y"]])], data=[[False, False, False]])
+    # bool products are ORs of ANDs whatever the sharding.
+    for tag, a, b in [("rep", _REP, _REP), ("_x_x_", __X, _X_), ("_y_y_", __Y, _Y_)]:
+        case(f"matmul_bool_{tag}", "matmul", {}, jnp.matmul,
+             [((8, 8), "bool", a), ((8, 8), "bool", b)])
+    case("einsum_bool_ij_jk", "einsum", {"subscripts": "ij,jk->k"},
+         lambda u, v: jnp.einsum("ij,jk->k", u, v), [((8, 8), "bool", _XY), ((8, 8), "bool", _Y_)])
     case("broadcast_to_vec_y", "broadcast_to", {"shape": [8, 8]}, lambda u: jnp.broadcast_to(u, (8, 8)),
          [((8,), f32, [["y"]])])
     # Reductions: the notebook's sum(axis=0) / sum(axis=1), and the rest.

@@ -26,8 +26,12 @@
  * one runtime is ordered internally. The caller orders only two things:
  * a handle is not destroyed while another thread still uses it, and an
  * array is not written (spmd_array_shard_write, a persistent collective's
- * execute_into output) while another thread reads or writes it. The
- * exceptions, stated where they are declared: a spec is not read while
+ * execute_into output) while another thread reads or writes it. Donating
+ * an array to an op (spmd_op_options.donate) adds no rule: calls on other
+ * threads that started before the op finish with the array's old values,
+ * and those that start after it fail with SPMD_ERR_INVALID_ARGUMENT
+ * naming the op; destroying its handle falls under the first rule.
+ * The exceptions, stated where they are declared: a spec is not read while
  * spmd_spec_append grows it; a shard_map context is used only on its
  * callback's thread; shard_maps of one runtime run one after another;
  * executions of one persistent collective run one after another.

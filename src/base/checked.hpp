@@ -22,7 +22,11 @@ std::optional<uint64_t> checked_mul(uint64_t a, uint64_t b);
 std::optional<uint64_t> checked_add(uint64_t a, uint64_t b);
 
 // The bytes of an array of `shape` and `dtype` (a valid dtype). Throws
-// INVALID_ARGUMENT naming `what` and the shape when they exceed kMaxBytes.
+// INVALID_ARGUMENT naming `what` and the shape when its non-zero dimensions
+// together span more than kMaxBytes: an array with a zero-sized dimension
+// is bounded as if that dimension were 1, so {0, 2^62} of f32 is refused
+// whatever the order of its dimensions, and every stride in bytes of an
+// accepted shape fits (docs/compute.md).
 size_t byte_size(const char *what, const Shape &shape, spmd_dtype dtype);
 
 }  // namespace spmd

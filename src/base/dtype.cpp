@@ -121,13 +121,13 @@ float bf16_bits_to_f32(uint16_t b) {
 namespace {
 template <typename T>
 T to_integer(double v) {
-  // Truncate toward zero, as numpy's astype; NaN and out-of-range give 0
-  // rather than undefined behaviour.
+  // Truncated toward zero and saturated, as XLA converts (jnp.astype):
+  // 256.0 -> uint8 255, 3e9 -> int32 2147483647, -1.0 -> uint8 0; NaN -> 0.
   if (std::isnan(v)) return 0;
   const double t = std::trunc(v);
-  if (t < static_cast<double>(std::numeric_limits<T>::min()) ||
-      t > static_cast<double>(std::numeric_limits<T>::max()))
-    return 0;
+  // min is exact as a double; max + 1 is the power of two above it.
+  if (t < static_cast<double>(std::numeric_limits<T>::min())) return std::numeric_limits<T>::min();
+  if (t >= std::ldexp(1.0, std::numeric_limits<T>::digits)) return std::numeric_limits<T>::max();
   return static_cast<T>(t);
 }
 }  // namespace

@@ -57,12 +57,14 @@ Shape checked_shape(const char *what, size_t ndim, const int64_t *dims) {
       invalid(what, " ", shape_to_string(s), ": dimension ", i,
               " has negative size ", s[i]);
   }
-  // Guard the element count against overflow: each factor is checked so the
-  // running product stays below 2^62.
+  // The non-zero dimensions together stay within 2^62 elements, whatever
+  // the order (a zero-sized dimension counts as 1, so strides fit too).
   int64_t n = 1;
   for (size_t i = 0; i < ndim; ++i) {
-    if (s[i] != 0 && n > (int64_t{1} << 62) / s[i])
-      invalid(what, " ", shape_to_string(s), ": too many elements");
+    if (s[i] == 0) continue;
+    if (n > (int64_t{1} << 62) / s[i])
+      invalid(what, " ", shape_to_string(s), ": too many elements (its non-zero dimensions span "
+              "more than 2^62)");
     n *= s[i];
   }
   return s;

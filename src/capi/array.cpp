@@ -59,103 +59,103 @@ spmd_status spmd_array_arange(const spmd_sharding *sharding, spmd_dtype dtype, s
 void spmd_array_destroy(spmd_array *array) { destroy_handle(array); }
 
 spmd_status spmd_array_dtype(const spmd_array *array, spmd_dtype *out) {
-  return guard(__func__, [&] { produce(out, [&] { return use(array, "array").impl->dtype(); }); });
+  return guard(__func__, [&] { produce(out, [&] { return ArrayHold(array, "array")->dtype(); }); });
 }
 
 spmd_status spmd_array_ndim(const spmd_array *array, size_t *out) {
   return guard(__func__, [&] {
-    produce(out, [&] { return use(array, "array").impl->shape().size(); });
+    produce(out, [&] { return ArrayHold(array, "array")->shape().size(); });
   });
 }
 
 spmd_status spmd_array_shape(const spmd_array *array, size_t capacity, int64_t *shape,
                              size_t *ndim) {
   return guard(__func__, [&] {
-    write_values(use(array, "array").impl->shape(), capacity, shape, ndim, "shape");
+    write_values(ArrayHold(array, "array")->shape(), capacity, shape, ndim, "shape");
   });
 }
 
 spmd_status spmd_array_size(const spmd_array *array, int64_t *out) {
-  return guard(__func__, [&] { produce(out, [&] { return use(array, "array").impl->size(); }); });
+  return guard(__func__, [&] { produce(out, [&] { return ArrayHold(array, "array")->size(); }); });
 }
 
 spmd_status spmd_array_nbytes(const spmd_array *array, size_t *out) {
-  return guard(__func__, [&] { produce(out, [&] { return use(array, "array").impl->nbytes(); }); });
+  return guard(__func__, [&] { produce(out, [&] { return ArrayHold(array, "array")->nbytes(); }); });
 }
 
 spmd_status spmd_array_sharding(const spmd_array *array, spmd_sharding **out) {
   return guard(__func__, [&] {
-    const auto &a = *use(array, "array").impl;
-    produce(out, [&] { return new_handle<spmd_sharding>(a.sharding()); });
+    const ArrayHold a(array, "array");
+    produce(out, [&] { return new_handle<spmd_sharding>(a->sharding()); });
   });
 }
 
 spmd_status spmd_array_device(const spmd_array *array, int *out) {
   return guard(__func__, [&] {
-    const auto &a = *use(array, "array").impl;
+    const ArrayHold a(array, "array");
     out_arg(out);
-    if (a.shard_count() != 1)
-      invalid("array: spread over ", a.shard_count(),
-              " devices, so it has no single device; its sharding is ", a.sharding()->to_string());
-    *out = a.shard(0).device;
+    if (a->shard_count() != 1)
+      invalid("array: spread over ", a->shard_count(),
+              " devices, so it has no single device; its sharding is ", a->sharding()->to_string());
+    *out = a->shard(0).device;
   });
 }
 
 spmd_status spmd_array_block_until_ready(spmd_array *array) {
-  return guard(__func__, [&] { use(array, "array").impl->block_until_ready(); });
+  return guard(__func__, [&] { ArrayHold(array, "array")->block_until_ready(); });
 }
 
 spmd_status spmd_array_to_host(const spmd_array *array, void *data, size_t nbytes) {
-  return guard(__func__, [&] { use(array, "array").impl->to_host(data, nbytes); });
+  return guard(__func__, [&] { ArrayHold(array, "array")->to_host(data, nbytes); });
 }
 
 spmd_status spmd_array_shard_count(const spmd_array *array, size_t *out) {
   return guard(__func__, [&] {
-    produce(out, [&] { return use(array, "array").impl->shard_count(); });
+    produce(out, [&] { return ArrayHold(array, "array")->shard_count(); });
   });
 }
 
 spmd_status spmd_array_shard_info(const spmd_array *array, size_t index, spmd_shard_info *out) {
   return guard(__func__, [&] {
-    const auto &a = *use(array, "array").impl;
+    const ArrayHold a(array, "array");
     out_arg(out);
-    if (index >= a.shard_count())
+    if (index >= a->shard_count())
       fail(SPMD_ERR_OUT_OF_RANGE, "index: shard ", index, " does not exist (the array has ",
-           a.shard_count(), " shards)");
-    write_shard_info(a.shard(index), out);
+           a->shard_count(), " shards)");
+    write_shard_info(a->shard(index), out);
   });
 }
 
 spmd_status spmd_array_shard_info_of_device(const spmd_array *array, int device_id,
                                             spmd_shard_info *out) {
   return guard(__func__, [&] {
-    const auto &a = *use(array, "array").impl;
+    const ArrayHold a(array, "array");
     out_arg(out);
-    const int position = a.sharding()->mesh()->position_of(device_id);
+    const int position = a->sharding()->mesh()->position_of(device_id);
     if (position < 0)
       invalid("device_id: no shard of the array is on device ", device_id, " (its sharding is ",
-              a.sharding()->to_string(), ")");
-    write_shard_info(a.shard(static_cast<size_t>(position)), out);
+              a->sharding()->to_string(), ")");
+    write_shard_info(a->shard(static_cast<size_t>(position)), out);
   });
 }
 
 spmd_status spmd_array_shard_read(const spmd_array *array, size_t index, void *data,
                                   size_t nbytes) {
-  return guard(__func__, [&] { use(array, "array").impl->shard_read(index, data, nbytes); });
+  return guard(__func__, [&] { ArrayHold(array, "array")->shard_read(index, data, nbytes); });
 }
 
 spmd_status spmd_array_shard_write(spmd_array *array, size_t index, const void *data,
                                    size_t nbytes) {
-  return guard(__func__, [&] { use(array, "array").impl->shard_write(index, data, nbytes); });
+  return guard(__func__, [&] { ArrayHold(array, "array")->shard_write(index, data, nbytes); });
 }
 
 spmd_status spmd_array_reshard(const spmd_array *array, const spmd_sharding *sharding,
                                spmd_array **out) {
   return guard(__func__, [&] {
-    const auto &a = *use(array, "array").impl;
+    const ArrayHold a(array, "array");
     const auto &s = use(sharding, "sharding");
     out_arg(out);
-    *out = new_handle<spmd_array>(a.reshard(s.impl));
+    *out = new_handle<spmd_array>(a->reshard(s.impl));
   });
 }
 

@@ -1,3 +1,4 @@
+#include "base/checked.hpp"
 #include "capi/guard.hpp"
 #include "capi/handles.hpp"
 #include "base/dtype.hpp"
@@ -53,6 +54,7 @@ spmd_status spmd_collective_create(const spmd_sharding *input_sharding, spmd_col
     out_arg(out);
     check_dtype("dtype", dtype);
     Shape global = checked_shape("shape", ndim, shape);
+    byte_size("shape", global, dtype);  // as every array constructor bounds it
     const auto o = read_options(options, spmd_collective_options SPMD_COLLECTIVE_OPTIONS_INIT,
                                 "options");
     CollectiveParams params;
@@ -106,9 +108,9 @@ spmd_status spmd_collective_execute(spmd_collective *collective, const spmd_arra
                                     spmd_array **out) {
   return guard(__func__, [&] {
     auto &c = *use(collective, "collective").impl;
-    const auto &in = use(input, "input");
+    const ArrayHold in(input, "input");
     out_arg(out);
-    auto result = c.execute(in.impl);
+    auto result = c.execute(in.ptr());
     *out = new_handle<spmd_array>(std::move(result));
   });
 }
@@ -117,9 +119,9 @@ spmd_status spmd_collective_execute_into(spmd_collective *collective, const spmd
                                          spmd_array *output) {
   return guard(__func__, [&] {
     auto &c = *use(collective, "collective").impl;
-    const auto &in = use(input, "input");
-    auto &o = use(output, "output");
-    c.execute_into(in.impl, *o.impl);
+    const ArrayHold in(input, "input");
+    const ArrayHold o(output, "output");
+    c.execute_into(in.ptr(), *o);
   });
 }
 

@@ -21,17 +21,17 @@ extern "C" {
 
 spmd_status spmd_array_repr(const spmd_array *array, char **out) {
   return guard(__func__, [&] {
-    const auto &a = *use(array, "array").impl;
+    const ArrayHold a(array, "array");
     out_arg(out);
-    *out = to_c_string(array_repr(a.dtype(), a.shape(), host_copy(a).data()));
+    *out = to_c_string(array_repr(a->dtype(), a->shape(), host_copy(*a).data()));
   });
 }
 
 spmd_status spmd_array_str(const spmd_array *array, char **out) {
   return guard(__func__, [&] {
-    const auto &a = *use(array, "array").impl;
+    const ArrayHold a(array, "array");
     out_arg(out);
-    *out = to_c_string(array_str(a.dtype(), a.shape(), host_copy(a).data()));
+    *out = to_c_string(array_str(a->dtype(), a->shape(), host_copy(*a).data()));
   });
 }
 

@@ -65,6 +65,13 @@ bool release(uintptr_t id, HandleKind kind) {
   return true;
 }
 
+ArrayHold::ArrayHold(const spmd_array *h, const char *arg) {
+  ArraySlot &s = live(const_cast<spmd_array *>(h), arg).slot;
+  if (const char *op = s.hold())
+    invalid(arg, ": was donated to ", op, " and can no longer be used (only spmd_array_destroy)");
+  slot_ = &s;
+}
+
 size_t live_count() {
   Registry &r = registry();
   std::shared_lock lock(r.mu);

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <type_traits>
+#include <utility>
 
 #include "base/error.hpp"
 #include "core/mesh.hpp"
@@ -32,10 +33,11 @@ struct spmd_spec {
 struct spmd_sharding {
   spmd::ShardingPtr impl;
 };
+// Reached only through spmd::capi::ArrayHold, never use(): a donation may
+// let the array go while another call runs.
 struct spmd_array {
-  spmd::ArrayPtr impl;
-  // Set (and impl released) once the array is donated to an op.
-  const char *donated_to = nullptr;
+  explicit spmd_array(spmd::ArrayPtr array) noexcept : slot(std::move(array)) {}
+  spmd::ArraySlot slot;
 };
 
 namespace spmd::capi {
@@ -94,26 +96,55 @@ void destroy_handle(H *h) {
   if (h != nullptr) release(id_of(h), KindOf<H>::kind);
 }
 
-// Checks an input handle and returns its struct; throws INVALID_ARGUMENT
-// naming `arg`.
+// The struct of a live handle of H's kind; throws INVALID_ARGUMENT naming
+// `arg`.
 template <typename H>
-H &use(H *h, const char *arg) {
+H &live(H *h, const char *arg) {
   if (h == nullptr) invalid(arg, ": NULL ", KindOf<H>::name, " handle");
   void *object = lookup(id_of(h), KindOf<H>::kind);
   if (object == nullptr)
     invalid(arg, ": not a live ", KindOf<H>::name, " (destroyed, or another kind of handle)");
-  if constexpr (std::is_same_v<H, spmd_array>) {
-    const auto *a = static_cast<const spmd_array *>(object);
-    if (a->donated_to != nullptr)
-      invalid(arg, ": was donated to ", a->donated_to,
-              " and can no longer be used (only spmd_array_destroy)");
-  }
   return *static_cast<H *>(object);
+}
+
+// Checks an input handle and returns its struct; throws INVALID_ARGUMENT
+// naming `arg`. Arrays are held instead (ArrayHold).
+template <typename H>
+H &use(H *h, const char *arg) {
+  static_assert(!std::is_same_v<H, spmd_array>, "hold an array handle: ArrayHold");
+  return live(h, arg);
 }
 template <typename H>
 const H &use(const H *h, const char *arg) {
   return use(const_cast<H *>(h), arg);
 }
+
+// A call's hold on an array handle (ArraySlot) from the argument check to
+// the end of the call: its array stays alive, and an op consuming it by
+// donation meanwhile leaves its buffers as they are. Throws
+// INVALID_ARGUMENT naming `arg` for a NULL, destroyed, wrong-kind or
+// donated handle.
+class ArrayHold {
+ public:
+  ArrayHold() = default;
+  ArrayHold(const spmd_array *h, const char *arg);
+  ArrayHold(ArrayHold &&o) noexcept : slot_(o.slot_) { o.slot_ = nullptr; }
+  ArrayHold &operator=(ArrayHold &&o) noexcept {
+    std::swap(slot_, o.slot_);
+    return *this;
+  }
+  ~ArrayHold() {
+    if (slot_) slot_->release();
+  }
+
+  ArraySlot *slot() const { return slot_; }
+  const ArrayPtr &ptr() const { return slot_->array(); }
+  Array &operator*() const { return *ptr(); }
+  Array *operator->() const { return ptr().get(); }
+
+ private:
+  ArraySlot *slot_ = nullptr;
+};
 
 // Fills a caller's spmd_shard_info (whose struct_size the caller set).
 void write_shard_info(const ShardLayout &s, spmd_shard_info *out);

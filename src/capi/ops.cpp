@@ -14,30 +14,54 @@ using namespace spmd::capi;
 
 namespace {
 
-// The options as exec/ops reads them, with the operands they may donate.
-struct Call {
-  ops::OpOptions options;
-  spmd_array *donated[3] = {nullptr, nullptr, nullptr};
+// An op's array operands in order, each handle held once however often it
+// is named, until the call returns: so a donation can tell the op's own
+// hold from another call's (ArraySlot::consume).
+class Operands {
+ public:
+  // Holds operand number size() and returns its array.
+  const ArrayPtr &operator()(const spmd_array *a, const char *arg) {
+    const size_t i = n_;
+    size_t j = 0;
+    while (j < i && handles_[j] != a) ++j;
+    if (j == i) {
+      holds_[i] = ArrayHold(a, arg);
+      slots_[i] = holds_[i].slot();
+    } else {
+      slots_[i] = slots_[j];
+    }
+    handles_[i] = a;
+    ++n_;
+    return slots_[i]->array();
+  }
+  unsigned size() const { return n_; }
+  ArraySlot *slot(size_t i) const { return slots_[i]; }
+
+ private:
+  const spmd_array *handles_[3] = {};
+  ArraySlot *slots_[3] = {};
+  ArrayHold holds_[3];
+  unsigned n_ = 0;
 };
 
-Call read_call(const spmd_op_options *given, std::initializer_list<const spmd_array *> operands) {
+// The options as exec/ops reads them, with the operands they may donate.
+ops::OpOptions read_call(const spmd_op_options *given, const Operands &in, const char *function) {
   const auto o = read_options(given, spmd_op_options SPMD_OP_OPTIONS_INIT, "options");
-  Call c;
+  ops::OpOptions c;
+  c.function = function;
   if (o.out_sharding != nullptr)
-    c.options.out_sharding = use(o.out_sharding, "options->out_sharding").impl;
-  const unsigned n = static_cast<unsigned>(operands.size());
+    c.out_sharding = use(o.out_sharding, "options->out_sharding").impl;
+  const unsigned n = in.size();
   if (o.donate >> n)
     invalid("options->donate: bit ", 31 - __builtin_clz(o.donate), " is set but the op has ", n,
             n == 1 ? " operand" : " operands");
-  unsigned i = 0;
-  for (const spmd_array *a : operands) {
+  for (unsigned i = 0; i < n; ++i) {
     if (o.donate & (1u << i)) {
       for (unsigned j = 0; j < i; ++j)
-        if (c.donated[j] == a) invalid("options->donate: operand ", i, " is operand ", j, " again");
-      c.options.donate[i] = true;
-      c.donated[i] = const_cast<spmd_array *>(a);
+        if (c.donate[j] == in.slot(i))
+          invalid("options->donate: operand ", i, " is operand ", j, " again");
+      c.donate[i] = in.slot(i);
     }
-    ++i;
   }
   return c;
 }
@@ -45,28 +69,23 @@ Call read_call(const spmd_op_options *given, std::initializer_list<const spmd_ar
 // Retires donated operands, then hands the result to the caller. In that
 // order: the result may already have written into a donated operand's
 // buffers, so once the op has run those handles must not stay usable, even
-// when making the result's handle runs out of memory.
-void finish(const Call &c, const char *function, ArrayPtr result, spmd_array **out) {
-  for (spmd_array *d : c.donated) {
-    if (d == nullptr) continue;
-    auto &h = use(d, "donated operand");
-    h.impl.reset();
-    h.donated_to = function;
-  }
+// when making the result's handle runs out of memory. Calls still holding
+// them finish with the values they started with (ops::take_donated).
+void finish(const ops::OpOptions &c, ArrayPtr result, spmd_array **out) {
+  for (ArraySlot *d : c.donate)
+    if (d != nullptr) d->consume(c.function);
   *out = new_handle<spmd_array>(std::move(result));
 }
-
-const ArrayPtr &arr(const spmd_array *a, const char *arg) { return use(a, arg).impl; }
 
 // The tail of every op's entry point, once its own arguments are read:
 // the output pointer and the options are checked, `make` runs the op, the
 // result is handed out, and donated operands are retired.
 template <typename Make>
-void complete(const char *fn, std::initializer_list<const spmd_array *> operands,
-              const spmd_op_options *options, spmd_array **out, Make &&make) {
+void complete(const char *fn, const Operands &in, const spmd_op_options *options,
+              spmd_array **out, Make &&make) {
   out_arg(out);
-  const Call c = read_call(options, operands);
-  finish(c, fn, make(c.options), out);
+  const ops::OpOptions c = read_call(options, in, fn);
+  finish(c, make(c), out);
 }
 
 ew::Op unary_op(const spmd_unary_op &op) {
@@ -139,9 +158,10 @@ spmd_status spmd_unary(spmd_unary_op op, const spmd_array *x, const spmd_op_opti
                        spmd_array **out) {
   const char *fn = __func__;
   return guard(fn, [&] {
+    Operands in;
     const ew::Op o = unary_op(op);
-    const auto &a = arr(x, "x");
-    complete(fn, {x}, options, out,
+    const auto &a = in(x, "x");
+    complete(fn, in, options, out,
              [&](const ops::OpOptions &opts) { return ops::unary(o, a, opts); });
   });
 }
@@ -150,9 +170,10 @@ spmd_status spmd_astype(const spmd_array *x, spmd_dtype dtype, const spmd_op_opt
                         spmd_array **out) {
   const char *fn = __func__;
   return guard(fn, [&] {
-    const auto &a = arr(x, "x");
+    Operands in;
+    const auto &a = in(x, "x");
     check_dtype("dtype", dtype);
-    complete(fn, {x}, options, out,
+    complete(fn, in, options, out,
              [&](const ops::OpOptions &opts) { return ops::astype(a, valid_dtype(dtype), opts); });
   });
 }
@@ -161,10 +182,11 @@ spmd_status spmd_binary(spmd_binary_op op, const spmd_array *x, const spmd_array
                         const spmd_op_options *options, spmd_array **out) {
   const char *fn = __func__;
   return guard(fn, [&] {
+    Operands in;
     const ew::Op o = binary_op(op);
-    const auto &a = arr(x, "x");
-    const auto &b = arr(y, "y");
-    complete(fn, {x, y}, options, out,
+    const auto &a = in(x, "x");
+    const auto &b = in(y, "y");
+    complete(fn, in, options, out,
              [&](const ops::OpOptions &opts) { return ops::binary(o, a, b, opts); });
   });
 }
@@ -173,9 +195,10 @@ spmd_status spmd_binary_scalar(spmd_binary_op op, const spmd_array *x, double s,
                                const spmd_op_options *options, spmd_array **out) {
   const char *fn = __func__;
   return guard(fn, [&] {
+    Operands in;
     const ew::Op o = binary_op(op);
-    const auto &a = arr(x, "x");
-    complete(fn, {x}, options, out,
+    const auto &a = in(x, "x");
+    complete(fn, in, options, out,
              [&](const ops::OpOptions &opts) { return ops::binary_scalar(o, a, s, false, opts); });
   });
 }
@@ -184,9 +207,10 @@ spmd_status spmd_scalar_binary(spmd_binary_op op, double s, const spmd_array *x,
                                const spmd_op_options *options, spmd_array **out) {
   const char *fn = __func__;
   return guard(fn, [&] {
+    Operands in;
     const ew::Op o = binary_op(op);
-    const auto &a = arr(x, "x");
-    complete(fn, {x}, options, out,
+    const auto &a = in(x, "x");
+    complete(fn, in, options, out,
              [&](const ops::OpOptions &opts) { return ops::binary_scalar(o, a, s, true, opts); });
   });
 }
@@ -195,10 +219,11 @@ spmd_status spmd_where(const spmd_array *cond, const spmd_array *x, const spmd_a
                        const spmd_op_options *options, spmd_array **out) {
   const char *fn = __func__;
   return guard(fn, [&] {
-    const auto &c0 = arr(cond, "cond");
-    const auto &a = arr(x, "x");
-    const auto &b = arr(y, "y");
-    complete(fn, {cond, x, y}, options, out,
+    Operands in;
+    const auto &c0 = in(cond, "cond");
+    const auto &a = in(x, "x");
+    const auto &b = in(y, "y");
+    complete(fn, in, options, out,
              [&](const ops::OpOptions &opts) { return ops::where(c0, a, b, opts); });
   });
 }
@@ -207,10 +232,11 @@ spmd_status spmd_reduce(spmd_reduce_op op, const spmd_array *x, size_t naxes, co
                         int keepdims, const spmd_op_options *options, spmd_array **out) {
   const char *fn = __func__;
   return guard(fn, [&] {
+    Operands in;
     const ops::ReduceKind k = reduce_op(op);
-    const auto &a = arr(x, "x");
+    const auto &a = in(x, "x");
     const auto list = int_list("axes", naxes, axes);
-    complete(fn, {x}, options, out,
+    complete(fn, in, options, out,
              [&](const ops::OpOptions &opts) { return ops::reduce(k, a, list, axes == nullptr, keepdims != 0, opts); });
   });
 }
@@ -219,8 +245,9 @@ spmd_status spmd_argmax(const spmd_array *x, int64_t axis, const spmd_op_options
                         spmd_array **out) {
   const char *fn = __func__;
   return guard(fn, [&] {
-    const auto &a = arr(x, "x");
-    complete(fn, {x}, options, out,
+    Operands in;
+    const auto &a = in(x, "x");
+    complete(fn, in, options, out,
              [&](const ops::OpOptions &opts) { return ops::argmax(a, axis, opts); });
   });
 }
@@ -229,8 +256,9 @@ spmd_status spmd_softmax(const spmd_array *x, int64_t axis, int log, const spmd_
                          spmd_array **out) {
   const char *fn = __func__;
   return guard(fn, [&] {
-    const auto &a = arr(x, "x");
-    complete(fn, {x}, options, out,
+    Operands in;
+    const auto &a = in(x, "x");
+    complete(fn, in, options, out,
              [&](const ops::OpOptions &opts) { return ops::softmax(a, axis, log != 0, opts); });
   });
 }
@@ -239,8 +267,9 @@ spmd_status spmd_dot_general(const spmd_array *lhs, const spmd_array *rhs, const
                              const spmd_op_options *options, spmd_array **out) {
   const char *fn = __func__;
   return guard(fn, [&] {
-    const auto &a = arr(lhs, "lhs");
-    const auto &b = arr(rhs, "rhs");
+    Operands in;
+    const auto &a = in(lhs, "lhs");
+    const auto &b = in(rhs, "rhs");
     if (dims == nullptr) invalid("dims: NULL spmd_dot_dims pointer");
     const auto d = read_options(dims, spmd_dot_dims SPMD_DOT_DIMS_INIT, "dims");
     propagate::DotDims dd;
@@ -248,7 +277,7 @@ spmd_status spmd_dot_general(const spmd_array *lhs, const spmd_array *rhs, const
     dd.rhs_batch = int_list("dims->rhs_batch", d.nbatch, d.rhs_batch);
     dd.lhs_contract = int_list("dims->lhs_contract", d.ncontract, d.lhs_contract);
     dd.rhs_contract = int_list("dims->rhs_contract", d.ncontract, d.rhs_contract);
-    complete(fn, {lhs, rhs}, options, out,
+    complete(fn, in, options, out,
              [&](const ops::OpOptions &opts) { return ops::dot_general(a, b, std::move(dd), opts); });
   });
 }
@@ -257,9 +286,10 @@ spmd_status spmd_matmul(const spmd_array *x, const spmd_array *y, const spmd_op_
                         spmd_array **out) {
   const char *fn = __func__;
   return guard(fn, [&] {
-    const auto &a = arr(x, "a");
-    const auto &b = arr(y, "b");
-    complete(fn, {x, y}, options, out,
+    Operands in;
+    const auto &a = in(x, "a");
+    const auto &b = in(y, "b");
+    complete(fn, in, options, out,
              [&](const ops::OpOptions &opts) { return ops::matmul(a, b, opts); });
   });
 }
@@ -268,10 +298,11 @@ spmd_status spmd_einsum(const char *subscripts, const spmd_array *x, const spmd_
                         const spmd_op_options *options, spmd_array **out) {
   const char *fn = __func__;
   return guard(fn, [&] {
+    Operands in;
     if (subscripts == nullptr) invalid("subscripts: NULL string");
-    const auto &a = arr(x, "a");
-    const auto &b = arr(y, "b");
-    complete(fn, {x, y}, options, out,
+    const auto &a = in(x, "a");
+    const auto &b = in(y, "b");
+    complete(fn, in, options, out,
              [&](const ops::OpOptions &opts) { return ops::einsum(subscripts, a, b, opts); });
   });
 }
@@ -280,9 +311,10 @@ spmd_status spmd_transpose(const spmd_array *x, size_t naxes, const int64_t *per
                            const spmd_op_options *options, spmd_array **out) {
   const char *fn = __func__;
   return guard(fn, [&] {
-    const auto &a = arr(x, "x");
+    Operands in;
+    const auto &a = in(x, "x");
     auto p = int_list("perm", naxes, perm);
-    complete(fn, {x}, options, out,
+    complete(fn, in, options, out,
              [&](const ops::OpOptions &opts) { return ops::transpose(a, std::move(p), opts); });
   });
 }
@@ -291,9 +323,10 @@ spmd_status spmd_reshape(const spmd_array *x, size_t ndim, const int64_t *shape,
                          const spmd_op_options *options, spmd_array **out) {
   const char *fn = __func__;
   return guard(fn, [&] {
-    const auto &a = arr(x, "x");
+    Operands in;
+    const auto &a = in(x, "x");
     auto s = int_list("shape", ndim, shape);
-    complete(fn, {x}, options, out,
+    complete(fn, in, options, out,
              [&](const ops::OpOptions &opts) { return ops::reshape(a, std::move(s), opts); });
   });
 }
@@ -302,9 +335,10 @@ spmd_status spmd_broadcast_to(const spmd_array *x, size_t ndim, const int64_t *s
                               const spmd_op_options *options, spmd_array **out) {
   const char *fn = __func__;
   return guard(fn, [&] {
-    const auto &a = arr(x, "x");
+    Operands in;
+    const auto &a = in(x, "x");
     Shape s = checked_shape("shape", ndim, shape);
-    complete(fn, {x}, options, out,
+    complete(fn, in, options, out,
              [&](const ops::OpOptions &opts) { return ops::broadcast_to(a, s, opts); });
   });
 }
@@ -313,10 +347,11 @@ spmd_status spmd_slice(const spmd_array *x, size_t ndim, const int64_t *start, c
                        const spmd_op_options *options, spmd_array **out) {
   const char *fn = __func__;
   return guard(fn, [&] {
-    const auto &a = arr(x, "x");
+    Operands in;
+    const auto &a = in(x, "x");
     const auto lo = int_list("start", ndim, start);
     const auto hi = int_list("stop", ndim, stop);
-    complete(fn, {x}, options, out,
+    complete(fn, in, options, out,
              [&](const ops::OpOptions &opts) { return ops::slice(a, lo, hi, opts); });
   });
 }
@@ -327,13 +362,18 @@ spmd_status spmd_concatenate(size_t n, const spmd_array *const *xs, int64_t axis
   return guard(fn, [&] {
     if (n == 0) invalid("n: concatenate needs at least one array");
     if (xs == nullptr) invalid("xs: NULL with ", n, " arrays");
+    std::vector<ArrayHold> holds;
     std::vector<ArrayPtr> arrays;
-    for (size_t k = 0; k < n; ++k) arrays.push_back(arr(xs[k], cat("xs[", k, "]").c_str()));
+    holds.reserve(n);
+    for (size_t k = 0; k < n; ++k) {
+      holds.emplace_back(xs[k], cat("xs[", k, "]").c_str());
+      arrays.push_back(holds.back().ptr());
+    }
     out_arg(out);
     if (read_options(options, spmd_op_options SPMD_OP_OPTIONS_INIT, "options").donate != 0)
       invalid("options->donate: spmd_concatenate does not take donations");
-    const Call c = read_call(options, {});
-    finish(c, fn, ops::concatenate(arrays, axis, c.options), out);
+    const ops::OpOptions c = read_call(options, Operands(), fn);
+    finish(c, ops::concatenate(arrays, axis, c), out);
   });
 }
 

@@ -187,10 +187,17 @@ void shard_map_impl(const spmd_mesh *mesh, spmd_shard_fn fn, void *user_data,
   for (size_t i = 0; i < handles.size(); ++i) outputs[i] = handles[i];
 }
 
-std::vector<ArrayPtr> input_arrays(size_t n_in, spmd_array *const *inputs) {
+// Holds every input until the shard_map returns (its callbacks may read
+// the inputs' own memory).
+std::vector<ArrayPtr> input_arrays(size_t n_in, spmd_array *const *inputs,
+                                   std::vector<ArrayHold> &holds) {
   if (n_in && inputs == nullptr) invalid("inputs: NULL array of ", n_in, " inputs");
   std::vector<ArrayPtr> ins;
-  for (size_t i = 0; i < n_in; ++i) ins.push_back(use(inputs[i], cat("inputs[", i, "]").c_str()).impl);
+  holds.reserve(n_in);
+  for (size_t i = 0; i < n_in; ++i) {
+    holds.emplace_back(inputs[i], cat("inputs[", i, "]").c_str());
+    ins.push_back(holds.back().ptr());
+  }
   return ins;
 }
 
@@ -214,7 +221,8 @@ spmd_status spmd_shard_map(const spmd_mesh *mesh, spmd_shard_fn fn, void *user_d
                            const spmd_shard_map_options *options, spmd_array **outputs) {
   return guard(__func__, [&] {
     use(mesh, "mesh");
-    auto ins = input_arrays(n_in, inputs);
+    std::vector<ArrayHold> holds;
+    auto ins = input_arrays(n_in, inputs, holds);
     if (n_in && in_specs == nullptr) invalid("in_specs: NULL array of ", n_in, " specs");
     if (n_out && out_specs == nullptr) invalid("out_specs: NULL array of ", n_out, " specs");
     std::vector<PartitionSpec> is, os;
@@ -233,7 +241,8 @@ spmd_status spmd_shard_map_text(const spmd_mesh *mesh, spmd_shard_fn fn, void *u
                                 spmd_array **outputs) {
   return guard(__func__, [&] {
     use(mesh, "mesh");
-    auto ins = input_arrays(n_in, inputs);
+    std::vector<ArrayHold> holds;
+    auto ins = input_arrays(n_in, inputs, holds);
     if (n_in && in_specs == nullptr) invalid("in_specs: NULL array of ", n_in, " specs");
     if (n_out && out_specs == nullptr) invalid("out_specs: NULL array of ", n_out, " specs");
     auto parse = [](const char *text, const std::string &label) {

@@ -52,9 +52,9 @@ spmd_status spmd_sharding_visualize(const spmd_sharding *sharding, size_t ndim,
 spmd_status spmd_array_visualize(const spmd_array *array, const spmd_visualize_options *options,
                                  char **out) {
   return guard(__func__, [&] {
-    const auto &a = *use(array, "array").impl;
+    const ArrayHold a(array, "array");
     out_arg(out);
-    *out = to_c_string(visualize_sharding(*a.sharding(), a.shape(), picture_options(options)));
+    *out = to_c_string(visualize_sharding(*a->sharding(), a->shape(), picture_options(options)));
   });
 }
 

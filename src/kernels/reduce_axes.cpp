@@ -58,13 +58,23 @@ const A *row(spmd_dtype d, const char *p, size_t n, std::vector<A> &buf) {
   return buf.data();
 }
 
+// The identity in the result's type `out`: an empty block's max must lose
+// to every int32 (int64's lowest would wrap to 0 when stored), and a bool's
+// max of nothing is false.
 template <typename A>
-A identity(Op op) {
+A identity(Op op, spmd_dtype out) {
   if (op == Op::Sum) return A(0);
-  if constexpr (std::is_floating_point_v<A>)
+  if constexpr (std::is_floating_point_v<A>) {
     return op == Op::Max ? -std::numeric_limits<A>::infinity() : std::numeric_limits<A>::infinity();
-  else
-    return op == Op::Max ? std::numeric_limits<A>::lowest() : std::numeric_limits<A>::max();
+  } else {
+    const bool max = op == Op::Max;
+    switch (out) {
+      case SPMD_I32: return max ? INT32_MIN : INT32_MAX;
+      case SPMD_U8: return max ? 0 : UINT8_MAX;
+      case SPMD_BOOL: return max ? 0 : 1;
+      default: return max ? std::numeric_limits<A>::lowest() : std::numeric_limits<A>::max();
+    }
+  }
 }
 
 // NaN wins a max or min, as jnp.max.
@@ -135,7 +145,7 @@ void reduce(const Params &p, char *out, const char *in) {
     red.push_back(p.reduced[d]);
   }
   const int64_t nout = out_elements(p);
-  std::vector<A> acc(static_cast<size_t>(nout), identity<A>(p.op));
+  std::vector<A> acc(static_cast<size_t>(nout), identity<A>(p.op, p.out));
   int64_t total = 1;
   for (int64_t d : dims) total *= d;
   if (total > 0 && !dims.empty()) {

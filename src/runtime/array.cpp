@@ -221,4 +221,28 @@ void Array::block_until_ready() const {
   for (const auto &b : buffers_) b->wait();
 }
 
+const char *ArraySlot::hold() noexcept {
+  // Acquire: a refused hold reads the consumer's name, a granted one the
+  // array as the last writer of the slot left it.
+  uint64_t s = state_.load(std::memory_order_acquire);
+  do {
+    if (s & kConsumed) return consumer_.load(std::memory_order_acquire);
+  } while (!state_.compare_exchange_weak(s, s + 1, std::memory_order_acquire,
+                                         std::memory_order_acquire));
+  return nullptr;
+}
+
+void ArraySlot::release() noexcept {
+  // Release: this call's reads of the array and its buffers come before a
+  // consumer's writes into them and before the array is let go.
+  if (state_.fetch_sub(1, std::memory_order_acq_rel) == (kConsumed | 1)) array_.reset();
+}
+
+bool ArraySlot::consume(const char *op) noexcept {
+  // The name first, so that whoever sees kConsumed sees a name too.
+  const char *none = nullptr;
+  consumer_.compare_exchange_strong(none, op, std::memory_order_acq_rel);
+  return state_.fetch_or(kConsumed, std::memory_order_acq_rel) == 1;
+}
+
 }  // namespace spmd

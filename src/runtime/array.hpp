@@ -4,6 +4,8 @@
 // ready (runtime/buffer.hpp).
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -83,6 +85,39 @@ class Array {
   size_t nbytes_;
   std::vector<ShardLayout> shards_;
   std::vector<BufferPtr> buffers_;
+};
+
+// The array behind a caller's handle, the calls using it now, and the op
+// that consumed it by donation (donate_argnums). Every call that uses the
+// handle holds the slot while it runs; a donation marks it consumed, after
+// which new holds are refused, and the last hold to end lets the array go.
+// So an array outlives every call that started before its donation, and an
+// op overwrites a donated array in place only when nothing else holds it.
+// A hold costs one compare-and-swap and one subtraction: no lock.
+class ArraySlot {
+ public:
+  explicit ArraySlot(ArrayPtr array) noexcept : array_(std::move(array)) {}
+  ArraySlot(const ArraySlot &) = delete;
+  ArraySlot &operator=(const ArraySlot &) = delete;
+
+  // Starts a hold and returns null; or refuses it (nothing held) and
+  // returns the name of the op that consumed the array.
+  const char *hold() noexcept;
+  // Ends a hold; the last one after a donation lets the array go.
+  void release() noexcept;
+  // The array; only between hold() and release().
+  const ArrayPtr &array() const noexcept { return array_; }
+  // Marks the array consumed by `op`, a call that holds it once (later
+  // calls' messages name the first such op). True when that call may reuse
+  // its buffers in place: no other call holds it, and no op consumed it
+  // before.
+  bool consume(const char *op) noexcept;
+
+ private:
+  static constexpr uint64_t kConsumed = uint64_t{1} << 63;
+  std::atomic<uint64_t> state_{0};  // kConsumed | the number of holds
+  std::atomic<const char *> consumer_{nullptr};
+  ArrayPtr array_;
 };
 
 }  // namespace spmd

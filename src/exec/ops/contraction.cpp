@@ -10,6 +10,7 @@
 #include "exec/ops/reduction.hpp"
 #include "exec/ops/shape_ops.hpp"
 #include "kernels/gemm.hpp"
+#include "spmd/sharding.h"
 
 namespace spmd::ops {
 
@@ -46,14 +47,15 @@ int64_t product(const Shape &s, size_t from, size_t to) {
 }  // namespace
 
 ArrayPtr dot_general(const ArrayPtr &lhs_in, const ArrayPtr &rhs_in, propagate::DotDims dd,
-                     const OpOptions &options) {
-  const MeshPtr mesh = common_mesh({{lhs_in, "lhs"}, {rhs_in, "rhs"}});
+                     const OpOptions &options, OperandNames names) {
+  const MeshPtr mesh = common_mesh({{lhs_in, names.lhs}, {rhs_in, names.rhs}});
   const size_t lr = lhs_in->shape().size(), rr = rhs_in->shape().size();
   if (dd.lhs_batch.size() != dd.rhs_batch.size())
-    invalid("dims: ", dd.lhs_batch.size(), " lhs batch dimensions but ", dd.rhs_batch.size(), " rhs ones");
+    invalid("dims: ", dd.lhs_batch.size(), " ", names.lhs, " batch dimensions but ",
+            dd.rhs_batch.size(), " ", names.rhs, " ones");
   if (dd.lhs_contract.size() != dd.rhs_contract.size())
-    invalid("dims: ", dd.lhs_contract.size(), " lhs contracting dimensions but ",
-            dd.rhs_contract.size(), " rhs ones");
+    invalid("dims: ", dd.lhs_contract.size(), " ", names.lhs, " contracting dimensions but ",
+            dd.rhs_contract.size(), " ", names.rhs, " ones");
   std::vector<bool> lu(lr, false), ru(rr, false);
   check_dims("lhs_batch", dd.lhs_batch, lr, lu);
   check_dims("lhs_contract", dd.lhs_contract, lr, lu);
@@ -63,10 +65,10 @@ ArrayPtr dot_general(const ArrayPtr &lhs_in, const ArrayPtr &rhs_in, propagate::
   auto check_sizes = [&](const std::vector<int64_t> &l, const std::vector<int64_t> &r, const char *kind) {
     for (size_t k = 0; k < l.size(); ++k)
       if (ls[static_cast<size_t>(l[k])] != rs[static_cast<size_t>(r[k])])
-        invalid("lhs and rhs: ", kind, " dimensions differ in size: lhs dimension ", l[k], " is ",
-                ls[static_cast<size_t>(l[k])], " and rhs dimension ", r[k], " is ",
-                rs[static_cast<size_t>(r[k])], " (shapes ", shape_to_string(ls), " and ",
-                shape_to_string(rs), ")");
+        invalid(names.lhs, " and ", names.rhs, ": ", kind, " dimensions differ in size: ",
+                names.lhs, " dimension ", l[k], " is ", ls[static_cast<size_t>(l[k])], " and ",
+                names.rhs, " dimension ", r[k], " is ", rs[static_cast<size_t>(r[k])],
+                " (shapes ", shape_to_string(ls), " and ", shape_to_string(rs), ")");
   };
   check_sizes(dd.lhs_batch, dd.rhs_batch, "batch");
   check_sizes(dd.lhs_contract, dd.rhs_contract, "contracting");
@@ -77,9 +79,10 @@ ArrayPtr dot_general(const ArrayPtr &lhs_in, const ArrayPtr &rhs_in, propagate::
   for (int64_t d : dd.lhs_batch) out_shape.push_back(ls[static_cast<size_t>(d)]);
   for (int64_t d : lf) out_shape.push_back(ls[static_cast<size_t>(d)]);
   for (int64_t d : rf) out_shape.push_back(rs[static_cast<size_t>(d)]);
+  const spmd_dtype dtype = promote_types(lhs_in->dtype(), rhs_in->dtype());
+  check_result("dims", out_shape, dtype);
   const ShardingPtr requested = requested_sharding(options, mesh, out_shape.size());
 
-  const spmd_dtype dtype = promote_types(lhs_in->dtype(), rhs_in->dtype());
   ArrayPtr lhs = lhs_in->dtype() == dtype ? lhs_in : astype(lhs_in, dtype, {});
   ArrayPtr rhs = rhs_in->dtype() == dtype ? rhs_in : astype(rhs_in, dtype, {});
   const propagate::Contraction c = propagate::dot_general(
@@ -123,12 +126,17 @@ ArrayPtr dot_general(const ArrayPtr &lhs_in, const ArrayPtr &rhs_in, propagate::
                                            rhs->buffer(i).place(), p, s.device));
   }
   launch_per_shard(*out, {lhs.get(), rhs.get()}, std::move(kernels));
-  // Partial products over split contracting dimensions are summed.
+  // Partial products over split contracting dimensions are summed; bool
+  // partials (ORs of ANDs) are ORed, so the result stays bool whatever the
+  // sharding, as JAX's.
+  const bool any = dtype == SPMD_BOOL;
   const int64_t scatter =
-      on_mesh(requested, mesh) ? scatter_dimension(c.out, propagate::padded(requested->spec(), out_shape.size()),
-                                    c.summed, out_shape, *mesh)
-                : -1;
-  out = combine_partials(mesh, out, out_shape, c.out, c.summed, Combine::Sum, scatter);
+      on_mesh(requested, mesh) && !any
+          ? scatter_dimension(c.out, propagate::padded(requested->spec(), out_shape.size()),
+                              c.summed, out_shape, *mesh)
+          : -1;
+  out = combine_partials(mesh, out, out_shape, c.out, c.summed, any ? Combine::Max : Combine::Sum,
+                         scatter);
   return honour(out, requested);
 }
 
@@ -160,7 +168,7 @@ ArrayPtr matmul(const ArrayPtr &a, const ArrayPtr &b, const OpOptions &options) 
   if (ka != kb)
     invalid("a and b: matmul of shapes ", shape_to_string(a->shape()), " and ",
             shape_to_string(b->shape()), ": inner dimensions differ (", ka, " and ", kb, ")");
-  return dot_general(a, b, dd, options);
+  return dot_general(a, b, dd, options, {"a", "b"});
 }
 
 ArrayPtr einsum(const std::string &subscripts, const ArrayPtr &a_in, const ArrayPtr &b_in,
@@ -194,6 +202,18 @@ ArrayPtr einsum(const std::string &subscripts, const ArrayPtr &a_in, const Array
   for (char ch : so)
     if (sa.find(ch) == std::string::npos && sb.find(ch) == std::string::npos)
       invalid("subscripts: output dimension '", std::string(1, ch), "' names no operand dimension");
+  if (so.size() > SPMD_MAX_NDIM)
+    invalid("subscripts: '", subscripts, "': the result would have ", so.size(),
+            " dimensions; arrays have at most ", SPMD_MAX_NDIM, " (SPMD_MAX_NDIM)");
+  // A letter in both operands names one dimension: its sizes must agree.
+  for (size_t k = 0; k < sa.size(); ++k) {
+    const auto j = sb.find(sa[k]);
+    if (j == std::string::npos) continue;
+    const int64_t na = a_in->shape()[k], nb = b_in->shape()[j];
+    if (na != nb)
+      invalid("subscripts: '", subscripts, "': '", std::string(1, sa[k]), "' is ", na,
+              " long in a (dimension ", k, ") but ", nb, " in b (dimension ", j, ")");
+  }
   // Letters only one operand has and the output lacks are summed first.
   ArrayPtr a = a_in, b = b_in;
   std::string la = sa, lb = sb;
@@ -206,7 +226,10 @@ ArrayPtr einsum(const std::string &subscripts, const ArrayPtr &a_in, const Array
       else
         kept += s[k];
     if (axes.empty()) return;
+    // A bool operand's is an OR (JAX contracts bools as ORs of ANDs): a
+    // count, then whether it is non-zero (an empty dimension gives false).
     x = reduce(ReduceKind::Sum, x, axes, false, false, {});
+    if (a_in->dtype() == SPMD_BOOL && b_in->dtype() == SPMD_BOOL) x = astype(x, SPMD_BOOL, {});
     s = kept;
   };
   sum_alone(a, la, lb);
@@ -233,8 +256,8 @@ ArrayPtr einsum(const std::string &subscripts, const ArrayPtr &a_in, const Array
     invalid("subscripts: '", subscripts, "': the output must name every dimension that is not summed");
   std::vector<int64_t> perm;
   for (char ch : so) perm.push_back(static_cast<int64_t>(order.find(ch)));
-  if (is_identity(perm)) return dot_general(a, b, dd, options);
-  return transpose(dot_general(a, b, dd, {}), perm, options);
+  if (is_identity(perm)) return dot_general(a, b, dd, options, {"a", "b"});
+  return transpose(dot_general(a, b, dd, {}, {"a", "b"}), perm, options);
 }
 
 }  // namespace spmd::ops

@@ -1,7 +1,8 @@
 // Contractions as global ops: lax.dot_general, jnp.matmul and two-operand
 // jnp.einsum. Operands are brought to the layouts propagate::dot_general
 // chooses, each device multiplies its blocks (CBLAS), and partial products
-// over split contracting dimensions are summed across their axes.
+// over split contracting dimensions are summed across their axes (for bool,
+// an OR of ANDs as JAX computes it, combined with an OR).
 #pragma once
 
 #include <string>
@@ -11,8 +12,15 @@
 
 namespace spmd::ops {
 
+// `names` are the operands' names in messages: {"lhs", "rhs"} for
+// spmd_dot_general, {"a", "b"} for matmul and einsum.
+struct OperandNames {
+  const char *lhs = "lhs";
+  const char *rhs = "rhs";
+};
+
 ArrayPtr dot_general(const ArrayPtr &lhs, const ArrayPtr &rhs, propagate::DotDims dims,
-                     const OpOptions &options);
+                     const OpOptions &options, OperandNames names = {});
 ArrayPtr matmul(const ArrayPtr &a, const ArrayPtr &b, const OpOptions &options);
 ArrayPtr einsum(const std::string &subscripts, const ArrayPtr &a, const ArrayPtr &b,
                 const OpOptions &options);

@@ -69,6 +69,9 @@ ArrayPtr run(ew::Op op, std::vector<Input> in, spmd_dtype compute, spmd_dtype ou
     for (size_t k = 1; k < arrays.size(); ++k)
       out_shape = broadcast_shapes(out_shape, first, arrays[k].array->shape(), arrays[k].name);
   }
+  std::string operands;
+  for (const auto &a : arrays) operands += cat(operands.empty() ? "" : " and ", a.name);
+  check_result(target ? "shape" : operands.c_str(), out_shape, out_dtype);
   const size_t n = out_shape.size();
   const ShardingPtr requested = requested_sharding(options, mesh, n);
   propagate::Dims out_dims;
@@ -102,7 +105,7 @@ ArrayPtr run(ew::Op op, std::vector<Input> in, spmd_dtype compute, spmd_dtype ou
   for (size_t k = 0; k < in.size() && k < 3 && !out && last_step; ++k) {
     if (!options.donate[k] || !laid[k] || laid[k] != in[k].array) continue;
     const Array &a = *laid[k];
-    if (a.shape() != out_shape || a.dtype() != out_dtype) continue;
+    if (a.shape() != out_shape || a.dtype() != out_dtype || !take_donated(options, k)) continue;
     std::vector<BufferPtr> buffers;
     for (size_t i = 0; i < a.shard_count(); ++i) buffers.push_back(a.buffer_ptr(i));
     out = Array::from_buffers(out_sharding, out_dtype, out_shape, std::move(buffers));
@@ -214,9 +217,14 @@ ArrayPtr binary_scalar(ew::Op op, const ArrayPtr &x, double s, bool scalar_first
   return run(bool_form(op, t), std::move(in), compute, out, nullptr, o);
 }
 
-ArrayPtr where(const ArrayPtr &cond, const ArrayPtr &x, const ArrayPtr &y,
+ArrayPtr where(const ArrayPtr &cond_in, const ArrayPtr &x, const ArrayPtr &y,
                const OpOptions &options) {
   const spmd_dtype t = promote_types(x->dtype(), y->dtype());
+  // Any non-zero condition is true, NaN included, as jnp.where reads it:
+  // the kernel compares in the result's type, which would truncate 0.5 to
+  // an integer 0.
+  const ArrayPtr cond =
+      cond_in->dtype() == SPMD_BOOL ? cond_in : astype(cond_in, SPMD_BOOL, {});
   return run(ew::Op::Select,
              {{cond, "cond", 0, cond->dtype()}, {x, "x", 0, x->dtype()}, {y, "y", 0, y->dtype()}},
              compute_type(t), t, nullptr, options);

@@ -2,13 +2,23 @@
 
 #include <algorithm>
 
+#include "base/checked.hpp"
 #include "base/dtype.hpp"
 #include "base/error.hpp"
+#include "spmd/sharding.h"
 
 namespace spmd::ops {
 
 std::string describe(const Array &a) {
   return cat(dtype_name(a.dtype()), shape_to_string(a.shape()));
+}
+
+void check_result(const char *what, const Shape &shape, spmd_dtype dtype) {
+  if (shape.size() > SPMD_MAX_NDIM)
+    invalid(what, ": the result would have ", shape.size(), " dimensions ",
+            shape_to_string(shape), "; arrays have at most ", SPMD_MAX_NDIM,
+            " (SPMD_MAX_NDIM)");
+  byte_size(cat(what, ": the result's shape").c_str(), shape, dtype);
 }
 
 size_t checked_axis(int64_t axis, size_t ndim, const char *what) {
@@ -78,6 +88,10 @@ ArrayPtr honour(const ArrayPtr &result, const ShardingPtr &requested) {
   const Sharding &s = *result->sharding();
   if (s.equivalent(*requested) && *s.mesh() == *requested->mesh()) return result;
   return result->reshard(requested);
+}
+
+bool take_donated(const OpOptions &options, size_t k) {
+  return k < 3 && options.donate[k] != nullptr && options.donate[k]->consume(options.function);
 }
 
 void launch_per_shard(Array &out, const std::vector<const Array *> &inputs,

@@ -16,9 +16,11 @@ namespace spmd::ops {
 // What a caller may ask of any op (spmd_op_options).
 struct OpOptions {
   ShardingPtr out_sharding;  // null: the propagated one
-  // Operands whose arrays the op may consume (donate_argnums): their
-  // buffers may become the result's.
-  bool donate[3] = {false, false, false};
+  // Operands the op consumes (donate_argnums), as the caller holds them:
+  // their buffers may become the result's (take_donated).
+  ArraySlot *donate[3] = {nullptr, nullptr, nullptr};
+  // The C function, which later users of a donated operand are told of.
+  const char *function = "an op";
 };
 
 struct Operand {
@@ -48,11 +50,26 @@ ShardingPtr sharding_of(const MeshPtr &mesh, const propagate::Dims &dims);
 // A result `propagated` becomes `requested` (when set) by a reshard.
 ArrayPtr honour(const ArrayPtr &result, const ShardingPtr &requested);
 
+// Consumes donated operand k and says whether the result may take its
+// buffers and write them in place: only when no other call holds it. A
+// call that started before the donation (a copy to the host, a shard_map
+// reading its memory) still reads it, so the result gets memory of its own
+// rather than waiting for that call, as JAX computes without a donation
+// it cannot use. Call it once every argument check has passed, just
+// before taking the buffers: the operand is consumed from then on.
+bool take_donated(const OpOptions &options, size_t k);
+
 // One kernel per shard of `out` (index i writes out's buffer i), each
 // reading the buffers of `inputs` it names: queued after their writes,
 // recorded as their reads and as out's writes.
 void launch_per_shard(Array &out, const std::vector<const Array *> &inputs,
                       std::vector<std::pair<size_t, Kernel>> kernels);
+
+// Refuses a result no array may have, before the op does anything: more
+// than SPMD_MAX_NDIM dimensions, or a shape too large for its dtype
+// (base/checked.hpp's rule). `what` names where the shape came from:
+// "dims" (dot_general), "subscripts", "shape".
+void check_result(const char *what, const Shape &shape, spmd_dtype dtype);
 
 // An axis of an array of `ndim` dimensions, negative counting from the end;
 // INVALID_ARGUMENT naming `what` when out of range.

@@ -134,6 +134,9 @@ ArrayPtr softmax(const ArrayPtr &x_in, int64_t axis, bool log, const OpOptions &
   // the sum become a pmax and a psum.
   ArrayPtr x = x_in;
   if (!dtype_is_float(x->dtype())) x = astype(x, float_result(x->dtype()), {});
+  // Over an empty axis there is nothing to normalise: JAX's max starts
+  // from -inf there, and the result is as empty as x.
+  if (x->shape()[a] == 0) return honour(x == x_in ? astype(x, x->dtype(), {}) : x, options.out_sharding);
   const std::vector<int64_t> ax{static_cast<int64_t>(a)};
   const ArrayPtr m = reduce(ReduceKind::Max, x, ax, false, true, {});
   const ArrayPtr shifted = binary(ew::Op::Sub, x, m, {});

@@ -137,9 +137,13 @@ ArrayPtr concatenate(const std::vector<ArrayPtr> &xs, int64_t axis, const OpOpti
     if (!fits)
       invalid("xs[0] and xs[", k, "]: shapes ", shape_to_string(xs[0]->shape()), " and ",
               shape_to_string(s), " differ outside axis ", a);
-    out_shape[a] += s[a];
+    int64_t sum = 0;
+    if (__builtin_add_overflow(out_shape[a], s[a], &sum))
+      invalid("xs: the result's dimension ", a, " would have more elements than 64 bits count");
+    out_shape[a] = sum;
     dtype = promote_types(dtype, xs[k]->dtype());
   }
+  check_result("xs", out_shape, dtype);
   const ShardingPtr requested = requested_sharding(options, mesh, nd);
   const ShardingPtr target =
       on_mesh(requested, mesh) ? requested
@@ -192,8 +196,9 @@ ArrayPtr reshape(const ArrayPtr &x, Shape shape, const OpOptions &options) {
       infer = static_cast<int64_t>(d);
     } else if (shape[d] < 0) {
       invalid("shape[", d, "]: ", shape[d], " is negative");
-    } else {
-      known *= shape[d];
+    } else if (__builtin_mul_overflow(known, shape[d], &known)) {
+      invalid("shape: ", shape_to_string(shape), " has more elements than 64 bits count (x has ",
+              total, ")");
     }
   }
   if (infer >= 0) {
@@ -205,6 +210,7 @@ ArrayPtr reshape(const ArrayPtr &x, Shape shape, const OpOptions &options) {
   if (known != total)
     invalid("shape: cannot reshape an array of shape ", shape_to_string(x->shape()), " (", total,
             " elements) into shape ", shape_to_string(shape), " (", known, " elements)");
+  check_result("shape", shape, x->dtype());
   const MeshPtr mesh = x->sharding()->mesh();
   const propagate::Reshape r =
       propagate::reshape(propagate::padded(x->sharding()->spec(), x->shape().size()), x->shape(),

@@ -164,14 +164,15 @@ SPMD_HD float narrow_ftz(double d) {
 
 // ---- conversions to integers ----
 
-// base/dtype.cpp's store_from_double for an integer type: truncated toward
-// zero, NaN and out-of-range values as 0.
+// base/dtype.cpp's store_from_double for an integer type of range
+// [lo, hi_plus_one): truncated toward zero and saturated, as XLA converts;
+// NaN gives 0.
 template <typename I>
-SPMD_HD I to_integer(double v, double lo, double hi) {
+SPMD_HD I to_integer(double v, double lo, double hi_plus_one, I min, I max) {
   if (is_nan(v)) return 0;
   const double t = m::trunc(v);
-  if (t < lo || t > hi) return 0;
-  if (t >= 9223372036854775808.0) return static_cast<I>(INT64_MIN);  // x86's answer for 2^63
+  if (t < lo) return min;
+  if (t >= hi_plus_one) return max;
   return static_cast<I>(static_cast<int64_t>(t));
 }
 

@@ -138,11 +138,14 @@ SPMD_HD void store_double(spmd_dtype d, double v, unsigned char *p, bool ftz) {
     case SPMD_F64: store_as(p, v); return;
     case SPMD_F16: store_as(p, f32_to_f16_bits(ftz ? narrow_ftz(v) : narrow(v))); return;
     case SPMD_BF16: store_as(p, f32_to_bf16_bits(ftz ? narrow_ftz(v) : narrow(v))); return;
-    case SPMD_I32: store_as(p, to_integer<int32_t>(v, -2147483648.0, 2147483647.0)); return;
-    case SPMD_I64:
-      store_as(p, to_integer<int64_t>(v, -9223372036854775808.0, 9223372036854775807.0));
+    case SPMD_I32:
+      store_as(p, to_integer<int32_t>(v, -2147483648.0, 2147483648.0, INT32_MIN, INT32_MAX));
       return;
-    case SPMD_U8: store_as(p, to_integer<uint8_t>(v, 0.0, 255.0)); return;
+    case SPMD_I64:
+      store_as(p, to_integer<int64_t>(v, -9223372036854775808.0, 9223372036854775808.0, INT64_MIN,
+                                     INT64_MAX));
+      return;
+    case SPMD_U8: store_as(p, to_integer<uint8_t>(v, 0.0, 256.0, uint8_t{0}, uint8_t{255})); return;
     default: *p = (ftz ? daz(v) : v) != 0.0; return;
   }
 }

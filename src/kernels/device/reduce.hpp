@@ -192,6 +192,24 @@ SPMD_HD A highest() {
   else return std::numeric_limits<A>::infinity();
 }
 
+// The identity of max (lowest) or min in the result's type `out`, as the
+// CPU kernel's: an int32 max of nothing is INT32_MIN (int64's would wrap to
+// 0 when stored), a bool's max of nothing is false.
+template <typename A>
+SPMD_HD A extreme_identity(Op op, spmd_dtype out) {
+  const bool max = op == Op::Max;
+  if constexpr (std::is_same_v<A, int64_t>) {
+    switch (out) {
+      case SPMD_I32: return max ? INT32_MIN : INT32_MAX;
+      case SPMD_U8: return max ? 0 : UINT8_MAX;
+      case SPMD_BOOL: return max ? 0 : 1;
+      default: return max ? lowest<A>() : highest<A>();
+    }
+  } else {
+    return max ? lowest<A>() : highest<A>();
+  }
+}
+
 template <typename A>
 SPMD_HD bool nan_of(A v) {
   if constexpr (std::is_same_v<A, int64_t>) return false;
@@ -226,9 +244,7 @@ struct Best {
 template <typename A>
 struct Extreme {
   using Acc = Best<A>;
-  static SPMD_HD Acc identity(const Plan &p) {
-    return {p.op == Op::Max ? lowest<A>() : highest<A>(), -1};
-  }
+  static SPMD_HD Acc identity(const Plan &p) { return {extreme_identity<A>(p.op, p.out), -1}; }
   static SPMD_HD Acc combine(const Plan &p, Acc a, Acc b) {
     const bool an = nan_of(a.v), bn = nan_of(b.v);
     if (an || bn) {

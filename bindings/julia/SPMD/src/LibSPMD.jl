@@ -791,7 +791,9 @@ struct spmd_op_options
     # but spmd_array_destroy fails with SPMD_ERR_INVALID_ARGUMENT. A call
     # refused before the op runs (bad arguments) leaves it usable; once the
     # op has run it is consumed, even if the result's handle then cannot be
-    # made (SPMD_ERR_OUT_OF_MEMORY).
+    # made (SPMD_ERR_OUT_OF_MEMORY). Other threads may use the array
+    # meanwhile: calls that started before the op finish with its old
+    # values (the result then gets memory of its own), later ones fail.
     donate::Cuint  # C: unsigned int
 end
 
