@@ -46,13 +46,14 @@ spmd_dtype scalar_promotion(spmd_dtype array, double s, const char *what) {
   const bool integral = std::isfinite(s) && std::trunc(s) == s;
   if (!integral) return float_result(array);
   if (array == SPMD_BOOL) array = SPMD_I32;
-  double lo = 0, hi = 0;
+  // [lo, hi_plus_one): int64's max is not a double, 2^63 is the bound.
+  double lo = 0, hi_plus_one = 0;
   switch (array) {
-    case SPMD_U8: lo = 0; hi = 255; break;
-    case SPMD_I32: lo = -2147483648.0; hi = 2147483647.0; break;
-    default: lo = -9223372036854775808.0; hi = 9223372036854775807.0; break;
+    case SPMD_U8: lo = 0; hi_plus_one = 256.0; break;
+    case SPMD_I32: lo = -2147483648.0; hi_plus_one = 2147483648.0; break;
+    default: lo = -9223372036854775808.0; hi_plus_one = 9223372036854775808.0; break;
   }
-  if (s < lo || s > hi)
+  if (s < lo || s >= hi_plus_one)
     invalid(what, ": the scalar ", s, " does not fit ", dtype_name(array),
             ", the array's type (JAX raises OverflowError)");
   return array;

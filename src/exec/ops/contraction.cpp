@@ -80,7 +80,7 @@ ArrayPtr dot_general(const ArrayPtr &lhs_in, const ArrayPtr &rhs_in, propagate::
   for (int64_t d : lf) out_shape.push_back(ls[static_cast<size_t>(d)]);
   for (int64_t d : rf) out_shape.push_back(rs[static_cast<size_t>(d)]);
   const spmd_dtype dtype = promote_types(lhs_in->dtype(), rhs_in->dtype());
-  check_result("dims", out_shape, dtype);
+  check_result(names.result, out_shape, dtype);
   const ShardingPtr requested = requested_sharding(options, mesh, out_shape.size());
 
   ArrayPtr lhs = lhs_in->dtype() == dtype ? lhs_in : astype(lhs_in, dtype, {});
@@ -168,7 +168,7 @@ ArrayPtr matmul(const ArrayPtr &a, const ArrayPtr &b, const OpOptions &options) 
   if (ka != kb)
     invalid("a and b: matmul of shapes ", shape_to_string(a->shape()), " and ",
             shape_to_string(b->shape()), ": inner dimensions differ (", ka, " and ", kb, ")");
-  return dot_general(a, b, dd, options, {"a", "b"});
+  return dot_general(a, b, dd, options, {"a", "b", "a and b"});
 }
 
 ArrayPtr einsum(const std::string &subscripts, const ArrayPtr &a_in, const ArrayPtr &b_in,
@@ -214,8 +214,21 @@ ArrayPtr einsum(const std::string &subscripts, const ArrayPtr &a_in, const Array
       invalid("subscripts: '", subscripts, "': '", std::string(1, sa[k]), "' is ", na,
               " long in a (dimension ", k, ") but ", nb, " in b (dimension ", j, ")");
   }
-  // Letters only one operand has and the output lacks are summed first.
-  ArrayPtr a = a_in, b = b_in;
+  // The result's size is known before anything runs.
+  const spmd_dtype t = promote_types(a_in->dtype(), b_in->dtype());
+  {
+    Shape out_shape;
+    for (char ch : so) {
+      const auto i = sa.find(ch);
+      out_shape.push_back(i != std::string::npos ? a_in->shape()[i] : b_in->shape()[sb.find(ch)]);
+    }
+    check_result("subscripts", out_shape, t);
+  }
+  // Both operands in their promoted type first, as jnp.einsum converts
+  // them; then letters only one operand has and the output lacks are
+  // summed in that type (uint8 wraps, bool ORs, as lax.reduce_sum does).
+  ArrayPtr a = a_in->dtype() == t ? a_in : astype(a_in, t, {});
+  ArrayPtr b = b_in->dtype() == t ? b_in : astype(b_in, t, {});
   std::string la = sa, lb = sb;
   auto sum_alone = [&](ArrayPtr &x, std::string &s, const std::string &other) {
     std::vector<int64_t> axes;
@@ -226,10 +239,10 @@ ArrayPtr einsum(const std::string &subscripts, const ArrayPtr &a_in, const Array
       else
         kept += s[k];
     if (axes.empty()) return;
-    // A bool operand's is an OR (JAX contracts bools as ORs of ANDs): a
-    // count, then whether it is non-zero (an empty dimension gives false).
+    // jnp.sum widens bool and uint8 to int32: back to t, a count then
+    // whether it is non-zero for bool (an empty dimension gives false).
     x = reduce(ReduceKind::Sum, x, axes, false, false, {});
-    if (a_in->dtype() == SPMD_BOOL && b_in->dtype() == SPMD_BOOL) x = astype(x, SPMD_BOOL, {});
+    if (x->dtype() != t) x = astype(x, t, {});
     s = kept;
   };
   sum_alone(a, la, lb);
@@ -256,8 +269,8 @@ ArrayPtr einsum(const std::string &subscripts, const ArrayPtr &a_in, const Array
     invalid("subscripts: '", subscripts, "': the output must name every dimension that is not summed");
   std::vector<int64_t> perm;
   for (char ch : so) perm.push_back(static_cast<int64_t>(order.find(ch)));
-  if (is_identity(perm)) return dot_general(a, b, dd, options, {"a", "b"});
-  return transpose(dot_general(a, b, dd, {}, {"a", "b"}), perm, options);
+  if (is_identity(perm)) return dot_general(a, b, dd, options, {"a", "b", "subscripts"});
+  return transpose(dot_general(a, b, dd, {}, {"a", "b", "subscripts"}), perm, options);
 }
 
 }  // namespace spmd::ops

@@ -17,6 +17,7 @@ namespace spmd::ops {
 struct OperandNames {
   const char *lhs = "lhs";
   const char *rhs = "rhs";
+  const char *result = "dims";  // what the result's shape comes from
 };
 
 ArrayPtr dot_general(const ArrayPtr &lhs, const ArrayPtr &rhs, propagate::DotDims dims,

@@ -165,10 +165,21 @@ bool is_transcendental(ew::Op op) {
 std::pair<spmd_dtype, spmd_dtype> binary_types(ew::Op op, spmd_dtype t) {
   if (t == SPMD_BOOL && op == ew::Op::Sub)
     invalid("op: sub is not defined for bool operands (JAX raises TypeError); use ne or where");
-  if (op == ew::Op::Div || (op == ew::Op::Pow && t == SPMD_BOOL)) t = float_result(t);
+  if (op == ew::Op::Div) t = float_result(t);
+  if (op == ew::Op::Pow && t == SPMD_BOOL) t = SPMD_I32;  // jnp.power(bool, bool) is int32
   const spmd_dtype compute = compute_type(t);
   if (ew::is_comparison(op)) return {SPMD_BOOL, compute};
   return {t, compute};
+}
+
+// An operand as JAX converts it to the operands' promoted type `t` before
+// the op: only integers meeting a 16-bit float change (int32 2049 is 2048
+// in float16); every other conversion the kernel does in its compute type
+// is exact.
+ArrayPtr in_promoted(const ArrayPtr &a, spmd_dtype t) {
+  const bool wide_int = a->dtype() == SPMD_I32 || a->dtype() == SPMD_I64;
+  if (wide_int && (t == SPMD_F16 || t == SPMD_BF16)) return astype(a, t, {});
+  return a;
 }
 
 // Bool arithmetic as JAX's: add is or, mul is and (max and min of 0 and 1).
@@ -183,9 +194,19 @@ ew::Op bool_form(ew::Op op, spmd_dtype t) {
 
 ArrayPtr unary(ew::Op op, const ArrayPtr &x, const OpOptions &options) {
   spmd_dtype t = x->dtype();
+  // lax.rsqrt and lax.logistic take floats only (jnp's other functions
+  // convert integers to a float first).
+  if ((op == ew::Op::Rsqrt || op == ew::Op::Logistic) && !dtype_is_float(t))
+    invalid("op: ", ew::op_name(op), " is not defined for ", dtype_name(t),
+            " operands (JAX raises TypeError); convert x to a float type first");
+  if (t == SPMD_BOOL && !is_transcendental(op)) {
+    // jnp.abs of bools is the identity; jax.nn.relu's max(x, 0) is int32.
+    if (op == ew::Op::Abs) return run(ew::Op::Copy, {{x, "x", 0, t}}, compute_type(t), t, nullptr, options);
+    if (op == ew::Op::Relu) return astype(x, SPMD_I32, options);
+    if (op != ew::Op::Copy)
+      invalid("op: ", ew::op_name(op), " is not defined for bool operands (JAX raises TypeError)");
+  }
   if (is_transcendental(op)) t = float_result(t);
-  else if (t == SPMD_BOOL && op != ew::Op::Copy)
-    invalid("op: ", ew::op_name(op), " is not defined for bool operands (JAX raises TypeError)");
   return run(op, {{x, "x", 0, x->dtype()}}, compute_type(t), t, nullptr, options);
 }
 
@@ -201,8 +222,9 @@ ArrayPtr astype(const ArrayPtr &x, spmd_dtype dtype, const OpOptions &options) {
 ArrayPtr binary(ew::Op op, const ArrayPtr &x, const ArrayPtr &y, const OpOptions &options) {
   const spmd_dtype t = promote_types(x->dtype(), y->dtype());
   const auto [out, compute] = binary_types(op, t);
-  return run(bool_form(op, t), {{x, "x", 0, x->dtype()}, {y, "y", 0, y->dtype()}}, compute, out,
-             nullptr, options);
+  const ArrayPtr xs = in_promoted(x, t), ys = in_promoted(y, t);
+  return run(bool_form(op, t), {{xs, "x", 0, xs->dtype()}, {ys, "y", 0, ys->dtype()}}, compute,
+             out, nullptr, options);
 }
 
 ArrayPtr binary_scalar(ew::Op op, const ArrayPtr &x, double s, bool scalar_first,
@@ -225,8 +247,9 @@ ArrayPtr where(const ArrayPtr &cond_in, const ArrayPtr &x, const ArrayPtr &y,
   // an integer 0.
   const ArrayPtr cond =
       cond_in->dtype() == SPMD_BOOL ? cond_in : astype(cond_in, SPMD_BOOL, {});
+  const ArrayPtr xs = in_promoted(x, t), ys = in_promoted(y, t);
   return run(ew::Op::Select,
-             {{cond, "cond", 0, cond->dtype()}, {x, "x", 0, x->dtype()}, {y, "y", 0, y->dtype()}},
+             {{cond, "cond", 0, cond->dtype()}, {xs, "x", 0, xs->dtype()}, {ys, "y", 0, ys->dtype()}},
              compute_type(t), t, nullptr, options);
 }
 

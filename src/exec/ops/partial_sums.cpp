@@ -3,6 +3,7 @@
 #include "base/error.hpp"
 #include "exec/persistent.hpp"
 #include "runtime/rendezvous.hpp"
+#include "spmd/sharding.h"
 
 namespace spmd::ops {
 
@@ -34,10 +35,61 @@ int64_t scatter_dimension(const propagate::Dims &natural, const propagate::Dims 
   return -1;
 }
 
+namespace {
+
+// Two neighbouring dimensions d, d + 1 that can be one for the collective:
+// every device's block is the same run of elements either way. Or -1.
+int64_t mergeable_pair(const Shape &shape, const propagate::Dims &dims, const Mesh &mesh) {
+  for (size_t d = 0; d + 1 < shape.size(); ++d) {
+    const bool next_whole = dims[d + 1].empty();
+    // Whole after a dimension split evenly (or whole too): blocks of whole rows.
+    if (next_whole && shape[d] % shards_of(dims[d], mesh) == 0) return static_cast<int64_t>(d);
+    // A whole dimension of size 1 before a split one adds nothing.
+    if (dims[d].empty() && shape[d] == 1) return static_cast<int64_t>(d);
+  }
+  return -1;
+}
+
+}  // namespace
+
 ArrayPtr combine_partials(const MeshPtr &mesh, const ArrayPtr &partials, const Shape &shape,
                           const propagate::Dims &dims, const std::vector<std::string> &axes,
                           Combine how, int64_t scatter) {
   if (axes.empty()) return partials;
+  // The partials are stacked along a new leading dimension below, which a
+  // result of SPMD_MAX_NDIM dimensions has no room for: two of its
+  // dimensions are combined as one (the same buffers), then split again.
+  if (shape.size() >= SPMD_MAX_NDIM) {
+    const int64_t d = mergeable_pair(shape, dims, *mesh);
+    if (d < 0)
+      invalid("x: a result of ", shape.size(), " dimensions ", shape_to_string(shape),
+              " whose neighbouring dimensions are all split cannot be combined across devices; "
+              "reshard an operand so that two neighbours are whole first");
+    const auto k = static_cast<size_t>(d);
+    Shape merged_shape = shape;
+    merged_shape[k] *= shape[k + 1];
+    merged_shape.erase(merged_shape.begin() + d + 1);
+    propagate::Dims merged_dims = dims;
+    if (merged_dims[k].empty()) merged_dims[k] = dims[k + 1];
+    merged_dims.erase(merged_dims.begin() + d + 1);
+    std::vector<BufferPtr> buffers;
+    for (size_t i = 0; i < partials->shard_count(); ++i) buffers.push_back(partials->buffer_ptr(i));
+    const ArrayPtr merged = Array::from_buffers(sharding_of(mesh, merged_dims), partials->dtype(),
+                                                merged_shape, std::move(buffers));
+    // A scatter into one of the two merged dimensions is left to a reshard.
+    const int64_t merged_scatter = scatter < 0 || scatter == d || scatter == d + 1 ? -1
+                                   : scatter > d ? scatter - 1 : scatter;
+    const ArrayPtr out = combine_partials(mesh, merged, merged_shape, merged_dims, axes, how,
+                                          merged_scatter);
+    propagate::Dims out_dims = dims;
+    if (merged_scatter >= 0) {
+      auto &sd = out_dims[static_cast<size_t>(scatter)];
+      sd.insert(sd.end(), axes.begin(), axes.end());
+    }
+    std::vector<BufferPtr> back;
+    for (size_t i = 0; i < out->shard_count(); ++i) back.push_back(out->buffer_ptr(i));
+    return Array::from_buffers(sharding_of(mesh, out_dims), out->dtype(), shape, std::move(back));
+  }
   // The partials as one array with a leading dimension of one block per
   // member of each group, split over the axes: shard_map's view of them.
   const Mesh &m = *mesh;

@@ -1,5 +1,7 @@
 #include "exec/ops/reduction.hpp"
 
+#include <limits>
+
 #include "base/dtype.hpp"
 #include "base/error.hpp"
 #include "base/promotion.hpp"
@@ -64,7 +66,6 @@ ArrayPtr reduce(ReduceKind kind, const ArrayPtr &x_in, const std::vector<int64_t
         invalid("axes: ", kind_name(kind), " over dimension ", d,
                 " of size 0 has no identity (JAX raises ValueError)");
     }
-  if (kind == ReduceKind::Mean && !dtype_is_float(x->dtype())) x = astype(x, float_result(x->dtype()), {});
   const MeshPtr mesh = x->sharding()->mesh();
   const propagate::Dims in_dims = propagate::padded(x->sharding()->spec(), nd);
   const propagate::Reduction r = propagate::reduce(in_dims, reduced, keepdims);
@@ -72,12 +73,23 @@ ArrayPtr reduce(ReduceKind kind, const ArrayPtr &x_in, const std::vector<int64_t
   for (size_t d = 0; d < nd; ++d)
     if (!reduced[d]) out_shape.push_back(x->shape()[d]);
     else if (keepdims) out_shape.push_back(1);
-  const ShardingPtr requested = requested_sharding(options, mesh, out_shape.size());
-
-  const spmd_dtype dtype = x->dtype();
   const bool sum = kind == ReduceKind::Sum || kind == ReduceKind::Mean;
-  const spmd_dtype result = sum ? sum_result(dtype) : dtype;
-  // 16-bit floats reduce in f32 and round once at the end.
+  const spmd_dtype in_dtype =
+      kind == ReduceKind::Mean && !dtype_is_float(x->dtype()) ? float_result(x->dtype()) : x->dtype();
+  const spmd_dtype result = sum ? sum_result(in_dtype) : in_dtype;
+  check_result("x", out_shape, result);
+  const ShardingPtr requested = requested_sharding(options, mesh, out_shape.size());
+  // The mean of nothing is NaN, of no element at all: made directly, since
+  // converting an empty x of huge dimensions to a float could not be held.
+  if (kind == ReduceKind::Mean && x->size() == 0) {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    return honour(Array::full(sharding_of(mesh, r.out), result, out_shape, count == 0 ? nan : 0.0),
+                  requested);
+  }
+  if (in_dtype != x->dtype()) x = astype(x, in_dtype, {});
+
+  // 16-bit floats reduce in f32 and round once at the end (a mean after
+  // its division, as jnp.mean computes in f32).
   const spmd_dtype partial = (result == SPMD_F16 || result == SPMD_BF16) ? SPMD_F32 : result;
   const red::Op op = sum ? red::Op::Sum : kind == ReduceKind::Max ? red::Op::Max : red::Op::Min;
   ArrayPtr out = local_reduce(op, x, reduced, partial, mesh, out_shape, r.out);
@@ -88,17 +100,17 @@ ArrayPtr reduce(ReduceKind kind, const ArrayPtr &x_in, const std::vector<int64_t
   out = combine_partials(mesh, out, out_shape, r.out, r.summed,
                          sum ? Combine::Sum : kind == ReduceKind::Max ? Combine::Max : Combine::Min,
                          scatter);
-  if (partial != result) out = astype(out, result, {});
   if (kind == ReduceKind::Mean) {
     std::vector<std::pair<size_t, Kernel>> kernels;
     for (size_t i = 0; i < out->shard_count(); ++i) {
       const Buffer &b = out->buffer(i);
       const auto n = static_cast<size_t>(out->shard(i).box.elements());
-      if (n) kernels.emplace_back(i, Kernel::scale_by_reciprocal(b.place(), b.place(), result, n,
+      if (n) kernels.emplace_back(i, Kernel::scale_by_reciprocal(b.place(), b.place(), partial, n,
                                                                  static_cast<double>(count)));
     }
     launch_per_shard(*out, {}, std::move(kernels));
   }
+  if (partial != result) out = astype(out, result, {});
   return honour(out, requested);
 }
 
@@ -118,6 +130,7 @@ ArrayPtr argmax(const ArrayPtr &x_in, int64_t axis, const OpOptions &options) {
   const propagate::Reduction r = propagate::reduce(dims, reduced, false);
   Shape out_shape = x->shape();
   out_shape.erase(out_shape.begin() + static_cast<int64_t>(a));
+  check_result("x", out_shape, SPMD_I32);
   const ShardingPtr requested = requested_sharding(options, mesh, out_shape.size());
   return honour(local_reduce(red::Op::ArgMax, x, reduced, SPMD_I32, mesh, out_shape, r.out),
                 requested);
@@ -132,11 +145,18 @@ ArrayPtr softmax(const ArrayPtr &x_in, int64_t axis, bool log, const OpOptions &
   // (x - max) - log(sum(exp(x - max))). Written with the ops, so the
   // result keeps x's sharding as under jit: over a split axis the max and
   // the sum become a pmax and a psum.
-  ArrayPtr x = x_in;
-  if (!dtype_is_float(x->dtype())) x = astype(x, float_result(x->dtype()), {});
+  if (x_in->dtype() == SPMD_BOOL)
+    invalid("x: softmax is not defined for bool (JAX raises TypeError: its x - max(x) is a "
+            "bool subtraction)");
   // Over an empty axis there is nothing to normalise: JAX's max starts
   // from -inf there, and the result is as empty as x.
-  if (x->shape()[a] == 0) return honour(x == x_in ? astype(x, x->dtype(), {}) : x, options.out_sharding);
+  if (x_in->shape()[a] == 0)
+    return honour(astype(x_in, dtype_is_float(x_in->dtype()) ? x_in->dtype()
+                                                              : float_result(x_in->dtype()), {}),
+                  options.out_sharding);
+  // x - max(x) in x's own type, as JAX subtracts integers before exp makes
+  // them floats (int32 16777217 - 16777216 is 1, not 0 in f32).
+  const ArrayPtr &x = x_in;
   const std::vector<int64_t> ax{static_cast<int64_t>(a)};
   const ArrayPtr m = reduce(ReduceKind::Max, x, ax, false, true, {});
   const ArrayPtr shifted = binary(ew::Op::Sub, x, m, {});
