@@ -3545,7 +3545,9 @@ An elementwise function of x; the result keeps x's sharding.
 @param options NULL for the defaults.
 @param out Receives the result; not NULL. Left untouched on failure.
 @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for an unknown op, an op JAX
-        refuses for x's dtype (neg of bool), bad options (an output
+        refuses for x's dtype (neg of bool, rsqrt and logistic of
+        anything but a float; abs of bool is bool and relu of bool
+        int32, as in JAX), bad options (an output
         sharding on another mesh or of too many dimensions), or a NULL,
         destroyed or donated x or a NULL out.
 """
@@ -3717,14 +3719,18 @@ end
 
 C (spmd/ops.h): `spmd_status spmd_softmax(const spmd_array *x, int64_t axis, int log, const spmd_op_options *options, spmd_array **out)`
 
-jax.nn.softmax(x, axis) (log_softmax when `log` is nonzero).
+jax.nn.softmax(x, axis) (log_softmax when `log` is nonzero): a float
+result; integers subtract their max in their own type first, as JAX's;
+over an axis of size 0 the result is as empty as x.
 
 @param x The operand; not NULL.
 @param axis The dimension, negative counting from the end.
 @param log Nonzero for log_softmax.
 @param options NULL for the defaults.
 @param out Receives the result; not NULL. Left untouched on failure.
-@return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT as spmd_argmax.
+@return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for an axis out of range, a
+        bool x (JAX raises TypeError), bad options, or a NULL, destroyed
+        or donated x or a NULL out.
 """
 function spmd_softmax(x, axis, log, options, out)
     ccall((:spmd_softmax, libspmd[]), spmd_status,

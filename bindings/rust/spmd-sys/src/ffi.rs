@@ -626,7 +626,9 @@ extern "C" {
     /// @param options NULL for the defaults.
     /// @param out Receives the result; not NULL. Left untouched on failure.
     /// @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for an unknown op, an op JAX
-    ///         refuses for x's dtype (neg of bool), bad options (an output
+    ///         refuses for x's dtype (neg of bool, rsqrt and logistic of
+    ///         anything but a float; abs of bool is bool and relu of bool
+    ///         int32, as in JAX), bad options (an output
     ///         sharding on another mesh or of too many dimensions), or a NULL,
     ///         destroyed or donated x or a NULL out.
     /// ```
@@ -726,7 +728,7 @@ extern "C" {
     /// ```
     pub fn spmd_argmax(x: *const spmd_array, axis: i64, options: *const spmd_op_options, out: *mut *mut spmd_array) -> spmd_status;
 
-    /// jax.nn.softmax(x, axis) (log_softmax when `log` is nonzero).
+    /// jax.nn.softmax(x, axis) (log_softmax when `log` is nonzero): a float result; integers subtract their max in their own type first, as JAX's; over an axis of size 0 the result is as empty as x.
     ///
     /// ```text
     /// @param x The operand; not NULL.
@@ -734,7 +736,9 @@ extern "C" {
     /// @param log Nonzero for log_softmax.
     /// @param options NULL for the defaults.
     /// @param out Receives the result; not NULL. Left untouched on failure.
-    /// @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT as spmd_argmax.
+    /// @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for an axis out of range, a
+    ///         bool x (JAX raises TypeError), bad options, or a NULL, destroyed
+    ///         or donated x or a NULL out.
     /// ```
     pub fn spmd_softmax(x: *const spmd_array, axis: i64, log: c_int, options: *const spmd_op_options, out: *mut *mut spmd_array) -> spmd_status;
 
