@@ -30,15 +30,19 @@ static const layer_rule kRules[] = {
     {"backend/cpu", "base kernels backend backend/host"},
     {"backend/sim", "base kernels backend backend/host"},
     {"backend/cuda", "base kernels backend backend/host"},
-    {"runtime", "base core kernels backend"},
+    {"dist", "base core"},
+    {"dist/mpi", "base core dist"},
+    {"runtime", "base core kernels backend dist"},
     {"exec", "base core kernels backend runtime"},
     {"capi", "base core kernels backend runtime exec"},
 };
 
 /* The backends themselves are chosen in one place: only this file may
- * include a backend implementation's headers from above. */
+ * include a backend implementation's headers from above. The MPI transport
+ * is loaded as a plugin, so nothing above includes it. */
 static const char *kPlatformChooser = "runtime/platforms.cpp";
-static const char *kImplementations[] = {"backend/cpu", "backend/sim", "backend/cuda"};
+static const char *kImplementations[] = {"backend/cpu", "backend/sim", "backend/cuda",
+                                         "dist/mpi"};
 
 enum { kRuleCount = sizeof kRules / sizeof kRules[0] };
 
@@ -211,6 +215,13 @@ static void an_upward_include_is_refused(void **state) {
   assert_false(include_allowed("kernels/random.cpp", "core/sharding.hpp", why, sizeof why));
   assert_false(include_allowed("runtime/array.cpp", "exec/shard_map.hpp", why, sizeof why));
   assert_false(include_allowed("exec/shard_map.cpp", "capi/handles.hpp", why, sizeof why));
+  /* The transport between processes sits below the runtime, beside the
+   * backends: it sees neither. */
+  assert_false(include_allowed("dist/transport.hpp", "runtime/runtime.hpp", why, sizeof why));
+  assert_false(include_allowed("dist/mpi/communicator.cpp", "backend/backend.hpp", why,
+                               sizeof why));
+  assert_false(include_allowed("runtime/processes.cpp", "dist/mpi/transport.hpp", why,
+                               sizeof why));
 }
 
 static void a_sideways_include_between_backends_is_refused(void **state) {
@@ -238,6 +249,8 @@ static void downward_and_public_includes_are_allowed(void **state) {
                               sizeof why));
   assert_true(include_allowed("core/sharding.cpp", "core/mesh.hpp", why, sizeof why));
   assert_true(include_allowed("base/shape.cpp", "spmd/sharding.h", why, sizeof why));
+  assert_true(include_allowed("runtime/processes.cpp", "dist/transport.hpp", why, sizeof why));
+  assert_true(include_allowed("dist/mpi/transport.hpp", "dist/plugin.hpp", why, sizeof why));
 }
 
 static void a_folder_outside_the_table_is_refused(void **state) {

@@ -57,6 +57,24 @@ func (p Platform) String() string {
 	return fmt.Sprintf("Platform(%d)", int(p))
 }
 
+// Distributed says whether a runtime spans several processes
+// (spmd_distributed), as JAX's multi-controller model: every process runs
+// the same program under mpirun and makes the same calls.
+type Distributed int
+
+// The choices.
+const (
+	// DistributedDefault reads $SPMD_DISTRIBUTED: "mpi", or one process when
+	// unset or "none".
+	DistributedDefault Distributed = 0
+	// DistributedNone is one process owning every device of its runtime.
+	DistributedNone Distributed = 1
+	// DistributedMPI is every process of MPI_COMM_WORLD, each contributing
+	// the same number of local devices (the plugin libspmd_mpi.so, under
+	// mpirun or srun).
+	DistributedMPI Distributed = 2
+)
+
 // MemoryKind is the kind of memory ShardMap callbacks receive
 // (spmd_memory_kind): RuntimeOptions.CallbackMemory asks for one, and
 // Block.MemoryKind says where a block lies.
@@ -124,6 +142,9 @@ type RuntimeOptions struct {
 	// CallbackMemory is the memory ShardMap callbacks receive; MemoryDefault
 	// takes the platform's. The sim platform gives MemoryHostMapped only.
 	CallbackMemory MemoryKind
+	// Distributed is one process or several; DistributedDefault reads
+	// $SPMD_DISTRIBUTED. Over several, global device ids are process-major.
+	Distributed Distributed
 }
 
 // Runtime is one platform's devices and the threads and memory that serve
@@ -151,6 +172,7 @@ func NewRuntime(opts *RuntimeOptions) (*Runtime, error) {
 		o.SetDevice_cache_bytes(opts.DeviceCacheBytes)
 		o.SetDevices_per_gpu(opts.DevicesPerGPU)
 		o.SetCallback_memory(capi.Enum_SS_spmd_memory_kind(opts.CallbackMemory))
+		o.SetDistributed(capi.Enum_SS_spmd_distributed(opts.Distributed))
 	}
 	return made(newRuntime, func(h *uintptr) error { return capi.Spmd_runtime_create(o, h) })
 }
@@ -179,10 +201,32 @@ func (r *Runtime) Close() error {
 	return nil
 }
 
-// DeviceCount is the number of devices the runtime can address.
+// DeviceCount is the number of devices of the runtime, every process's
+// (jax.device_count()).
 func (r *Runtime) DeviceCount() (int, error) {
 	defer runtime.KeepAlive(r)
 	return get(func(n *int) error { return capi.Spmd_runtime_device_count(r.handle(), n) })
+}
+
+// ProcessIndex is this process's index among the runtime's processes
+// (jax.process_index()); 0 for one process.
+func (r *Runtime) ProcessIndex() (int, error) {
+	defer runtime.KeepAlive(r)
+	return get(func(n *int) error { return capi.Spmd_runtime_process_index(r.handle(), n) })
+}
+
+// ProcessCount is the number of processes the runtime spans
+// (jax.process_count()); 1 unless it is distributed.
+func (r *Runtime) ProcessCount() (int, error) {
+	defer runtime.KeepAlive(r)
+	return get(func(n *int) error { return capi.Spmd_runtime_process_count(r.handle(), n) })
+}
+
+// LocalDeviceCount is the number of this process's own devices
+// (len(jax.local_devices())), the same in every process.
+func (r *Runtime) LocalDeviceCount() (int, error) {
+	defer runtime.KeepAlive(r)
+	return get(func(n *int) error { return capi.Spmd_runtime_local_device_count(r.handle(), n) })
 }
 
 // Platform is the platform the runtime runs on (never PlatformDefault).

@@ -163,8 +163,14 @@ func TestRuntime(t *testing.T) {
 	}
 	_, err := rt.Device(99)
 	wantErr(t, err, spmd.ErrOutOfRange)
+	// One process holds every device.
+	if i, n, local := must(rt.ProcessIndex()), must(rt.ProcessCount()), must(rt.LocalDeviceCount()); i != 0 || n != 1 || local != 8 {
+		t.Errorf("process %d of %d with %d local devices", i, n, local)
+	}
 	_, err = spmd.NewRuntime(&spmd.RuntimeOptions{Platform: spmd.PlatformCPU, DeviceCount: 5000})
 	wantErr(t, err, spmd.ErrInvalidArgument)
+	_, err = spmd.NewRuntime(&spmd.RuntimeOptions{Distributed: spmd.Distributed(9)})
+	wantErr(t, err, spmd.ErrInvalidArgument, "options->distributed")
 	// A runtime of its own, closed twice, then used.
 	r2 := must(spmd.NewRuntime(&spmd.RuntimeOptions{Platform: spmd.PlatformCPU, DeviceCount: 2, WorkerThreads: 1}))
 	if n := must(r2.DeviceCount()); n != 2 {

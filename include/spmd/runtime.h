@@ -55,6 +55,26 @@ typedef enum spmd_memory_kind {
 } spmd_memory_kind;
 
 /**
+ * Whether a runtime spans several processes (spmd_runtime_options.distributed),
+ * as JAX's multi-controller model: every process runs the same program,
+ * launched by mpirun or srun, and makes the same calls in the same order
+ * (docs/distributed.md). Values are stable across releases. (Since 1.4.)
+ */
+typedef enum spmd_distributed {
+  /** $SPMD_DISTRIBUTED: "mpi" for SPMD_DISTRIBUTED_MPI; unset, empty or
+   * "none" for one process. */
+  SPMD_DISTRIBUTED_DEFAULT = 0,
+  /** One process, owning every device of its runtime. */
+  SPMD_DISTRIBUTED_NONE = 1,
+  /** Every process of an MPI communicator (MPI_COMM_WORLD unless
+   * spmd_runtime_options.mpi_comm names one), each contributing the same
+   * number of local devices. Needs the plugin libspmd_mpi.so and a process
+   * started by mpirun or srun, or a program that initialised MPI itself
+   * with MPI_THREAD_MULTIPLE. */
+  SPMD_DISTRIBUTED_MPI = 2
+} spmd_distributed;
+
+/**
  * Options of spmd_runtime_create. Zero in a field means "default".
  *
  * Fields are only ever appended: set struct_size with
@@ -86,6 +106,20 @@ typedef struct spmd_runtime_options {
   /** The memory shard_map callbacks receive (spmd_memory_kind). The sim
    * platform gives mapped memory only. (Since 1.3.) */
   spmd_memory_kind callback_memory;
+  /** One process or several (spmd_distributed). Over several, every
+   * process makes its runtime with the same options, each has the same
+   * number of local devices, and global device ids are process-major:
+   * process_index * local_device_count + local index. (Since 1.4.) */
+  spmd_distributed distributed;
+  /** Nonzero when mpi_comm names the communicator; 0 takes MPI_COMM_WORLD.
+   * A flag of its own, since 0 is a valid Fortran handle in some MPIs
+   * (OpenMPI's MPI_COMM_WORLD). spmd_runtime_create_mpi (spmd/mpi.h) sets
+   * both. (Since 1.4.) */
+  int mpi_comm_given;
+  /** The communicator's Fortran handle (MPI_Comm_c2f), read when
+   * mpi_comm_given is nonzero. Its processes are the runtime's, each with
+   * its rank as process index. (Since 1.4.) */
+  int mpi_comm;
 } spmd_runtime_options;
 
 /** The most worker threads a runtime takes (spmd_runtime_options.worker_threads). */
@@ -93,7 +127,8 @@ typedef struct spmd_runtime_options {
 
 /** An initialiser of spmd_runtime_options: struct_size set, every option default. */
 #define SPMD_RUNTIME_OPTIONS_INIT \
-  { sizeof(spmd_runtime_options), SPMD_PLATFORM_DEFAULT, 0, 0, 0, 0, SPMD_MEMORY_DEFAULT }
+  { sizeof(spmd_runtime_options), SPMD_PLATFORM_DEFAULT, 0, 0, 0, 0, SPMD_MEMORY_DEFAULT, \
+    SPMD_DISTRIBUTED_DEFAULT, 0, 0 }
 
 /**
  * Fills *options with the defaults, for bindings that cannot use the macro.
@@ -117,14 +152,25 @@ SPMD_API spmd_status spmd_runtime_options_init(spmd_runtime_options *options, si
  * @param options The options; NULL takes all defaults. A struct_size larger
  *        than this library's is accepted only when the unknown tail is zero.
  * @param out Receives the new runtime; not NULL. Left untouched on failure.
+ * Over several processes (options->distributed) every process of the
+ * communicator must call it: it returns once all have described their
+ * devices to each other, or fails in every process alike.
+ *
  * @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for bad option values (an
- *         unknown platform, a device count outside 0..4096, worker_threads
- *         negative or above SPMD_MAX_WORKER_THREADS, a struct_size that is
- *         too small, uninitialised or has a non-zero unknown tail), a bad
- *         $SPMD_PLATFORM or $SPMD_CPU_DEVICES, or a NULL out;
+ *         unknown platform or spmd_distributed, a device count outside
+ *         0..4096, worker_threads negative or above SPMD_MAX_WORKER_THREADS,
+ *         a communicator given to a runtime of one process, a struct_size
+ *         that is too small, uninitialised or has a non-zero unknown tail),
+ *         a bad $SPMD_PLATFORM, $SPMD_CPU_DEVICES or $SPMD_DISTRIBUTED, a
+ *         NULL out, or processes whose platforms or local device counts
+ *         differ (naming each process's);
  *         SPMD_ERR_UNSUPPORTED when the platform is not available, with
  *         the reason (the cuda platform's plugin missing or built from
- *         another libspmd, no driver, no GPU).
+ *         another libspmd, no driver, no GPU), or the processes cannot be
+ *         joined (the MPI plugin missing, a process not started by mpirun
+ *         or srun, MPI without MPI_THREAD_MULTIPLE);
+ *         SPMD_ERR_TIMEOUT when a process does not come within
+ *         $SPMD_DISTRIBUTED_TIMEOUT seconds (300), naming it.
  */
 SPMD_API spmd_status spmd_runtime_create(const spmd_runtime_options *options,
                                          spmd_runtime **out);
@@ -141,7 +187,8 @@ SPMD_API spmd_status spmd_runtime_create(const spmd_runtime_options *options,
 SPMD_API void spmd_runtime_destroy(spmd_runtime *runtime);
 
 /**
- * Number of devices this runtime can address.
+ * Number of devices of the runtime, every process's (jax.device_count()):
+ * meshes name them by global id, 0 to this count - 1.
  *
  * @param runtime The runtime; not NULL.
  * @param out Receives the count; not NULL. Left untouched on failure.
@@ -150,6 +197,44 @@ SPMD_API void spmd_runtime_destroy(spmd_runtime *runtime);
  */
 SPMD_API spmd_status spmd_runtime_device_count(const spmd_runtime *runtime,
                                                int *out);
+
+/**
+ * This process's index among the runtime's processes
+ * (jax.process_index()): 0 for a runtime of one process, the rank in the
+ * communicator over several. (Since 1.4.)
+ *
+ * @param runtime The runtime; not NULL.
+ * @param out Receives the index; not NULL. Left untouched on failure.
+ * @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a NULL or destroyed
+ *         runtime or a NULL out.
+ */
+SPMD_API spmd_status spmd_runtime_process_index(const spmd_runtime *runtime,
+                                                int *out);
+
+/**
+ * Number of processes the runtime spans (jax.process_count()): 1 unless
+ * it is distributed. (Since 1.4.)
+ *
+ * @param runtime The runtime; not NULL.
+ * @param out Receives the count; not NULL. Left untouched on failure.
+ * @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a NULL or destroyed
+ *         runtime or a NULL out.
+ */
+SPMD_API spmd_status spmd_runtime_process_count(const spmd_runtime *runtime,
+                                                int *out);
+
+/**
+ * Number of this process's own devices (len(jax.local_devices())), the
+ * same in every process: its global ids are process_index * this count
+ * onwards. Equal to spmd_runtime_device_count for one process. (Since 1.4.)
+ *
+ * @param runtime The runtime; not NULL.
+ * @param out Receives the count; not NULL. Left untouched on failure.
+ * @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a NULL or destroyed
+ *         runtime or a NULL out.
+ */
+SPMD_API spmd_status spmd_runtime_local_device_count(const spmd_runtime *runtime,
+                                                     int *out);
 
 /**
  * The platform the runtime runs on (never SPMD_PLATFORM_DEFAULT).
@@ -173,7 +258,7 @@ typedef struct spmd_device_info {
   const char *platform_name; /**< "cpu", "sim" or "cuda" (jax.Device.platform) */
   const char *kind;      /**< device kind: "cpu", or the GPU's name            */
   int process_index;     /**< the process that owns the device                */
-  int local_index;       /**< index among this process's devices              */
+  int local_index;       /**< index among its process's devices               */
   /** Bytes of memory of the device's GPU (shared by its logical devices);
    * 0 on cpu and sim. (Since 1.3.) */
   int64_t memory_bytes;
@@ -197,7 +282,9 @@ typedef struct spmd_device_info {
 SPMD_API spmd_status spmd_device_info_init(spmd_device_info *info, size_t size);
 
 /**
- * Describes device `device_id`.
+ * Describes device `device_id`, this process's or another's: the kind,
+ * memory and compute capability of another process's device are those its
+ * process reported for its first device when the runtime was made.
  *
  * Only the fields that fit in out->struct_size are written; struct_size
  * itself keeps the caller's value.
@@ -215,7 +302,8 @@ SPMD_API spmd_status spmd_runtime_device_info(const spmd_runtime *runtime,
                                               spmd_device_info *out);
 
 /**
- * JAX's repr of a device, "CpuDevice(id=3)".
+ * JAX's repr of a device, "CpuDevice(id=3)", the same for another
+ * process's device (JAX prints CPU and GPU devices without their process).
  *
  * @param runtime The runtime; not NULL.
  * @param device_id The device's global id.

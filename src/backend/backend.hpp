@@ -61,7 +61,9 @@ class Backend {
   virtual const char *platform_name() const = 0;  // "cpu", "sim", "cuda"
   virtual int device_count() const = 0;
   virtual const char *device_kind(int device) const = 0;
-  // JAX's repr of the device: "CpuDevice(id=0)", "CudaDevice(id=0)".
+  // JAX's repr of the device: "CpuDevice(id=0)", "CudaDevice(id=0)". In a
+  // runtime over several processes the id is global and may be another
+  // process's device of the same platform: print it, never look it up.
   virtual std::string device_repr(int device) const = 0;
   // Upper-case platform label used in sharding pictures: "CPU", "GPU".
   virtual const char *picture_label() const = 0;

@@ -36,6 +36,27 @@ spmd_status spmd_runtime_device_count(const spmd_runtime *runtime, int *out) {
   });
 }
 
+spmd_status spmd_runtime_process_index(const spmd_runtime *runtime, int *out) {
+  return guard(__func__, [&] {
+    const auto &rt = use(runtime, "runtime");
+    produce(out, [&] { return rt.impl->process_index(); });
+  });
+}
+
+spmd_status spmd_runtime_process_count(const spmd_runtime *runtime, int *out) {
+  return guard(__func__, [&] {
+    const auto &rt = use(runtime, "runtime");
+    produce(out, [&] { return rt.impl->process_count(); });
+  });
+}
+
+spmd_status spmd_runtime_local_device_count(const spmd_runtime *runtime, int *out) {
+  return guard(__func__, [&] {
+    const auto &rt = use(runtime, "runtime");
+    produce(out, [&] { return rt.impl->local_device_count(); });
+  });
+}
+
 spmd_status spmd_runtime_platform(const spmd_runtime *runtime, spmd_platform *out) {
   return guard(__func__, [&] {
     const auto &rt = use(runtime, "runtime");

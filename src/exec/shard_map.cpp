@@ -233,6 +233,8 @@ std::vector<ArrayPtr> ShardMapRun::run(const std::vector<ArrayPtr> &inputs,
                                        const std::vector<PartitionSpec> &out_specs,
                                        const std::function<void(ShardContext &)> &call) {
   const Mesh &m = *mesh_;
+  runtime().require_local(m.devices(),
+                          "shard_map over several processes is not supported yet");
   auto labelled = [](const std::string &label, auto &&make) {
     try {
       return make();

@@ -22,6 +22,9 @@ Array::Array(ShardingPtr sharding, spmd_dtype dtype, Shape shape, Adopt)
     : sharding_(std::move(sharding)), runtime_(&Runtime::of(*sharding_)), dtype_(dtype),
       elem_size_(dtype_size(dtype)), shape_(std::move(shape)),
       nbytes_(byte_size("shape", shape_, dtype)) {
+  // Until arrays hold only their addressable shards (docs/distributed.md).
+  runtime_->require_local(sharding_->mesh()->devices(),
+                          "arrays over several processes are not supported yet");
   shards_ = sharding_->layout(shape_);
 }
 

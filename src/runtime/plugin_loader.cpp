@@ -26,15 +26,44 @@ std::string own_directory() {
   return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
 }
 
+// What each plugin is, for the message saying it is unavailable: whether
+// this libspmd was built with it, and how to build it.
+struct Known {
+  const char *name;
+  const char *unavailable;  // "the CUDA platform"
+  bool built;
+  const char *how_to_build;
+};
+
+constexpr Known kKnown[] = {
+#ifdef SPMD_HAVE_CUDA
+    {"cuda", "the CUDA platform", true, ""},
+#else
+    {"cuda", "the CUDA platform", false,
+     "configure with -DSPMD_WITH_CUDA=ON where the CUDA Toolkit is installed"},
+#endif
+#ifdef SPMD_HAVE_MPI
+    {"mpi", "MPI", true, ""},
+#else
+    {"mpi", "MPI", false, "configure with -DSPMD_WITH_MPI=ON where MPI is installed"},
+#endif
+};
+
+const Known *known(const std::string &name) {
+  for (const Known &k : kKnown)
+    if (name == k.name) return &k;
+  return nullptr;
+}
+
 // Plugins stay loaded for the life of the process: their code may run as
-// long as any backend, event or buffer they made is alive.
+// long as any object they made is alive.
 struct Opened {
   void *handle = nullptr;
   PluginCreateFn create = nullptr;
   std::string path;
 };
 
-Opened open_plugin(const std::string &name) {
+Opened open_plugin(const std::string &name, const char *role) {
   static std::mutex mu;
   static std::map<std::string, Opened> opened;
   std::lock_guard<std::mutex> lock(mu);
@@ -73,28 +102,40 @@ Opened open_plugin(const std::string &name) {
     opened.emplace(name, o);
     return o;
   }
-#ifdef SPMD_HAVE_CUDA
-  const char *built = "";
-#else
-  const char *built =
-      "; this libspmd was built without it (configure with -DSPMD_WITH_CUDA=ON where the CUDA "
-      "Toolkit is installed)";
-#endif
-  fail(SPMD_ERR_UNSUPPORTED, "platform: the ", upper, " platform is unavailable: its plugin ",
-       file, " could not be loaded (", tried, ")", name == "cuda" ? built : "");
+  const Known *k = known(name);
+  fail(SPMD_ERR_UNSUPPORTED, role ? role : "", role ? ": " : "",
+       k ? k->unavailable : name.c_str(), " is unavailable: its plugin ", file, " could not be loaded (", tried, ")",
+       k && !k->built ? "; this libspmd was built without it (" : "",
+       k && !k->built ? k->how_to_build : "", k && !k->built ? ")" : "");
+}
+
+// The object of kind `kind` from plugin `name`, made with `config`. `role`
+// starts the message saying the plugin is unavailable ("platform"), unless
+// null, when the caller says what asked for it.
+void *create_from_plugin(const char *name, const char *role, PluginKind kind,
+                         const void *config) {
+  const Opened plugin = open_plugin(name, role);
+  void *made = nullptr;
+  char message[1024] = {0};
+  const int status = plugin.create(kPluginInterface, static_cast<int>(kind), config, &made,
+                                   message, sizeof message);
+  if (status != SPMD_OK || made == nullptr)
+    fail(status == SPMD_OK ? SPMD_ERR_INTERNAL : static_cast<spmd_status>(status),
+         message[0] ? message : "the plugin made nothing", " (plugin ", plugin.path, ")");
+  return made;
 }
 
 }  // namespace
 
 std::shared_ptr<Backend> load_plugin_backend(const char *name, const PluginConfig &config) {
-  const Opened plugin = open_plugin(name);
-  Backend *backend = nullptr;
-  char message[1024] = {0};
-  const int status = plugin.create(kPluginInterface, &config, &backend, message, sizeof message);
-  if (status != SPMD_OK || backend == nullptr)
-    fail(status == SPMD_OK ? SPMD_ERR_INTERNAL : static_cast<spmd_status>(status),
-         message[0] ? message : "the plugin made no backend", " (plugin ", plugin.path, ")");
-  return std::shared_ptr<Backend>(backend);
+  return std::shared_ptr<Backend>(
+      static_cast<Backend *>(create_from_plugin(name, "platform", PluginKind::Platform, &config)));
+}
+
+std::shared_ptr<dist::Transport> load_plugin_transport(const char *name,
+                                                       const dist::TransportConfig &config) {
+  return std::shared_ptr<dist::Transport>(static_cast<dist::Transport *>(
+      create_from_plugin(name, nullptr, PluginKind::Transport, &config)));
 }
 
 }  // namespace spmd

@@ -1,10 +1,11 @@
-// Platforms that live in plugins (backend/plugin.hpp): found, opened once
-// and asked for a backend.
+// What lives in plugins (base/plugin.hpp): platforms and the transport
+// between processes, each found, opened once and asked for its object.
 #pragma once
 
 #include <memory>
 
 #include "backend/plugin.hpp"
+#include "dist/plugin.hpp"
 
 namespace spmd {
 
@@ -14,5 +15,12 @@ namespace spmd {
 // saying why the platform is unavailable (the plugin missing or refused,
 // no driver, no device), with the plugin's own status for other failures.
 std::shared_ptr<Backend> load_plugin_backend(const char *name, const PluginConfig &config);
+
+// The transport `name` ("mpi") from its plugin, found as above
+// ($SPMD_MPI_PLUGIN). Throws UNSUPPORTED saying why it is unavailable, with
+// the plugin's own status for other failures (a timeout, a bad
+// communicator).
+std::shared_ptr<dist::Transport> load_plugin_transport(const char *name,
+                                                       const dist::TransportConfig &config);
 
 }  // namespace spmd

@@ -4,14 +4,35 @@
 
 #include "base/error.hpp"
 #include "runtime/device_threads.hpp"
+#include "runtime/local_devices.hpp"
 #include "runtime/platforms.hpp"
 
 namespace spmd {
 
-Runtime::Runtime(std::shared_ptr<Backend> backend) : backend_(std::move(backend)) {}
+Runtime::Runtime(std::shared_ptr<Backend> backend)
+    : backend_(std::move(backend)),
+      processes_(single_process(*backend_)),
+      device_count_(processes_.local_devices) {}
+
+Runtime::Runtime(std::shared_ptr<Backend> local, Processes processes)
+    : processes_(std::move(processes)),
+      device_count_(processes_.count * processes_.local_devices),
+      first_local_(processes_.first_local_device()) {
+  // One process of a distributed runtime holds every device itself.
+  if (processes_.count > 1)
+    backend_ = std::make_shared<LocalDevices>(std::move(local), processes_.index);
+  else
+    backend_ = std::move(local);
+}
 
 std::shared_ptr<Runtime> Runtime::create(const spmd_runtime_options &o) {
-  return std::make_shared<Runtime>(make_backend(o));
+  // Every option is checked before the processes meet, so that options
+  // every process gets wrong fail at once, everywhere.
+  const bool distributed = distributed_from(o);
+  std::shared_ptr<Backend> local = make_backend(o);
+  if (!distributed) return std::make_shared<Runtime>(std::move(local));
+  Processes processes = join_processes(o, *local);
+  return std::make_shared<Runtime>(std::move(local), std::move(processes));
 }
 
 Runtime &Runtime::of(const DeviceSet &devices) {
@@ -28,13 +49,28 @@ DeviceInfo Runtime::device_info(int device) const {
   info.id = device;
   info.platform = backend_->platform();
   info.platform_name = backend_->platform_name();
-  info.kind = backend_->device_kind(device);
-  // One process holds every device until multi-process meshes exist.
-  info.process_index = 0;
-  info.local_index = device;
-  info.memory_bytes = backend_->device_memory_bytes(device);
-  info.compute_capability = backend_->device_compute_capability(device);
+  info.process_index = processes_.process_of(device);
+  info.local_index = device % processes_.local_devices;
+  if (is_local(device)) {
+    info.kind = backend_->device_kind(device);
+    info.memory_bytes = backend_->device_memory_bytes(device);
+    info.compute_capability = backend_->device_compute_capability(device);
+  } else {
+    // What its process said of its devices when the runtime was made.
+    const ProcessDevices &d = processes_.described.at(static_cast<size_t>(info.process_index));
+    info.kind = d.kind.c_str();
+    info.memory_bytes = d.memory_bytes;
+    info.compute_capability = d.compute_capability;
+  }
   return info;
+}
+
+void Runtime::require_local(std::span<const int> devices, const char *refusal) const {
+  if (processes_.count == 1) return;
+  for (int d : devices)
+    if (!is_local(d))
+      fail(SPMD_ERR_UNSUPPORTED, "device ", d, " belongs to process ", processes_.process_of(d),
+           "; ", refusal, " (this is process ", processes_.index, ")");
 }
 
 DeviceThreads &Runtime::device_threads() const {

@@ -1,14 +1,23 @@
 // The runtime: one platform's devices (a backend) and the device threads of
 // shard_map. It is the DeviceSet that meshes name.
+//
+// Over several processes (runtime/processes.hpp) it names every process's
+// devices by global id, while its backend serves the local ones only,
+// behind the door that translates ids (runtime/local_devices.hpp). Meshes
+// may name other processes' devices; what would touch their memory is
+// refused (require_local) until arrays hold only their addressable shards.
 #pragma once
 
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 
 #include "backend/backend.hpp"
 #include "core/device_set.hpp"
 #include "core/sharding.hpp"
+#include "dist/transport.hpp"
+#include "runtime/processes.hpp"
 #include "spmd/runtime.h"
 
 namespace spmd {
@@ -29,7 +38,10 @@ struct DeviceInfo {
 
 class Runtime final : public DeviceSet {
  public:
+  // One process holding every device of `backend`.
   explicit Runtime(std::shared_ptr<Backend> backend);
+  // `local` serves this process's devices among those of `processes`.
+  Runtime(std::shared_ptr<Backend> local, Processes processes);
 
   // Builds the runtime the options ask for (options already read).
   static std::shared_ptr<Runtime> create(const spmd_runtime_options &options);
@@ -38,12 +50,28 @@ class Runtime final : public DeviceSet {
   static Runtime &of(const DeviceSet &devices);
   static Runtime &of(const Sharding &sharding) { return of(*sharding.device_set()); }
 
-  int device_count() const override { return backend_->device_count(); }
+  // Every process's devices (jax.device_count()).
+  int device_count() const override { return device_count_; }
+  // Platforms print the global id they are given, local or not.
   std::string device_repr(int device) const override { return backend_->device_repr(device); }
   const char *picture_label() const override { return backend_->picture_label(); }
   // Throws OUT_OF_RANGE for an unknown device id.
   DeviceInfo device_info(int device) const;
   spmd_platform platform() const { return backend_->platform(); }
+
+  int process_index() const { return processes_.index; }
+  int process_count() const { return processes_.count; }
+  int local_device_count() const { return processes_.local_devices; }
+  bool is_local(int device) const {
+    return device >= first_local_ && device < first_local_ + processes_.local_devices;
+  }
+  // Throws UNSUPPORTED naming the first of `devices` that belongs to
+  // another process: "device 5 belongs to process 1; <refusal>", the
+  // refusal saying what is not supported yet. Costs nothing in a runtime of
+  // one process.
+  void require_local(std::span<const int> devices, const char *refusal) const;
+  // How the processes reach each other; null for one process.
+  dist::Transport *transport() const { return processes_.transport.get(); }
 
   Backend &backend() const { return *backend_; }
   const std::shared_ptr<Backend> &backend_ptr() const { return backend_; }
@@ -52,6 +80,9 @@ class Runtime final : public DeviceSet {
 
  private:
   std::shared_ptr<Backend> backend_;
+  Processes processes_;
+  int device_count_ = 0;
+  int first_local_ = 0;
   mutable std::once_flag device_threads_once_;
   mutable std::shared_ptr<DeviceThreads> device_threads_;
 };

@@ -28,13 +28,16 @@ PIN_FIELD(spmd_dot_dims, struct_size, 0);
 #if defined(__LP64__) || defined(_LP64)
 /* LP64 (x86-64, aarch64 Linux): 8-byte size_t and pointers, 4-byte int and
  * enums. */
-PIN_SIZE(spmd_runtime_options, 40); /* 1.3 appended devices_per_gpu, callback_memory */
+PIN_SIZE(spmd_runtime_options, 56); /* 1.4 appended distributed, mpi_comm_given, mpi_comm */
 PIN_FIELD(spmd_runtime_options, platform, 8);
 PIN_FIELD(spmd_runtime_options, cpu_device_count, 12);
 PIN_FIELD(spmd_runtime_options, worker_threads, 16);
 PIN_FIELD(spmd_runtime_options, device_cache_bytes, 24);
 PIN_FIELD(spmd_runtime_options, devices_per_gpu, 32);
 PIN_FIELD(spmd_runtime_options, callback_memory, 36);
+PIN_FIELD(spmd_runtime_options, distributed, 40); /* 1.3's sizeof: nothing in its padding */
+PIN_FIELD(spmd_runtime_options, mpi_comm_given, 44);
+PIN_FIELD(spmd_runtime_options, mpi_comm, 48);
 
 PIN_SIZE(spmd_device_info, 56); /* 1.3 appended memory_bytes, compute_capability */
 PIN_FIELD(spmd_device_info, id, 8);
@@ -102,6 +105,7 @@ _Static_assert(SPMD_MAX_NDIM == 8, "SPMD_MAX_NDIM sizes spmd_shard_info");
 _Static_assert(sizeof(spmd_status) == sizeof(int), "enums are int-sized");
 _Static_assert(sizeof(spmd_dtype) == sizeof(int), "enums are int-sized");
 _Static_assert(sizeof(spmd_platform) == sizeof(int), "enums are int-sized");
+_Static_assert(sizeof(spmd_distributed) == sizeof(int), "enums are int-sized");
 
 /* Enumerator values are part of the ABI. */
 _Static_assert(SPMD_OK == 0 && SPMD_ERR_INVALID_ARGUMENT == 1 &&
@@ -119,6 +123,9 @@ _Static_assert(SPMD_PLATFORM_DEFAULT == 0 && SPMD_PLATFORM_CPU == 1 &&
 _Static_assert(SPMD_MEMORY_DEFAULT == 0 && SPMD_MEMORY_DEVICE == 1 &&
                    SPMD_MEMORY_HOST_MAPPED == 2 && SPMD_MEMORY_HOST == 3,
                "spmd_memory_kind values moved");
+_Static_assert(SPMD_DISTRIBUTED_DEFAULT == 0 && SPMD_DISTRIBUTED_NONE == 1 &&
+                   SPMD_DISTRIBUTED_MPI == 2,
+               "spmd_distributed values moved");
 _Static_assert(SPMD_SHARDING_NAMED == 1 && SPMD_SHARDING_SINGLE_DEVICE == 2,
                "spmd_sharding_kind values moved");
 _Static_assert(SPMD_COLLECTIVE_PSUM == 1 && SPMD_COLLECTIVE_PMEAN == 2 &&
@@ -210,6 +217,23 @@ static void older_runtime_options_take_defaults_for_missing_fields(void **state)
   rt = NULL;
   assert_ok(spmd_runtime_create(&b.runtime, &rt));
   assert_int_equal(device_count_of(rt), 3);
+  spmd_runtime_destroy(rt);
+
+  /* A 1.3 caller: its poisoned bytes where 1.4 put `distributed` and the
+   * communicator are never read, so its runtime is of one process. */
+  poison(&b);
+  b.runtime.struct_size = offsetof(spmd_runtime_options, distributed);
+  b.runtime.platform = SPMD_PLATFORM_CPU;
+  b.runtime.cpu_device_count = 3;
+  b.runtime.worker_threads = 0;
+  b.runtime.device_cache_bytes = 0;
+  b.runtime.devices_per_gpu = 0;
+  b.runtime.callback_memory = SPMD_MEMORY_DEFAULT;
+  rt = NULL;
+  assert_ok(spmd_runtime_create(&b.runtime, &rt));
+  int processes = 0;
+  assert_ok(spmd_runtime_process_count(rt, &processes));
+  assert_int_equal(processes, 1);
   spmd_runtime_destroy(rt);
   spmd_runtime_destroy(dflt);
 }
@@ -320,6 +344,11 @@ static void same_spmd_runtime_options(const spmd_runtime_options *a,
   assert_int_equal(a->cpu_device_count, b->cpu_device_count);
   assert_int_equal(a->worker_threads, b->worker_threads);
   assert_int_equal(a->device_cache_bytes, b->device_cache_bytes);
+  assert_int_equal(a->devices_per_gpu, b->devices_per_gpu);
+  assert_int_equal(a->callback_memory, b->callback_memory);
+  assert_int_equal(a->distributed, b->distributed);
+  assert_int_equal(a->mpi_comm_given, b->mpi_comm_given);
+  assert_int_equal(a->mpi_comm, b->mpi_comm);
 }
 static void same_spmd_visualize_options(const spmd_visualize_options *a,
                                         const spmd_visualize_options *b) {

@@ -235,6 +235,36 @@ say this. As an option, the cpu platform alone takes it.
 const SPMD_MEMORY_HOST = spmd_memory_kind(3)
 
 """
+C enum `spmd_distributed` (spmd/runtime.h), a `Cint`.
+
+Whether a runtime spans several processes (spmd_runtime_options.distributed),
+as JAX's multi-controller model: every process runs the same program,
+launched by mpirun or srun, and makes the same calls in the same order
+(docs/distributed.md). Values are stable across releases. (Since 1.4.)
+"""
+const spmd_distributed = Cint
+
+"""
+`spmd_distributed`: \$SPMD_DISTRIBUTED: "mpi" for SPMD_DISTRIBUTED_MPI; unset, empty or
+"none" for one process.
+"""
+const SPMD_DISTRIBUTED_DEFAULT = spmd_distributed(0)
+
+"""
+`spmd_distributed`: One process, owning every device of its runtime.
+"""
+const SPMD_DISTRIBUTED_NONE = spmd_distributed(1)
+
+"""
+`spmd_distributed`: Every process of an MPI communicator (MPI_COMM_WORLD unless
+spmd_runtime_options.mpi_comm names one), each contributing the same
+number of local devices. Needs the plugin libspmd_mpi.so and a process
+started by mpirun or srun, or a program that initialised MPI itself
+with MPI_THREAD_MULTIPLE.
+"""
+const SPMD_DISTRIBUTED_MPI = spmd_distributed(2)
+
+"""
 C enum `spmd_sharding_kind` (spmd/sharding.h), a `Cint`.
 
 The kinds of sharding. Values are stable across releases.
@@ -603,6 +633,20 @@ struct spmd_runtime_options
     # The memory shard_map callbacks receive (spmd_memory_kind). The sim
     # platform gives mapped memory only. (Since 1.3.)
     callback_memory::spmd_memory_kind  # C: spmd_memory_kind
+    # One process or several (spmd_distributed). Over several, every
+    # process makes its runtime with the same options, each has the same
+    # number of local devices, and global device ids are process-major:
+    # process_index * local_device_count + local index. (Since 1.4.)
+    distributed::spmd_distributed  # C: spmd_distributed
+    # Nonzero when mpi_comm names the communicator; 0 takes MPI_COMM_WORLD.
+    # A flag of its own, since 0 is a valid Fortran handle in some MPIs
+    # (OpenMPI's MPI_COMM_WORLD). spmd_runtime_create_mpi (spmd/mpi.h) sets
+    # both. (Since 1.4.)
+    mpi_comm_given::Cint  # C: int
+    # The communicator's Fortran handle (MPI_Comm_c2f), read when
+    # mpi_comm_given is nonzero. Its processes are the runtime's, each with
+    # its rank as process index. (Since 1.4.)
+    mpi_comm::Cint  # C: int
 end
 
 """
@@ -624,7 +668,7 @@ struct spmd_device_info
     kind::Ptr{Cchar}  # C: const char *
     # the process that owns the device
     process_index::Cint  # C: int
-    # index among this process's devices
+    # index among its process's devices
     local_index::Cint  # C: int
     # Bytes of memory of the device's GPU (shared by its logical devices);
     # 0 on cpu and sim. (Since 1.3.)
@@ -834,7 +878,7 @@ Minor version: changes when functions or options are added.
 
 (spmd/version.h; C int; a Julia Int here)
 """
-const SPMD_VERSION_MINOR = 3
+const SPMD_VERSION_MINOR = 4
 
 """
 Patch version: changes for fixes that keep the ABI.
@@ -848,14 +892,14 @@ The version as a string, such as "1.0.0".
 
 (spmd/version.h; C string)
 """
-const SPMD_VERSION_STRING = "1.3.0"
+const SPMD_VERSION_STRING = "1.4.0"
 
 """
 major * 10000 + minor * 100 + patch, comparable with '<'.
 
 (spmd/version.h; C int; a Julia Int here)
 """
-const SPMD_VERSION_NUMBER = 10300
+const SPMD_VERSION_NUMBER = 10400
 
 """
 The most worker threads a runtime takes (spmd_runtime_options.worker_threads).
@@ -1101,14 +1145,25 @@ On success the caller owns *out and releases it with spmd_runtime_destroy.
 @param options The options; NULL takes all defaults. A struct_size larger
        than this library's is accepted only when the unknown tail is zero.
 @param out Receives the new runtime; not NULL. Left untouched on failure.
+Over several processes (options->distributed) every process of the
+communicator must call it: it returns once all have described their
+devices to each other, or fails in every process alike.
+
 @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for bad option values (an
-        unknown platform, a device count outside 0..4096, worker_threads
-        negative or above SPMD_MAX_WORKER_THREADS, a struct_size that is
-        too small, uninitialised or has a non-zero unknown tail), a bad
-        \$SPMD_PLATFORM or \$SPMD_CPU_DEVICES, or a NULL out;
+        unknown platform or spmd_distributed, a device count outside
+        0..4096, worker_threads negative or above SPMD_MAX_WORKER_THREADS,
+        a communicator given to a runtime of one process, a struct_size
+        that is too small, uninitialised or has a non-zero unknown tail),
+        a bad \$SPMD_PLATFORM, \$SPMD_CPU_DEVICES or \$SPMD_DISTRIBUTED, a
+        NULL out, or processes whose platforms or local device counts
+        differ (naming each process's);
         SPMD_ERR_UNSUPPORTED when the platform is not available, with
         the reason (the cuda platform's plugin missing or built from
-        another libspmd, no driver, no GPU).
+        another libspmd, no driver, no GPU), or the processes cannot be
+        joined (the MPI plugin missing, a process not started by mpirun
+        or srun, MPI without MPI_THREAD_MULTIPLE);
+        SPMD_ERR_TIMEOUT when a process does not come within
+        \$SPMD_DISTRIBUTED_TIMEOUT seconds (300), naming it.
 """
 function spmd_runtime_create(options, out)
     ccall((:spmd_runtime_create, libspmd[]), spmd_status,
@@ -1140,7 +1195,8 @@ end
 
 C (spmd/runtime.h): `spmd_status spmd_runtime_device_count(const spmd_runtime *runtime, int *out)`
 
-Number of devices this runtime can address.
+Number of devices of the runtime, every process's (jax.device_count()):
+meshes name them by global id, 0 to this count - 1.
 
 @param runtime The runtime; not NULL.
 @param out Receives the count; not NULL. Left untouched on failure.
@@ -1149,6 +1205,65 @@ Number of devices this runtime can address.
 """
 function spmd_runtime_device_count(runtime, out)
     ccall((:spmd_runtime_device_count, libspmd[]), spmd_status,
+          (Ptr{spmd_runtime}, Ptr{Cint}),
+          runtime, out)
+end
+
+"""
+    spmd_runtime_process_index(runtime, out) -> spmd_status
+
+C (spmd/runtime.h): `spmd_status spmd_runtime_process_index(const spmd_runtime *runtime, int *out)`
+
+This process's index among the runtime's processes
+(jax.process_index()): 0 for a runtime of one process, the rank in the
+communicator over several. (Since 1.4.)
+
+@param runtime The runtime; not NULL.
+@param out Receives the index; not NULL. Left untouched on failure.
+@return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a NULL or destroyed
+        runtime or a NULL out.
+"""
+function spmd_runtime_process_index(runtime, out)
+    ccall((:spmd_runtime_process_index, libspmd[]), spmd_status,
+          (Ptr{spmd_runtime}, Ptr{Cint}),
+          runtime, out)
+end
+
+"""
+    spmd_runtime_process_count(runtime, out) -> spmd_status
+
+C (spmd/runtime.h): `spmd_status spmd_runtime_process_count(const spmd_runtime *runtime, int *out)`
+
+Number of processes the runtime spans (jax.process_count()): 1 unless
+it is distributed. (Since 1.4.)
+
+@param runtime The runtime; not NULL.
+@param out Receives the count; not NULL. Left untouched on failure.
+@return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a NULL or destroyed
+        runtime or a NULL out.
+"""
+function spmd_runtime_process_count(runtime, out)
+    ccall((:spmd_runtime_process_count, libspmd[]), spmd_status,
+          (Ptr{spmd_runtime}, Ptr{Cint}),
+          runtime, out)
+end
+
+"""
+    spmd_runtime_local_device_count(runtime, out) -> spmd_status
+
+C (spmd/runtime.h): `spmd_status spmd_runtime_local_device_count(const spmd_runtime *runtime, int *out)`
+
+Number of this process's own devices (len(jax.local_devices())), the
+same in every process: its global ids are process_index * this count
+onwards. Equal to spmd_runtime_device_count for one process. (Since 1.4.)
+
+@param runtime The runtime; not NULL.
+@param out Receives the count; not NULL. Left untouched on failure.
+@return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a NULL or destroyed
+        runtime or a NULL out.
+"""
+function spmd_runtime_local_device_count(runtime, out)
+    ccall((:spmd_runtime_local_device_count, libspmd[]), spmd_status,
           (Ptr{spmd_runtime}, Ptr{Cint}),
           runtime, out)
 end
@@ -1194,7 +1309,9 @@ end
 
 C (spmd/runtime.h): `spmd_status spmd_runtime_device_info(const spmd_runtime *runtime, int device_id, spmd_device_info *out)`
 
-Describes device `device_id`.
+Describes device `device_id`, this process's or another's: the kind,
+memory and compute capability of another process's device are those its
+process reported for its first device when the runtime was made.
 
 Only the fields that fit in out->struct_size are written; struct_size
 itself keeps the caller's value.
@@ -1218,7 +1335,8 @@ end
 
 C (spmd/runtime.h): `spmd_status spmd_runtime_device_to_string(const spmd_runtime *runtime, int device_id, char **out)`
 
-JAX's repr of a device, "CpuDevice(id=3)".
+JAX's repr of a device, "CpuDevice(id=3)", the same for another
+process's device (JAX prints CPU and GPU devices without their process).
 
 @param runtime The runtime; not NULL.
 @param device_id The device's global id.

@@ -29,7 +29,8 @@ include("LibSPMD.jl")
 import .LibSPMD
 
 export SPMDError, live_handles
-export Runtime, Device, devices, device_count, device_info, platform
+export Runtime, Device, devices, device_count, device_info, platform, process_index,
+       process_count, local_device_count
 export Mesh, axis_names, device_ids, device_at, device_coords
 export Spec, P, Sharding, NamedSharding, replicated, single_device, is_fully_replicated,
        spec, mesh, ShardInfo, shard_info

@@ -38,7 +38,7 @@ end
 
 """
     Runtime(; platform=:default, devices=0, worker_threads=0, device_cache_bytes=0,
-            devices_per_gpu=0, callback_memory=:default)
+            devices_per_gpu=0, callback_memory=:default, distributed=:default)
 
 A libspmd runtime: one platform's devices (`spmd_runtime_create`).
 `platform` is `:default` (`\$SPMD_PLATFORM`, else cpu), `:cpu`, `:sim` or
@@ -48,7 +48,9 @@ else 8). On cuda, `devices_per_gpu` logical devices share each GPU (0:
 [`shard_map`](@ref) functions receive: `:default` (the platform's: host on
 cpu, device on cuda, mapped on sim), `:device`, `:host_mapped` (host memory
 the GPU maps, which indexing a `Block` needs on cuda) or `:host` (cpu only).
-Released by the garbage collector or `close(runtime)`; meshes and arrays
+`distributed` is `:default` (`\$SPMD_DISTRIBUTED`), `:none` (one process) or
+`:mpi` (every process under mpirun, each with the same number of local
+devices; global device ids are process-major). Released by the garbage collector or `close(runtime)`; meshes and arrays
 made from it keep what they need alive.
 """
 mutable struct Runtime <: Handle{LibSPMD.spmd_runtime}
@@ -65,19 +67,27 @@ const _PLATFORMS = (default=LibSPMD.SPMD_PLATFORM_DEFAULT, cpu=LibSPMD.SPMD_PLAT
 const _MEMORY_KINDS = (default=LibSPMD.SPMD_MEMORY_DEFAULT, device=LibSPMD.SPMD_MEMORY_DEVICE,
                        host_mapped=LibSPMD.SPMD_MEMORY_HOST_MAPPED, host=LibSPMD.SPMD_MEMORY_HOST)
 
+# spmd_distributed by name: Runtime's distributed.
+const _DISTRIBUTED = (default=LibSPMD.SPMD_DISTRIBUTED_DEFAULT, none=LibSPMD.SPMD_DISTRIBUTED_NONE,
+                      mpi=LibSPMD.SPMD_DISTRIBUTED_MPI)
+
 function Runtime(; platform::Symbol=:default, devices::Integer=0, worker_threads::Integer=0,
                  device_cache_bytes::Integer=0, devices_per_gpu::Integer=0,
-                 callback_memory::Symbol=:default)
+                 callback_memory::Symbol=:default, distributed::Symbol=:default)
     haskey(_PLATFORMS, platform) ||
         throw(ArgumentError("platform must be one of $(keys(_PLATFORMS)), not :$platform"))
     haskey(_MEMORY_KINDS, callback_memory) ||
         throw(ArgumentError("callback_memory must be one of $(keys(_MEMORY_KINDS)), " *
                             "not :$callback_memory"))
+    haskey(_DISTRIBUTED, distributed) ||
+        throw(ArgumentError("distributed must be one of $(keys(_DISTRIBUTED)), " *
+                            "not :$distributed"))
     options = _initialised(LibSPMD.spmd_runtime_options_init, LibSPMD.spmd_runtime_options)
     options[] = _with(options[]; platform=_PLATFORMS[platform], cpu_device_count=devices,
                       worker_threads=worker_threads, device_cache_bytes=device_cache_bytes,
                       devices_per_gpu=devices_per_gpu,
-                      callback_memory=_MEMORY_KINDS[callback_memory])
+                      callback_memory=_MEMORY_KINDS[callback_memory],
+                      distributed=_DISTRIBUTED[distributed])
     return _handle_out(out -> LibSPMD.spmd_runtime_create(options, out), Runtime)
 end
 
@@ -87,6 +97,33 @@ end
 Number of devices of the runtime (`spmd_runtime_device_count`).
 """
 device_count(r::Runtime) = Int(_value_out(out -> LibSPMD.spmd_runtime_device_count(r, out), Cint))
+
+"""
+    process_index(runtime) -> Int
+
+This process's index among the runtime's processes, `jax.process_index()`
+(`spmd_runtime_process_index`); 0 for one process.
+"""
+process_index(r::Runtime) =
+    Int(_value_out(out -> LibSPMD.spmd_runtime_process_index(r, out), Cint))
+
+"""
+    process_count(runtime) -> Int
+
+Number of processes the runtime spans, `jax.process_count()`
+(`spmd_runtime_process_count`).
+"""
+process_count(r::Runtime) =
+    Int(_value_out(out -> LibSPMD.spmd_runtime_process_count(r, out), Cint))
+
+"""
+    local_device_count(runtime) -> Int
+
+Number of this process's own devices, `len(jax.local_devices())`
+(`spmd_runtime_local_device_count`), the same in every process.
+"""
+local_device_count(r::Runtime) =
+    Int(_value_out(out -> LibSPMD.spmd_runtime_local_device_count(r, out), Cint))
 
 """
     platform(runtime) -> Symbol

@@ -73,6 +73,7 @@ end
 
 @testset "runtime and devices" begin
     @test device_count(rt) == 8
+    @test (process_index(rt), process_count(rt), local_device_count(rt)) == (0, 1, 8)
     @test platform(rt) == :cpu
     devs = devices(rt)
     @test length(devs) == 8
@@ -84,6 +85,7 @@ end
     @test info.local_index == 2
     @test info.memory_bytes == 0 && info.compute_capability == 0
     @test_throws ArgumentError Runtime(platform=:tpu)
+    @test_throws ArgumentError Runtime(platform=:cpu, distributed=:gloo)
     # The CUDA options are accepted, and ignored, by the cpu platform.
     r2 = Runtime(platform=:cpu, devices=2, worker_threads=1, devices_per_gpu=4,
                  callback_memory=:host)

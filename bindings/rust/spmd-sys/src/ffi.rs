@@ -12,16 +12,16 @@ use std::marker::{PhantomData, PhantomPinned};
 pub const SPMD_VERSION_MAJOR: c_int = 1;
 
 /// Minor version: changes when functions or options are added.
-pub const SPMD_VERSION_MINOR: c_int = 3;
+pub const SPMD_VERSION_MINOR: c_int = 4;
 
 /// Patch version: changes for fixes that keep the ABI.
 pub const SPMD_VERSION_PATCH: c_int = 0;
 
 /// The version as a string, such as "1.0.0".
-pub const SPMD_VERSION_STRING: &str = "1.3.0";
+pub const SPMD_VERSION_STRING: &str = "1.4.0";
 
 /// major \* 10000 + minor \* 100 + patch, comparable with '\<'.
-pub const SPMD_VERSION_NUMBER: c_int = 10300;
+pub const SPMD_VERSION_NUMBER: c_int = 10400;
 
 extern "C" {
     /// The version of the library actually loaded.
@@ -78,6 +78,18 @@ pub const SPMD_MEMORY_HOST_MAPPED: spmd_memory_kind = 2;
 /// Plain host memory: what the cpu platform's devices own, so its blocks say this. As an option, the cpu platform alone takes it.
 pub const SPMD_MEMORY_HOST: spmd_memory_kind = 3;
 
+/// Whether a runtime spans several processes (spmd_runtime_options.distributed), as JAX's multi-controller model: every process runs the same program, launched by mpirun or srun, and makes the same calls in the same order (docs/distributed.md). Values are stable across releases. (Since 1.4.)
+pub type spmd_distributed = c_uint;
+
+/// $SPMD_DISTRIBUTED: "mpi" for SPMD_DISTRIBUTED_MPI; unset, empty or "none" for one process.
+pub const SPMD_DISTRIBUTED_DEFAULT: spmd_distributed = 0;
+
+/// One process, owning every device of its runtime.
+pub const SPMD_DISTRIBUTED_NONE: spmd_distributed = 1;
+
+/// Every process of an MPI communicator (MPI_COMM_WORLD unless spmd_runtime_options.mpi_comm names one), each contributing the same number of local devices. Needs the plugin libspmd_mpi.so and a process started by mpirun or srun, or a program that initialised MPI itself with MPI_THREAD_MULTIPLE.
+pub const SPMD_DISTRIBUTED_MPI: spmd_distributed = 2;
+
 /// A runtime: one platform's devices and the threads and memory that serve them. Made by spmd_runtime_create, released with spmd_runtime_destroy.
 #[repr(C)]
 pub struct spmd_runtime {
@@ -109,6 +121,12 @@ pub struct spmd_runtime_options {
     pub devices_per_gpu: c_int,
     /// The memory shard_map callbacks receive (spmd_memory_kind). The sim platform gives mapped memory only. (Since 1.3.)
     pub callback_memory: spmd_memory_kind,
+    /// One process or several (spmd_distributed). Over several, every process makes its runtime with the same options, each has the same number of local devices, and global device ids are process-major: process_index \* local_device_count + local index. (Since 1.4.)
+    pub distributed: spmd_distributed,
+    /// Nonzero when mpi_comm names the communicator; 0 takes MPI_COMM_WORLD. A flag of its own, since 0 is a valid Fortran handle in some MPIs (OpenMPI's MPI_COMM_WORLD). spmd_runtime_create_mpi (spmd/mpi.h) sets both. (Since 1.4.)
+    pub mpi_comm_given: c_int,
+    /// The communicator's Fortran handle (MPI_Comm_c2f), read when mpi_comm_given is nonzero. Its processes are the runtime's, each with its rank as process index. (Since 1.4.)
+    pub mpi_comm: c_int,
 }
 
 /// Description of one device (jax.Device). Strings point into the runtime and live as long as it does.
@@ -127,7 +145,7 @@ pub struct spmd_device_info {
     pub kind: *const c_char,
     /// the process that owns the device
     pub process_index: c_int,
-    /// index among this process's devices
+    /// index among its process's devices
     pub local_index: c_int,
     /// Bytes of memory of the device's GPU (shared by its logical devices); 0 on cpu and sim. (Since 1.3.)
     pub memory_bytes: i64,
@@ -158,14 +176,25 @@ extern "C" {
     /// @param options The options; NULL takes all defaults. A struct_size larger
     ///        than this library's is accepted only when the unknown tail is zero.
     /// @param out Receives the new runtime; not NULL. Left untouched on failure.
+    /// Over several processes (options->distributed) every process of the
+    /// communicator must call it: it returns once all have described their
+    /// devices to each other, or fails in every process alike.
+    ///
     /// @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for bad option values (an
-    ///         unknown platform, a device count outside 0..4096, worker_threads
-    ///         negative or above SPMD_MAX_WORKER_THREADS, a struct_size that is
-    ///         too small, uninitialised or has a non-zero unknown tail), a bad
-    ///         $SPMD_PLATFORM or $SPMD_CPU_DEVICES, or a NULL out;
+    ///         unknown platform or spmd_distributed, a device count outside
+    ///         0..4096, worker_threads negative or above SPMD_MAX_WORKER_THREADS,
+    ///         a communicator given to a runtime of one process, a struct_size
+    ///         that is too small, uninitialised or has a non-zero unknown tail),
+    ///         a bad $SPMD_PLATFORM, $SPMD_CPU_DEVICES or $SPMD_DISTRIBUTED, a
+    ///         NULL out, or processes whose platforms or local device counts
+    ///         differ (naming each process's);
     ///         SPMD_ERR_UNSUPPORTED when the platform is not available, with
     ///         the reason (the cuda platform's plugin missing or built from
-    ///         another libspmd, no driver, no GPU).
+    ///         another libspmd, no driver, no GPU), or the processes cannot be
+    ///         joined (the MPI plugin missing, a process not started by mpirun
+    ///         or srun, MPI without MPI_THREAD_MULTIPLE);
+    ///         SPMD_ERR_TIMEOUT when a process does not come within
+    ///         $SPMD_DISTRIBUTED_TIMEOUT seconds (300), naming it.
     /// ```
     pub fn spmd_runtime_create(options: *const spmd_runtime_options, out: *mut *mut spmd_runtime) -> spmd_status;
 
@@ -180,7 +209,7 @@ extern "C" {
     /// ```
     pub fn spmd_runtime_destroy(runtime: *mut spmd_runtime);
 
-    /// Number of devices this runtime can address.
+    /// Number of devices of the runtime, every process's (jax.device_count()): meshes name them by global id, 0 to this count - 1.
     ///
     /// ```text
     /// @param runtime The runtime; not NULL.
@@ -189,6 +218,36 @@ extern "C" {
     ///         runtime or a NULL out.
     /// ```
     pub fn spmd_runtime_device_count(runtime: *const spmd_runtime, out: *mut c_int) -> spmd_status;
+
+    /// This process's index among the runtime's processes (jax.process_index()): 0 for a runtime of one process, the rank in the communicator over several. (Since 1.4.)
+    ///
+    /// ```text
+    /// @param runtime The runtime; not NULL.
+    /// @param out Receives the index; not NULL. Left untouched on failure.
+    /// @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a NULL or destroyed
+    ///         runtime or a NULL out.
+    /// ```
+    pub fn spmd_runtime_process_index(runtime: *const spmd_runtime, out: *mut c_int) -> spmd_status;
+
+    /// Number of processes the runtime spans (jax.process_count()): 1 unless it is distributed. (Since 1.4.)
+    ///
+    /// ```text
+    /// @param runtime The runtime; not NULL.
+    /// @param out Receives the count; not NULL. Left untouched on failure.
+    /// @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a NULL or destroyed
+    ///         runtime or a NULL out.
+    /// ```
+    pub fn spmd_runtime_process_count(runtime: *const spmd_runtime, out: *mut c_int) -> spmd_status;
+
+    /// Number of this process's own devices (len(jax.local_devices())), the same in every process: its global ids are process_index \* this count onwards. Equal to spmd_runtime_device_count for one process. (Since 1.4.)
+    ///
+    /// ```text
+    /// @param runtime The runtime; not NULL.
+    /// @param out Receives the count; not NULL. Left untouched on failure.
+    /// @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a NULL or destroyed
+    ///         runtime or a NULL out.
+    /// ```
+    pub fn spmd_runtime_local_device_count(runtime: *const spmd_runtime, out: *mut c_int) -> spmd_status;
 
     /// The platform the runtime runs on (never SPMD_PLATFORM_DEFAULT).
     ///
@@ -210,7 +269,7 @@ extern "C" {
     /// ```
     pub fn spmd_device_info_init(info: *mut spmd_device_info, size: usize) -> spmd_status;
 
-    /// Describes device `device_id`.
+    /// Describes device `device_id`, this process's or another's: the kind, memory and compute capability of another process's device are those its process reported for its first device when the runtime was made.
     ///
     /// ```text
     /// Only the fields that fit in out->struct_size are written; struct_size
@@ -226,7 +285,7 @@ extern "C" {
     /// ```
     pub fn spmd_runtime_device_info(runtime: *const spmd_runtime, device_id: c_int, out: *mut spmd_device_info) -> spmd_status;
 
-    /// JAX's repr of a device, "CpuDevice(id=3)".
+    /// JAX's repr of a device, "CpuDevice(id=3)", the same for another process's device (JAX prints CPU and GPU devices without their process).
     ///
     /// ```text
     /// @param runtime The runtime; not NULL.

@@ -75,7 +75,7 @@ pub use error::{clear_error, last_error, Error, Result, Status};
 pub use mesh::Mesh;
 pub use ops::{BinaryOp, DotDims, OpOptions, Operand, ReduceOp, UnaryOp};
 pub use random::Key;
-pub use runtime::{DeviceInfo, MemoryKind, Platform, Runtime, RuntimeBuilder};
+pub use runtime::{DeviceInfo, Distributed, MemoryKind, Platform, Runtime, RuntimeBuilder};
 pub use shard_map::{Block, MeshRef, PrintFn, ShardContext, ShardMapOptions};
 pub use sharding::{ShardInfo, Sharding, ShardingKind, VisualizeOptions};
 pub use spec::Spec;

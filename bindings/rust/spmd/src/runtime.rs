@@ -40,6 +40,32 @@ impl Platform {
     }
 }
 
+/// Whether a runtime spans several processes (`spmd_distributed`), as JAX's
+/// multi-controller model: every process runs the same program under
+/// mpirun and makes the same calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Distributed {
+    /// `$SPMD_DISTRIBUTED`: "mpi", or one process when unset or "none".
+    #[default]
+    Default,
+    /// One process owning every device of its runtime.
+    None,
+    /// Every process of MPI_COMM_WORLD, each contributing the same number of
+    /// local devices (the plugin libspmd_mpi.so, under mpirun or srun).
+    Mpi,
+}
+
+impl Distributed {
+    /// The C value.
+    pub fn to_raw(self) -> sys::spmd_distributed {
+        match self {
+            Distributed::Default => sys::SPMD_DISTRIBUTED_DEFAULT,
+            Distributed::None => sys::SPMD_DISTRIBUTED_NONE,
+            Distributed::Mpi => sys::SPMD_DISTRIBUTED_MPI,
+        }
+    }
+}
+
 /// The memory shard_map callbacks receive (`spmd_memory_kind`): asked for
 /// with [`RuntimeBuilder::callback_memory`], and said of each block by
 /// [`Block::memory_kind`](crate::Block::memory_kind).
@@ -104,6 +130,7 @@ pub struct RuntimeBuilder {
     device_cache_bytes: i64,
     devices_per_gpu: i32,
     callback_memory: MemoryKind,
+    distributed: Distributed,
 }
 
 fn to_c_int(n: usize) -> i32 {
@@ -161,6 +188,13 @@ impl RuntimeBuilder {
         self
     }
 
+    /// One process or several ([`Distributed::Default`]: `$SPMD_DISTRIBUTED`).
+    /// Over several, global device ids are process-major.
+    pub fn distributed(mut self, distributed: Distributed) -> RuntimeBuilder {
+        self.distributed = distributed;
+        self
+    }
+
     /// Creates the runtime.
     pub fn build(&self) -> Result<Runtime> {
         let mut options = init_struct(sys::spmd_runtime_options_init)?;
@@ -170,6 +204,7 @@ impl RuntimeBuilder {
         options.device_cache_bytes = self.device_cache_bytes;
         options.devices_per_gpu = self.devices_per_gpu;
         options.callback_memory = self.callback_memory.to_raw();
+        options.distributed = self.distributed.to_raw();
         // SAFETY: valid options and out pointer.
         Runtime::from_call(|out| unsafe { sys::spmd_runtime_create(&options, out) })
     }
@@ -219,10 +254,33 @@ impl Runtime {
         RuntimeBuilder::new()
     }
 
-    /// Number of devices.
+    /// Number of devices, every process's (jax.device_count()).
     pub fn device_count(&self) -> Result<usize> {
         // SAFETY: live handle, valid out pointer.
         let n = out_value(|n| unsafe { sys::spmd_runtime_device_count(self.ptr, n) })?;
+        Ok(n as usize)
+    }
+
+    /// This process's index among the runtime's processes
+    /// (jax.process_index()); 0 for one process.
+    pub fn process_index(&self) -> Result<usize> {
+        // SAFETY: live handle, valid out pointer.
+        let n = out_value(|n| unsafe { sys::spmd_runtime_process_index(self.ptr, n) })?;
+        Ok(n as usize)
+    }
+
+    /// Number of processes the runtime spans (jax.process_count()).
+    pub fn process_count(&self) -> Result<usize> {
+        // SAFETY: live handle, valid out pointer.
+        let n = out_value(|n| unsafe { sys::spmd_runtime_process_count(self.ptr, n) })?;
+        Ok(n as usize)
+    }
+
+    /// Number of this process's own devices (len(jax.local_devices())), the
+    /// same in every process.
+    pub fn local_device_count(&self) -> Result<usize> {
+        // SAFETY: live handle, valid out pointer.
+        let n = out_value(|n| unsafe { sys::spmd_runtime_local_device_count(self.ptr, n) })?;
         Ok(n as usize)
     }
 

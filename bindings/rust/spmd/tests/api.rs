@@ -3,8 +3,8 @@ use std::sync::Mutex;
 
 use spmd::ops::{self, DotDims, OpOptions};
 use spmd::{
-    Array, BinaryOp, Collective, CollectiveKind, CollectiveOptions, DType, Key, MemoryKind, Mesh, Platform, ReduceOp,
-    Runtime, ShardMapOptions, Sharding, ShardingKind, Spec, Status, UnaryOp, VisualizeOptions,
+    Array, BinaryOp, Collective, CollectiveKind, CollectiveOptions, DType, Distributed, Key, MemoryKind, Mesh, Platform,
+    ReduceOp, Runtime, ShardMapOptions, Sharding, ShardingKind, Spec, Status, UnaryOp, VisualizeOptions,
 };
 
 fn runtime(devices: usize) -> Runtime {
@@ -49,6 +49,11 @@ fn runtime_devices_and_version() {
     assert_eq!(rt.device_string(3).unwrap(), "CpuDevice(id=3)");
     assert_eq!(rt.devices_string().unwrap(), "[CpuDevice(id=0), CpuDevice(id=1), CpuDevice(id=2), CpuDevice(id=3)]");
     assert_eq!(rt.device_string(4).unwrap_err().status, Status::OutOfRange);
+    // One process holds every device.
+    assert_eq!((rt.process_index().unwrap(), rt.process_count().unwrap()), (0, 1));
+    assert_eq!(rt.local_device_count().unwrap(), 4);
+    let one = Runtime::builder().cpu_devices(2).distributed(Distributed::None).build().unwrap();
+    assert_eq!(one.process_count().unwrap(), 1);
     assert_eq!(spmd::version(), spmd::sys::SPMD_VERSION_NUMBER as u32);
     assert_eq!(spmd::version_string(), spmd::sys::SPMD_VERSION_STRING);
     let e = Runtime::builder().cpu_devices(5000).build().unwrap_err();

@@ -1,0 +1,156 @@
+/* The processes of a runtime, seen from one process: a runtime that is not
+ * distributed is process 0 of 1 holding every device, the options and
+ * $SPMD_DISTRIBUTED that ask for several processes are checked by name, and
+ * asking for MPI outside mpirun is refused with the reason. The runs under
+ * mpirun are tests/mpi/. */
+#include "spmd_test.h"
+
+#include <stdlib.h>
+
+/* No launcher seems to have started this process. */
+static void forget_launcher(void) {
+  unsetenv("OMPI_COMM_WORLD_SIZE");
+  unsetenv("PMIX_RANK");
+  unsetenv("PMI_RANK");
+  unsetenv("PMI_SIZE");
+}
+
+static void one_process_holds_every_device(void **state) {
+  (void)state;
+  unsetenv("SPMD_DISTRIBUTED");
+  spmd_runtime_options o = SPMD_RUNTIME_OPTIONS_INIT;
+  o.cpu_device_count = 6;
+  spmd_runtime *rt = NULL;
+  assert_ok(spmd_runtime_create(&o, &rt));
+  int index = -1, count = -1, local = -1, devices = -1;
+  assert_ok(spmd_runtime_process_index(rt, &index));
+  assert_ok(spmd_runtime_process_count(rt, &count));
+  assert_ok(spmd_runtime_local_device_count(rt, &local));
+  assert_ok(spmd_runtime_device_count(rt, &devices));
+  assert_int_equal(index, 0);
+  assert_int_equal(count, 1);
+  assert_int_equal(local, 6);
+  assert_int_equal(devices, 6);
+  for (int d = 0; d < devices; ++d) {
+    spmd_device_info info = SPMD_DEVICE_INFO_INIT;
+    assert_ok(spmd_runtime_device_info(rt, d, &info));
+    assert_int_equal(info.process_index, 0);
+    assert_int_equal(info.local_index, d);
+  }
+  spmd_runtime_destroy(rt);
+}
+
+static void none_by_option_or_environment_is_one_process(void **state) {
+  (void)state;
+  spmd_runtime_options o = SPMD_RUNTIME_OPTIONS_INIT;
+  o.cpu_device_count = 2;
+  o.distributed = SPMD_DISTRIBUTED_NONE;
+  /* The option wins over the environment. */
+  setenv("SPMD_DISTRIBUTED", "mpi", 1);
+  spmd_runtime *rt = NULL;
+  assert_ok(spmd_runtime_create(&o, &rt));
+  int count = 0;
+  assert_ok(spmd_runtime_process_count(rt, &count));
+  assert_int_equal(count, 1);
+  spmd_runtime_destroy(rt);
+
+  o.distributed = SPMD_DISTRIBUTED_DEFAULT;
+  const char *one_process[] = {"none", ""};
+  for (size_t i = 0; i < 2; ++i) {
+    setenv("SPMD_DISTRIBUTED", one_process[i], 1);
+    rt = NULL;
+    assert_ok(spmd_runtime_create(&o, &rt));
+    assert_ok(spmd_runtime_process_count(rt, &count));
+    assert_int_equal(count, 1);
+    spmd_runtime_destroy(rt);
+  }
+  unsetenv("SPMD_DISTRIBUTED");
+}
+
+static void bad_values_are_refused_by_name(void **state) {
+  (void)state;
+  unsetenv("SPMD_DISTRIBUTED");
+  spmd_runtime_options o = SPMD_RUNTIME_OPTIONS_INIT;
+  spmd_runtime *rt = NULL;
+  o.distributed = (spmd_distributed)7;
+  assert_fails(spmd_runtime_create(&o, &rt), SPMD_ERR_INVALID_ARGUMENT,
+               "options->distributed: 7 is not a spmd_distributed");
+  o.distributed = (spmd_distributed)-1;
+  assert_fails(spmd_runtime_create(&o, &rt), SPMD_ERR_INVALID_ARGUMENT,
+               "options->distributed: -1");
+
+  o.distributed = SPMD_DISTRIBUTED_DEFAULT;
+  setenv("SPMD_DISTRIBUTED", "MPI ", 1);
+  assert_fails(spmd_runtime_create(&o, &rt), SPMD_ERR_INVALID_ARGUMENT,
+               "SPMD_DISTRIBUTED='MPI ': expected 'mpi' or 'none'");
+  unsetenv("SPMD_DISTRIBUTED");
+
+  /* A communicator only means something to a runtime over MPI. */
+  o.mpi_comm_given = 1;
+  assert_fails(spmd_runtime_create(&o, &rt), SPMD_ERR_INVALID_ARGUMENT,
+               "options->mpi_comm_given");
+  o.distributed = SPMD_DISTRIBUTED_NONE;
+  assert_fails(spmd_runtime_create(&o, &rt), SPMD_ERR_INVALID_ARGUMENT,
+               "options->mpi_comm_given");
+
+  /* The processes' meeting time, read before they meet. */
+  o.mpi_comm_given = 0;
+  o.distributed = SPMD_DISTRIBUTED_MPI;
+  setenv("SPMD_DISTRIBUTED_TIMEOUT", "soon", 1);
+  assert_fails(spmd_runtime_create(&o, &rt), SPMD_ERR_INVALID_ARGUMENT,
+               "SPMD_DISTRIBUTED_TIMEOUT='soon': expected seconds");
+  setenv("SPMD_DISTRIBUTED_TIMEOUT", "0", 1);
+  assert_fails(spmd_runtime_create(&o, &rt), SPMD_ERR_INVALID_ARGUMENT,
+               "SPMD_DISTRIBUTED_TIMEOUT='0'");
+  unsetenv("SPMD_DISTRIBUTED_TIMEOUT");
+  assert_null(rt);
+}
+
+/* Outside mpirun, MPI is refused: where the plugin was built, because no
+ * launcher started the process (no singleton job of one process); where it
+ * was not, because it is missing. Either way the message says MPI. */
+static void mpi_outside_a_launcher_is_refused(void **state) {
+  (void)state;
+  forget_launcher();
+  spmd_runtime *rt = NULL;
+  setenv("SPMD_DISTRIBUTED", "mpi", 1);
+  spmd_clear_error();
+  assert_int_equal(spmd_runtime_create(NULL, &rt), SPMD_ERR_UNSUPPORTED);
+  const char *why = spmd_last_error();
+  if (strstr(why, "not started by mpirun or srun") == NULL &&
+      strstr(why, "MPI is unavailable: its plugin libspmd_mpi.so could not be loaded") == NULL)
+    fail_msg("unexpected reason: %s", why);
+  assert_non_null(strstr(why, "distributed over MPI"));
+  assert_null(rt);
+
+  unsetenv("SPMD_DISTRIBUTED");
+  spmd_runtime_options o = SPMD_RUNTIME_OPTIONS_INIT;
+  o.distributed = SPMD_DISTRIBUTED_MPI;
+  assert_fails(spmd_runtime_create(&o, &rt), SPMD_ERR_UNSUPPORTED, "distributed over MPI");
+  assert_null(rt);
+}
+
+static void queries_check_their_arguments(void **state) {
+  (void)state;
+  spmd_runtime *rt = NULL;
+  assert_ok(spmd_runtime_create(NULL, &rt));
+  int n = 0;
+  assert_fails(spmd_runtime_process_index(NULL, &n), SPMD_ERR_INVALID_ARGUMENT, "runtime");
+  assert_fails(spmd_runtime_process_count(rt, NULL), SPMD_ERR_INVALID_ARGUMENT, "out");
+  assert_fails(spmd_runtime_local_device_count(NULL, &n), SPMD_ERR_INVALID_ARGUMENT,
+               "runtime");
+  spmd_runtime_destroy(rt);
+  assert_fails(spmd_runtime_local_device_count(rt, &n), SPMD_ERR_INVALID_ARGUMENT,
+               "not a live spmd_runtime");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(one_process_holds_every_device),
+      cmocka_unit_test(none_by_option_or_environment_is_one_process),
+      cmocka_unit_test(bad_values_are_refused_by_name),
+      cmocka_unit_test(mpi_outside_a_launcher_is_refused),
+      cmocka_unit_test(queries_check_their_arguments),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
