@@ -32,8 +32,11 @@ static const layer_rule kRules[] = {
     {"backend/cuda", "base kernels backend backend/host"},
     {"dist", "base core"},
     {"dist/mpi", "base core dist"},
-    {"runtime", "base core kernels backend dist"},
-    {"exec", "base core kernels backend runtime"},
+    /* Over several processes the runtime and exec work on blocks in host
+     * memory with the host algorithms (backend/host) and move them through
+     * the transport (dist). */
+    {"runtime", "base core kernels backend backend/host dist"},
+    {"exec", "base core kernels backend backend/host dist runtime"},
     {"capi", "base core kernels backend runtime exec"},
 };
 

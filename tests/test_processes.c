@@ -1,8 +1,9 @@
 /* The processes of a runtime, seen from one process: a runtime that is not
  * distributed is process 0 of 1 holding every device, the options and
  * $SPMD_DISTRIBUTED that ask for several processes are checked by name, and
- * asking for MPI outside mpirun is refused with the reason. The runs under
- * mpirun are tests/mpi/. */
+ * asking for MPI outside mpirun is refused with the reason; the ways in and
+ * out of arrays across processes work on one. The runs under mpirun are
+ * tests/mpi/. */
 #include "spmd_test.h"
 
 #include <stdlib.h>
@@ -144,6 +145,61 @@ static void queries_check_their_arguments(void **state) {
                "not a live spmd_runtime");
 }
 
+/* The ways in and out of arrays across processes, in one process: the
+ * process's part is the whole array, gathering is reading. */
+static void one_process_holds_every_block(void **state) {
+  (void)state;
+  unsetenv("SPMD_DISTRIBUTED");
+  spmd_runtime *rt = test_runtime(8);
+  const int64_t mesh_shape[2] = {2, 4};
+  spmd_mesh *mesh = test_mesh(rt, 2, mesh_shape);
+  spmd_sharding *s = test_sharding(mesh, "x, y");
+  const int64_t shape[2] = {4, 8};
+  float v[32], out[32];
+  for (int i = 0; i < 32; ++i) v[i] = (float)i * 0.5f - 3.0f;
+
+  int64_t part[2] = {0, 0};
+  assert_ok(spmd_array_process_local_shape(s, 2, shape, part));
+  assert_int_equal(part[0], 4);
+  assert_int_equal(part[1], 8);
+  spmd_array *a = NULL;
+  assert_ok(spmd_array_from_process_local_data(s, SPMD_F32, 2, shape, v, sizeof v, &a));
+  int full = 0;
+  assert_ok(spmd_array_is_fully_addressable(a, &full));
+  assert_int_equal(full, 1);
+  assert_ok(spmd_array_process_allgather(a, out, sizeof out));
+  assert_memory_equal(out, v, sizeof v);
+  memset(out, 0, sizeof out);
+  assert_ok(spmd_array_to_host(a, out, sizeof out));
+  assert_memory_equal(out, v, sizeof v);
+
+  /* Bad arguments, by name. */
+  spmd_array *b = NULL;
+  assert_fails(spmd_array_from_process_local_data(s, SPMD_F32, 2, shape, v, 4, &b),
+               SPMD_ERR_INVALID_ARGUMENT, "nbytes: 4 bytes given, this process's part");
+  assert_fails(spmd_array_from_process_local_data(s, SPMD_F32, 2, shape, NULL, sizeof v, &b),
+               SPMD_ERR_INVALID_ARGUMENT, "data: NULL");
+  assert_fails(spmd_array_from_process_local_data(NULL, SPMD_F32, 2, shape, v, sizeof v, &b),
+               SPMD_ERR_INVALID_ARGUMENT, "sharding");
+  assert_fails(spmd_array_from_process_local_data(s, SPMD_F32, 2, shape, v, sizeof v, NULL),
+               SPMD_ERR_INVALID_ARGUMENT, "out");
+  assert_null(b);
+  assert_fails(spmd_array_process_local_shape(s, 2, shape, NULL), SPMD_ERR_INVALID_ARGUMENT,
+               "out");
+  const int64_t bad[1] = {-1};
+  assert_fails(spmd_array_process_local_shape(s, 1, bad, part), SPMD_ERR_INVALID_ARGUMENT,
+               "shape");
+  assert_fails(spmd_array_process_allgather(a, out, 4), SPMD_ERR_INVALID_ARGUMENT, "nbytes");
+  assert_fails(spmd_array_process_allgather(NULL, out, sizeof out), SPMD_ERR_INVALID_ARGUMENT,
+               "array");
+  assert_fails(spmd_array_is_fully_addressable(a, NULL), SPMD_ERR_INVALID_ARGUMENT, "out");
+
+  spmd_array_destroy(a);
+  spmd_sharding_destroy(s);
+  spmd_mesh_destroy(mesh);
+  spmd_runtime_destroy(rt);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(one_process_holds_every_device),
@@ -151,6 +207,7 @@ int main(void) {
       cmocka_unit_test(bad_values_are_refused_by_name),
       cmocka_unit_test(mpi_outside_a_launcher_is_refused),
       cmocka_unit_test(queries_check_their_arguments),
+      cmocka_unit_test(one_process_holds_every_block),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

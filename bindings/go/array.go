@@ -2,6 +2,7 @@ package spmd
 
 import (
 	"runtime"
+	"strings"
 	"unsafe"
 
 	"github.com/libspmd/libspmd/bindings/go/internal/capi"
@@ -61,6 +62,28 @@ func FromHostAs[T HostElement](sharding *Sharding, dtype DType, shape []int64, d
 	defer runtime.KeepAlive(sharding)
 	return made(newArray, func(h *uintptr) error {
 		return capi.Spmd_array_from_host(sharding.handle(), dtypeC(dtype), shape, bytesOf(data), h)
+	})
+}
+
+// FromProcessLocalData is jax.make_array_from_process_local_data: an array
+// of global shape laid out by sharding from data, the part of it this
+// process holds, row-major: the smallest box covering the blocks of this
+// process's devices (Sharding.ProcessLocalShape gives its shape; the whole
+// array in a runtime of one process, or where sharding replicates it
+// across processes). Each process passes its own part; nothing crosses
+// processes. The array's dtype is T's. ErrInvalidArgument for a data
+// length that does not match the part, or blocks of this process that do
+// not fill a box.
+func FromProcessLocalData[T Element](sharding *Sharding, shape []int64, data []T) (*Array, error) {
+	return FromProcessLocalDataAs(sharding, DTypeOf[T](), shape, data)
+}
+
+// FromProcessLocalDataAs is FromProcessLocalData with the dtype given
+// (uint16 bit patterns for F16 and BF16).
+func FromProcessLocalDataAs[T HostElement](sharding *Sharding, dtype DType, shape []int64, data []T) (*Array, error) {
+	defer runtime.KeepAlive(sharding)
+	return made(newArray, func(h *uintptr) error {
+		return capi.Spmd_array_from_process_local_data(sharding.handle(), dtypeC(dtype), shape, bytesOf(data), h)
 	})
 }
 
@@ -176,8 +199,58 @@ func ToHostAs[T HostElement](a *Array) ([]T, error) {
 	return out, nil
 }
 
+// ProcessAllgather copies the global array into a new row-major slice in
+// every process (jax.experimental.multihost_utils.process_allgather(a,
+// tiled=True)): the blocks other processes hold travel here, so it reads
+// arrays ToHost refuses over several processes. Every process of the
+// runtime must call it, in the same order as its other calls across
+// processes; in a runtime of one process it is ToHost. ErrInvalidArgument
+// when T is not the array's dtype; ErrTimeout when a process does not take
+// part in time.
+func ProcessAllgather[T Element](a *Array) ([]T, error) {
+	d, err := a.DType()
+	if err != nil {
+		return nil, err
+	}
+	if want := DTypeOf[T](); d != want {
+		return nil, invalid("spmd.ProcessAllgather: the array holds %v, not %v", d, want)
+	}
+	return ProcessAllgatherAs[T](a)
+}
+
+// ProcessAllgatherAs is ProcessAllgather into a slice of T, whatever the
+// dtype, as long as the sizes fit (uint16 for F16 and BF16 bit patterns).
+func ProcessAllgatherAs[T HostElement](a *Array) ([]T, error) {
+	defer runtime.KeepAlive(a)
+	nbytes, err := a.NBytes()
+	if err != nil {
+		return nil, err
+	}
+	var zero T
+	size := int64(unsafe.Sizeof(zero))
+	if nbytes%size != 0 {
+		return nil, invalid("spmd.ProcessAllgatherAs: %d bytes are no whole number of %d-byte elements", nbytes, size)
+	}
+	out := make([]T, nbytes/size)
+	if err := check(capi.Spmd_array_process_allgather(a.handle(), bytesOf(out))); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// IsFullyAddressable reports whether this process holds every shard of the
+// array (jax.Array.is_fully_addressable): always in a runtime of one
+// process. Only such an array can be read with ToHost; ProcessAllgather
+// reads any.
+func (a *Array) IsFullyAddressable() (bool, error) {
+	defer runtime.KeepAlive(a)
+	v, err := get(func(v *int) error { return capi.Spmd_array_is_fully_addressable(a.handle(), v) })
+	return boolOf(v), err
+}
+
 // ShardCount is the number of shards, one per device of the sharding
-// (len(a.addressable_shards)).
+// (len(a.addressable_shards); over several processes every shard, those of
+// other processes' devices described but not readable here).
 func (a *Array) ShardCount() (int, error) {
 	defer runtime.KeepAlive(a)
 	n, err := get(func(n *int64) error { return capi.Spmd_array_shard_count(a.handle(), n) })
@@ -245,6 +318,48 @@ func (a *Array) Reshard(sharding *Sharding) (*Array, error) {
 	defer runtime.KeepAlive(a)
 	defer runtime.KeepAlive(sharding)
 	return made(newArray, func(h *uintptr) error { return capi.Spmd_array_reshard(a.handle(), sharding.handle(), h) })
+}
+
+// Save writes the array to the directory dir as a checkpoint, as Orbax
+// checkpoints a jax.Array (ocp.StandardCheckpointer().save(dir, a)), in
+// libspmd's own layout: each process writes the blocks of its devices, one
+// file per block, and process 0 an index of them, so that Load restores it
+// under any sharding, on any mesh and number of processes. The directory
+// is made if missing. ErrInvalidArgument when it already holds a
+// checkpoint, or when a file cannot be made or written (the message names
+// the path and the system's reason). Every process of the runtime calls it
+// with the same directory, on a file system they share; it waits for
+// pending work and returns once the whole checkpoint is written.
+// ErrTimeout when a process does not take part in time.
+func (a *Array) Save(dir string) error {
+	defer runtime.KeepAlive(a)
+	if err := pathArg("spmd.(*Array).Save", dir); err != nil {
+		return err
+	}
+	return check(capi.Spmd_array_save(a.handle(), dir))
+}
+
+// Load restores the array Save wrote to the directory dir, laid out by
+// sharding (Orbax's restore of a jax.Array with
+// ocp.ArrayRestoreArgs(sharding=...)): its dtype and shape are the saved
+// ones (Array.DType tells them); each process reads only the parts of the
+// saved blocks its own devices need. ErrInvalidArgument for a directory
+// without a checkpoint, a damaged index or block file (named in the
+// message), or a sharding whose spec does not suit the saved rank.
+func Load(sharding *Sharding, dir string) (*Array, error) {
+	defer runtime.KeepAlive(sharding)
+	if err := pathArg("spmd.Load", dir); err != nil {
+		return nil, err
+	}
+	return made(newArray, func(h *uintptr) error { return capi.Spmd_array_load(sharding.handle(), dir, h) })
+}
+
+// pathArg refuses a path C would cut short at a NUL byte.
+func pathArg(what, path string) error {
+	if strings.IndexByte(path, 0) >= 0 {
+		return invalid("%s: the path %q contains a NUL byte", what, path)
+	}
+	return nil
 }
 
 // Repr is JAX's repr(a): "Array([ 1.      ,  2.682942], dtype=float32)",

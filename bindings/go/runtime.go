@@ -11,7 +11,7 @@ import (
 // minor*100 + patch.
 func Version() uint { return capi.Spmd_version() }
 
-// VersionString is the version of the libspmd actually loaded, "1.3.0".
+// VersionString is the version of the libspmd actually loaded, "1.4.0".
 func VersionString() string { return capi.Spmd_version_string() }
 
 // LiveHandles is the number of libspmd handles live in this process, of
@@ -145,6 +145,13 @@ type RuntimeOptions struct {
 	// Distributed is one process or several; DistributedDefault reads
 	// $SPMD_DISTRIBUTED. Over several, global device ids are process-major.
 	Distributed Distributed
+	// ExactReductions, over several processes, adds the terms of every
+	// reduction across processes (psums and the sums of global ops) in the
+	// order one process adds them, so results are bit for bit those of one
+	// process with as many devices, at the cost of sending every block to
+	// every process of its group. False leaves it to $SPMD_EXACT_REDUCTIONS
+	// ("1"), else sends one partial result per process and group.
+	ExactReductions bool
 }
 
 // Runtime is one platform's devices and the threads and memory that serve
@@ -173,6 +180,9 @@ func NewRuntime(opts *RuntimeOptions) (*Runtime, error) {
 		o.SetDevices_per_gpu(opts.DevicesPerGPU)
 		o.SetCallback_memory(capi.Enum_SS_spmd_memory_kind(opts.CallbackMemory))
 		o.SetDistributed(capi.Enum_SS_spmd_distributed(opts.Distributed))
+		if opts.ExactReductions {
+			o.SetExact_reductions(1)
+		}
 	}
 	return made(newRuntime, func(h *uintptr) error { return capi.Spmd_runtime_create(o, h) })
 }

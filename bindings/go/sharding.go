@@ -192,6 +192,21 @@ func (s *Sharding) ShardInfo(shape []int64, index int) (ShardInfo, error) {
 	})
 }
 
+// ProcessLocalShape is the shape of this process's part of an array of
+// global shape laid out by s, what FromProcessLocalData takes: the smallest
+// box covering the blocks of this process's devices (shape itself in a
+// runtime of one process). ErrInvalidArgument for a bad shape, blocks that
+// do not fill a box, or a mesh without a device of this process.
+func (s *Sharding) ProcessLocalShape(shape []int64) ([]int64, error) {
+	defer runtime.KeepAlive(s)
+	local := make([]int64, len(shape))
+	copy(local, shape) // read as the global shape, overwritten with the local one
+	if err := check(capi.Spmd_array_process_local_shape(s.handle(), local)); err != nil {
+		return nil, err
+	}
+	return local, nil
+}
+
 // ShardInfoOfDevice is ShardInfo for the shard on device id;
 // ErrInvalidArgument when the sharding places nothing there.
 func (s *Sharding) ShardInfoOfDevice(shape []int64, device int) (ShardInfo, error) {

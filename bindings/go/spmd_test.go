@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -178,6 +179,9 @@ func TestRuntime(t *testing.T) {
 	}
 	ok(t, r2.Close())
 	ok(t, r2.Close())
+	// Exact reductions change nothing in one process.
+	r3 := must(spmd.NewRuntime(&spmd.RuntimeOptions{Platform: spmd.PlatformCPU, DeviceCount: 2, ExactReductions: true}))
+	ok(t, r3.Close())
 	_, err = r2.DeviceCount()
 	wantErr(t, err, spmd.ErrInvalidArgument, "runtime")
 	_, err = spmd.NewMesh(r2, []int64{2}, []string{"x"}, nil)
@@ -370,6 +374,26 @@ func TestArrayHostData(t *testing.T) {
 	_, err := spmd.ToHost[int32](a)
 	wantErr(t, err, spmd.ErrInvalidArgument, "float32")
 
+	// One process holds every shard: process_allgather is to_host.
+	if full := must(a.IsFullyAddressable()); !full {
+		t.Errorf("an array of one process is not fully addressable")
+	}
+	equal(t, "process allgather", must(spmd.ProcessAllgather[float32](a)), must(spmd.ToHost[float32](a)))
+	equal(t, "process allgather f16 bits", must(spmd.ProcessAllgatherAs[uint16](h)), bits)
+	_, err = spmd.ProcessAllgather[int32](a)
+	wantErr(t, err, spmd.ErrInvalidArgument, "float32")
+	_, err = (*spmd.Array)(nil).IsFullyAddressable()
+	wantErr(t, err, spmd.ErrInvalidArgument)
+	// This process's part of the array is all of it.
+	equal(t, "process local shape", must(s.ProcessLocalShape([]int64{2, 3})), []int64{2, 3})
+	local := must(spmd.FromProcessLocalData(s, []int64{2, 3}, iota32(6)))
+	defer local.Close()
+	equal(t, "from process local data", must(spmd.ToHost[float32](local)), iota32(6))
+	_, err = spmd.FromProcessLocalData(s, []int64{2, 3}, iota32(5))
+	wantErr(t, err, spmd.ErrInvalidArgument)
+	_, err = s.ProcessLocalShape([]int64{2, -3})
+	wantErr(t, err, spmd.ErrInvalidArgument)
+
 	// A host slice of the wrong length: libspmd's message names it.
 	_, err = spmd.FromHost(s, []int64{2, 3}, iota32(5))
 	wantErr(t, err, spmd.ErrInvalidArgument, "nbytes")
@@ -428,6 +452,40 @@ func TestArrayCreatorsAndShards(t *testing.T) {
 	if !strings.Contains(pic, "CPU 3") {
 		t.Errorf("picture:\n%s", pic)
 	}
+}
+
+func TestCheckpoint(t *testing.T) {
+	noLeaks(t)
+	dir := filepath.Join(t.TempDir(), "checkpoint") // made by Save
+	grid := mesh(t, []int64{2, 2}, "x", "y")
+	a := must(spmd.Arange(named(t, grid, "x, y"), spmd.F32, []int64{2, 4}, 0, 1))
+	defer a.Close()
+	ok(t, a.Save(dir))
+
+	// Restored under another sharding, on another mesh: the saved dtype,
+	// shape and values.
+	cols := named(t, mesh(t, []int64{4}, "d"), "None, d")
+	b := must(spmd.Load(cols, dir))
+	defer b.Close()
+	if d := must(b.DType()); d != spmd.F32 {
+		t.Errorf("dtype %v", d)
+	}
+	equal(t, "loaded shape", must(b.Shape()), []int64{2, 4})
+	bs := must(b.Sharding())
+	defer bs.Close()
+	if eq := must(bs.Equal(cols)); !eq {
+		t.Errorf("loaded onto %v", bs)
+	}
+	equal(t, "loaded", must(spmd.ToHost[float32](b)), must(spmd.ToHost[float32](a)))
+
+	// A directory holds one checkpoint.
+	wantErr(t, b.Save(dir), spmd.ErrInvalidArgument, "already holds a checkpoint")
+	// Nothing to load, or a path C would cut short.
+	_, err := spmd.Load(cols, filepath.Join(dir, "missing"))
+	wantErr(t, err, spmd.ErrInvalidArgument)
+	_, err = spmd.Load(cols, dir+"\x00")
+	wantErr(t, err, spmd.ErrInvalidArgument, "NUL")
+	wantErr(t, (*spmd.Array)(nil).Save(dir), spmd.ErrInvalidArgument)
 }
 
 func TestRandom(t *testing.T) {

@@ -154,6 +154,18 @@ SPMD_GO_SCALAR_OUT(spmd_sharding_kind, int)
 %{ memset(buf, 0, sizeof buf);
    if ($input.len > SPMD_MAX_NDIM) $1 = ($1_ltype)$input.array;
    else { memcpy(buf, $input.array, (size_t)$input.len * sizeof *buf); $1 = buf; } %}
+/* spmd_array_process_local_shape's out has the count of the shape beside
+ * it: the two are one []int64, read as the global shape and overwritten
+ * with the local one. C writes a buffer of the wrapper's (NULL past
+ * SPMD_MAX_NDIM dimensions, which libspmd refuses), copied out on success,
+ * so it never writes past the slice. (This sequence of three is longer
+ * than, so taken before, the (ndim, shape) pair above.) */
+%typemap(gotype) (size_t ndim, const int64_t *shape, int64_t *out) "[]int64"
+%typemap(in) (size_t ndim, const int64_t *shape, int64_t *out) (int64_t buf[SPMD_MAX_NDIM])
+%{ $1 = (size_t)$input.len; $2 = $input.len ? ($2_ltype)$input.array : NULL;
+   $3 = $input.len <= SPMD_MAX_NDIM ? buf : NULL; %}
+%typemap(argout) (size_t ndim, const int64_t *shape, int64_t *out)
+%{ if (result == SPMD_OK && $1 <= SPMD_MAX_NDIM) memcpy($input.array, buf$argnum, $1 * sizeof(int64_t)); %}
 /* Device ids of spmd_mesh_create: []int32 (Go's int is 8 bytes); nil takes
  * the default order. The idiomatic layer checks the length. */
 %typemap(gotype) const int *device_ids "[]int32"

@@ -54,6 +54,48 @@ SPMD_API spmd_status spmd_array_from_host(const spmd_sharding *sharding,
                                           spmd_array **out);
 
 /**
+ * jax.make_array_from_process_local_data: an array of global `shape` laid
+ * out by `sharding` from the part of it this process holds. That part is
+ * the smallest box covering the blocks of this process's devices (all of
+ * the array in a runtime of one process, or where the sharding replicates
+ * it across processes), row-major; its blocks must fill it. Each process
+ * calls it with its own part; nothing crosses processes. (Since 1.4.)
+ *
+ * @param sharding The layout; not NULL.
+ * @param dtype The element type.
+ * @param ndim Number of dimensions of the global array.
+ * @param shape The global array's ndim sizes.
+ * @param data This process's part, row-major; may be NULL when nbytes is 0.
+ * @param nbytes Bytes at data: exactly the part's element count times the
+ *        dtype's size (spmd_array_process_local_shape gives its shape).
+ * @param out Receives the new array; not NULL. Left untouched on failure.
+ * @return As spmd_array_from_host, nbytes measured against this process's
+ *         part; SPMD_ERR_INVALID_ARGUMENT also when this process's blocks
+ *         do not fill a box (its devices' blocks are not contiguous).
+ */
+SPMD_API spmd_status spmd_array_from_process_local_data(const spmd_sharding *sharding,
+                                                        spmd_dtype dtype, size_t ndim,
+                                                        const int64_t *shape,
+                                                        const void *data, size_t nbytes,
+                                                        spmd_array **out);
+
+/**
+ * The shape of this process's part of an array of global `shape` laid out
+ * by `sharding` (what spmd_array_from_process_local_data takes): the
+ * smallest box covering the blocks of this process's devices. (Since 1.4.)
+ *
+ * @param sharding The layout; not NULL.
+ * @param ndim Number of dimensions of the global array.
+ * @param shape The global array's ndim sizes.
+ * @param out Receives ndim sizes; not NULL when ndim > 0.
+ * @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a bad shape or sharding
+ *         (as spmd_array_zeros), blocks that do not fill a box, a mesh
+ *         without a device of this process, or a NULL out.
+ */
+SPMD_API spmd_status spmd_array_process_local_shape(const spmd_sharding *sharding, size_t ndim,
+                                                    const int64_t *shape, int64_t *out);
+
+/**
  * An array of zeros, made on the devices (no host buffer).
  *
  * @param sharding The layout; not NULL.
@@ -220,15 +262,90 @@ SPMD_API spmd_status spmd_array_block_until_ready(spmd_array *array);
  * @param array The array; not NULL.
  * @param data The buffer; may be NULL when nbytes is 0.
  * @param nbytes Bytes at data: exactly the array's nbytes.
+ * Over several processes (spmd_runtime_process_count) this process must
+ * hold every block itself, as JAX requires: a replicated array, or one whose
+ * mesh lies in this process; spmd_array_process_allgather gathers the rest.
+ *
  * @return SPMD_OK; the error of pending work that failed;
  *         SPMD_ERR_INVALID_ARGUMENT for wrong nbytes, NULL data, or a NULL
- *         or destroyed array.
+ *         or destroyed array; SPMD_ERR_UNSUPPORTED for a block that only
+ *         other processes hold, naming it and them.
  */
 SPMD_API spmd_status spmd_array_to_host(const spmd_array *array, void *data,
                                         size_t nbytes);
 
 /**
- * Number of shards, one per device of the sharding (a.addressable_shards).
+ * Copies the global array into a row-major host buffer in every process
+ * (jax.experimental.multihost_utils.process_allgather(a, tiled=True)):
+ * each block travels from a process holding it to all others. Every
+ * process of the runtime must call it, in the same order as its other
+ * calls across processes. In a runtime of one process it is
+ * spmd_array_to_host. (Since 1.4.)
+ *
+ * @param array The array; not NULL.
+ * @param data The buffer; may be NULL when nbytes is 0.
+ * @param nbytes Bytes at data: exactly the array's nbytes.
+ * @return As spmd_array_to_host, never refusing a block held elsewhere;
+ *         SPMD_ERR_TIMEOUT when a process does not take part within the
+ *         collective timeout ($SPMD_COLLECTIVE_TIMEOUT_MS), naming it.
+ */
+SPMD_API spmd_status spmd_array_process_allgather(const spmd_array *array, void *data,
+                                                  size_t nbytes);
+
+/**
+ * Saves the array to `directory` (Orbax's checkpointing of a jax.Array):
+ * each process writes the blocks of its devices, one file per block, and
+ * process 0 an index of them (docs/distributed.md gives the layout), so
+ * that spmd_array_load restores it into any sharding, on any mesh and
+ * number of processes. The directory is made if missing; it must not hold
+ * a checkpoint already. Every process of the runtime calls it, with the
+ * same directory (on a file system they share); it returns once the whole
+ * checkpoint is written. Waits for pending work. (Since 1.4.)
+ *
+ * @param array The array; not NULL.
+ * @param directory Where to write; not NULL or empty.
+ * @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a NULL or destroyed array,
+ *         a NULL or empty directory, one that already holds a checkpoint,
+ *         or a file that cannot be made or written (with the system's
+ *         reason and the path); the error of pending work that failed;
+ *         SPMD_ERR_TIMEOUT when a process does not take part within the
+ *         collective timeout.
+ */
+SPMD_API spmd_status spmd_array_save(const spmd_array *array, const char *directory);
+
+/**
+ * Restores the array saved in `directory` by spmd_array_save, laid out by
+ * `sharding`: its dtype and shape are the saved ones; each process reads
+ * the parts of the saved blocks its own devices need. (Since 1.4.)
+ *
+ * @param sharding The layout; not NULL; its spec must suit the saved rank.
+ * @param directory Where the checkpoint is; not NULL or empty.
+ * @param out Receives the new array; not NULL. Left untouched on failure.
+ * @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a NULL or destroyed
+ *         sharding, a NULL out, a directory without a checkpoint, a damaged
+ *         index or block file (naming it and what is wrong), or a sharding
+ *         of another rank; SPMD_ERR_OUT_OF_MEMORY when memory runs out.
+ */
+SPMD_API spmd_status spmd_array_load(const spmd_sharding *sharding, const char *directory,
+                                     spmd_array **out);
+
+/**
+ * Whether this process holds every shard of the array
+ * (jax.Array.is_fully_addressable): always in a runtime of one process.
+ * Shards of other processes' devices are described (spmd_array_shard_info)
+ * but cannot be read or written here. (Since 1.4.)
+ *
+ * @param array The array; not NULL.
+ * @param out Receives 1 or 0; not NULL. Left untouched on failure.
+ * @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a NULL or destroyed array
+ *         or a NULL out.
+ */
+SPMD_API spmd_status spmd_array_is_fully_addressable(const spmd_array *array, int *out);
+
+/**
+ * Number of shards, one per device of the sharding (a.addressable_shards;
+ * over several processes a.global_shards: the shards of other processes'
+ * devices are described but not readable here).
  *
  * @param array The array; not NULL.
  * @param out Receives the shard count; not NULL. Left untouched on failure.
@@ -280,7 +397,8 @@ SPMD_API spmd_status spmd_array_shard_info_of_device(const spmd_array *array,
  * @param nbytes Bytes at data: exactly the shard's byte size.
  * @return SPMD_OK; SPMD_ERR_OUT_OF_RANGE for an index past the last shard;
  *         the error of pending work that failed; SPMD_ERR_INVALID_ARGUMENT
- *         for wrong nbytes, NULL data, or a NULL or destroyed array.
+ *         for wrong nbytes, NULL data, or a NULL or destroyed array;
+ *         SPMD_ERR_UNSUPPORTED for a shard of another process's device.
  */
 SPMD_API spmd_status spmd_array_shard_read(const spmd_array *array,
                                            size_t index, void *data,
@@ -300,7 +418,8 @@ SPMD_API spmd_status spmd_array_shard_read(const spmd_array *array,
  * @param nbytes Bytes at data: exactly the shard's byte size.
  * @return SPMD_OK; SPMD_ERR_OUT_OF_RANGE for an index past the last shard;
  *         SPMD_ERR_INVALID_ARGUMENT for wrong nbytes, NULL data, or a NULL
- *         or destroyed array.
+ *         or destroyed array; SPMD_ERR_UNSUPPORTED for a shard of another
+ *         process's device.
  */
 SPMD_API spmd_status spmd_array_shard_write(spmd_array *array, size_t index,
                                             const void *data, size_t nbytes);

@@ -120,6 +120,15 @@ typedef struct spmd_runtime_options {
    * mpi_comm_given is nonzero. Its processes are the runtime's, each with
    * its rank as process index. (Since 1.4.) */
   int mpi_comm;
+  /** Over several processes, nonzero adds the terms of every reduction
+   * across processes (psum, pmean, pmax, pmin, and the sums of global ops)
+   * in the order one process adds them, so results are bit for bit those
+   * of one process with as many devices; it costs bytes: every member's
+   * block travels to every process of its group. 0 (or
+   * $SPMD_EXACT_REDUCTIONS unset or "0") sends one partial result per
+   * process and group, adding by process, then by device: within the
+   * summation bound of one process's order. (Since 1.4.) */
+  int exact_reductions;
 } spmd_runtime_options;
 
 /** The most worker threads a runtime takes (spmd_runtime_options.worker_threads). */
@@ -128,7 +137,7 @@ typedef struct spmd_runtime_options {
 /** An initialiser of spmd_runtime_options: struct_size set, every option default. */
 #define SPMD_RUNTIME_OPTIONS_INIT \
   { sizeof(spmd_runtime_options), SPMD_PLATFORM_DEFAULT, 0, 0, 0, 0, SPMD_MEMORY_DEFAULT, \
-    SPMD_DISTRIBUTED_DEFAULT, 0, 0 }
+    SPMD_DISTRIBUTED_DEFAULT, 0, 0, 0 }
 
 /**
  * Fills *options with the defaults, for bindings that cannot use the macro.

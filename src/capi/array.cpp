@@ -1,5 +1,6 @@
 #include "capi/guard.hpp"
 #include "capi/handles.hpp"
+#include "runtime/checkpoint.hpp"
 #include "base/dtype.hpp"
 #include "spmd/array.h"
 
@@ -30,6 +31,29 @@ spmd_status spmd_array_from_host(const spmd_sharding *sharding, spmd_dtype dtype
                    [&](const ShardingPtr &s, Shape global) {
                      return Array::from_host(s, dtype, std::move(global), data, nbytes);
                    });
+}
+
+spmd_status spmd_array_from_process_local_data(const spmd_sharding *sharding, spmd_dtype dtype,
+                                               size_t ndim, const int64_t *shape,
+                                               const void *data, size_t nbytes,
+                                               spmd_array **out) {
+  return construct(__func__, sharding, dtype, ndim, shape, out,
+                   [&](const ShardingPtr &s, Shape global) {
+                     return Array::from_process_local_data(s, dtype, std::move(global), data,
+                                                           nbytes);
+                   });
+}
+
+spmd_status spmd_array_process_local_shape(const spmd_sharding *sharding, size_t ndim,
+                                           const int64_t *shape, int64_t *out) {
+  return guard(__func__, [&] {
+    const auto &s = use(sharding, "sharding");
+    const Shape global = checked_shape("shape", ndim, shape);
+    if (out == nullptr && ndim > 0) invalid("out: NULL");
+    s.impl->check_rank(global);
+    const Shape extent = Array::local_part(*s.impl, global).extent();
+    for (size_t k = 0; k < extent.size(); ++k) out[k] = extent[k];
+  });
 }
 
 spmd_status spmd_array_zeros(const spmd_sharding *sharding, spmd_dtype dtype, size_t ndim,
@@ -107,6 +131,35 @@ spmd_status spmd_array_block_until_ready(spmd_array *array) {
 
 spmd_status spmd_array_to_host(const spmd_array *array, void *data, size_t nbytes) {
   return guard(__func__, [&] { ArrayHold(array, "array")->to_host(data, nbytes); });
+}
+
+spmd_status spmd_array_process_allgather(const spmd_array *array, void *data, size_t nbytes) {
+  return guard(__func__,
+               [&] { ArrayHold(array, "array")->process_allgather(data, nbytes); });
+}
+
+spmd_status spmd_array_save(const spmd_array *array, const char *directory) {
+  return guard(__func__, [&] {
+    const ArrayHold a(array, "array");
+    if (directory == nullptr) invalid("directory: NULL");
+    save_array(*a, directory);
+  });
+}
+
+spmd_status spmd_array_load(const spmd_sharding *sharding, const char *directory,
+                            spmd_array **out) {
+  return guard(__func__, [&] {
+    const auto &s = use(sharding, "sharding");
+    out_arg(out);
+    if (directory == nullptr) invalid("directory: NULL");
+    *out = new_handle<spmd_array>(load_array(s.impl, directory));
+  });
+}
+
+spmd_status spmd_array_is_fully_addressable(const spmd_array *array, int *out) {
+  return guard(__func__, [&] {
+    produce(out, [&] { return ArrayHold(array, "array")->fully_addressable() ? 1 : 0; });
+  });
 }
 
 spmd_status spmd_array_shard_count(const spmd_array *array, size_t *out) {

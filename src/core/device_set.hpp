@@ -18,6 +18,12 @@ class DeviceSet {
   virtual std::string device_repr(int device) const = 0;
   // The platform label of sharding pictures: "CPU", "GPU".
   virtual const char *picture_label() const = 0;
+  // Whether this process holds the device (a runtime over several
+  // processes names other processes' devices too).
+  virtual bool is_local(int device) const {
+    (void)device;
+    return true;
+  }
 
   // Throws OUT_OF_RANGE naming `what` unless 0 <= device < device_count().
   void check_device(const char *what, int device) const;

@@ -53,7 +53,9 @@ PersistentCollective::PersistentCollective(ShardingPtr input_sharding, Collectiv
   session_ = std::make_unique<Session>(mesh, timeout_);
   scratch_.resize(m.size());
 
-  // The pool path's plan.
+  // The pool path's plan; a runtime over several processes runs its
+  // devices' members on their threads (exec/across_processes.hpp).
+  if (runtime_->process_count() > 1) return;
   std::map<const Group *, size_t> index;
   for (size_t p = 0; p < m.size(); ++p) {
     const Session::Member mem = session_->member(p, op_.axes());
@@ -108,7 +110,8 @@ void PersistentCollective::run(const Array &input, const Array &output) {
   // SPMD_COLLECTIVE_THREADS=device runs every member on its device's thread
   // with barriers, as inside shard_map (for comparing the two paths).
   const char *mode = std::getenv("SPMD_COLLECTIVE_THREADS");
-  const bool device_threads = mode != nullptr && std::strcmp(mode, "device") == 0;
+  const bool device_threads = (mode != nullptr && std::strcmp(mode, "device") == 0) ||
+                              runtime_->process_count() > 1;
   if (device_threads || !run_grouped(input, output)) run_on_device_threads(input, output);
 }
 
@@ -191,7 +194,16 @@ void PersistentCollective::run_on_device_threads(const Array &input, const Array
     session_->reset_departures();
   std::vector<spmd_status> status(m.size(), SPMD_OK);
   std::vector<std::string> message(m.size());
-  rt.device_threads().run(m.devices(), [&](size_t p) {
+  // This process's devices (all of them in a runtime of one process).
+  std::vector<int> devices;
+  std::vector<size_t> positions;
+  for (size_t p = 0; p < m.size(); ++p)
+    if (rt.is_local(m.devices()[p])) {
+      devices.push_back(m.devices()[p]);
+      positions.push_back(p);
+    }
+  rt.device_threads().run(devices, [&](size_t i) {
+    const size_t p = positions[i];
     try {
       Buffer &in_buffer = input.buffer(p);
       const LocalBlock in{in_buffer.place(), dtype_, in_local_[p]};

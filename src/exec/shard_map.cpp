@@ -1,5 +1,6 @@
 #include "exec/shard_map.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -202,6 +203,7 @@ void ShardMapRun::give_inputs(std::vector<ShardContext> &ctxs, const std::vector
   EventList after;
   for (auto &c : ctxs)
     for (const auto &a : laid) {
+      if (!a->addressable(c.position)) break;  // another process's device
       Buffer &b = a->buffer(c.position);
       const Shape local = a->shard(c.position).box.extent();
       if (direct) {
@@ -233,8 +235,6 @@ std::vector<ArrayPtr> ShardMapRun::run(const std::vector<ArrayPtr> &inputs,
                                        const std::vector<PartitionSpec> &out_specs,
                                        const std::function<void(ShardContext &)> &call) {
   const Mesh &m = *mesh_;
-  runtime().require_local(m.devices(),
-                          "shard_map over several processes is not supported yet");
   auto labelled = [](const std::string &label, auto &&make) {
     try {
       return make();
@@ -271,7 +271,17 @@ std::vector<ArrayPtr> ShardMapRun::run(const std::vector<ArrayPtr> &inputs,
   }
   give_inputs(ctxs, laid);
 
-  runtime().device_threads().run(m.devices(), [&](size_t p) {
+  // This process's devices run their callbacks; the others' processes run
+  // theirs.
+  std::vector<int> local_devices;
+  std::vector<size_t> local_positions;
+  for (size_t p = 0; p < m.size(); ++p)
+    if (runtime().is_local(m.devices()[p])) {
+      local_devices.push_back(m.devices()[p]);
+      local_positions.push_back(p);
+    }
+  runtime().device_threads().run(local_devices, [&](size_t i) {
+    const size_t p = local_positions[i];
     ShardContext &c = ctxs[p];
     // Whatever happens, the device departs: its peers must hear of it.
     try {
@@ -334,8 +344,107 @@ std::vector<ArrayPtr> ShardMapRun::run(const std::vector<ArrayPtr> &inputs,
         bad = &c;
         break;
       }
+  if (runtime().process_count() > 1) {
+    // Every process learns how every device ended and what it gave.
+    share_outcome(ctxs, local_positions, out_specs.size(), bad);
+    return assemble(ctxs, out_shardings);
+  }
   if (bad) fail(bad->status, "device ", bad->device, ": ", bad->message);
   return assemble(ctxs, out_shardings);
+}
+
+namespace {
+
+// How a process's devices ended, as it tells the others.
+struct Ending {
+  int32_t status;
+  int32_t device;
+  int32_t root;  // failed on its own, not because a peer did
+  char message[500];
+};
+
+// An output block's dtype and shape.
+struct BlockShape {
+  int32_t dtype;
+  int32_t ndim;
+  int64_t dims[SPMD_MAX_NDIM];
+};
+
+}  // namespace
+
+void ShardMapRun::share_outcome(std::vector<ShardContext> &ctxs,
+                                const std::vector<size_t> &local_positions, size_t outputs,
+                                const ShardContext *bad) {
+  const Mesh &m = *mesh_;
+  Runtime &rt = runtime();
+  const auto processes = static_cast<size_t>(rt.process_count());
+  std::vector<std::vector<size_t>> positions(processes);
+  for (size_t p = 0; p < m.size(); ++p)
+    positions[static_cast<size_t>(rt.process_of(m.devices()[p]))].push_back(p);
+  size_t slots = 0;
+  for (const auto &ps : positions) slots = std::max(slots, ps.size());
+  const size_t record = sizeof(Ending) + outputs * slots * sizeof(BlockShape);
+
+  std::vector<std::byte> mine(record);
+  Ending ending{};
+  if (bad) {
+    ending.status = bad->status;
+    ending.device = bad->device;
+    ending.root = bad->collective_status == SPMD_OK;
+    std::snprintf(ending.message, sizeof ending.message, "%s", bad->message.c_str());
+  }
+  std::memcpy(mine.data(), &ending, sizeof ending);
+  auto *blocks = reinterpret_cast<BlockShape *>(mine.data() + sizeof(Ending));
+  for (size_t k = 0; k < local_positions.size(); ++k)
+    for (size_t i = 0; i < outputs; ++i) {
+      const auto &o = ctxs[local_positions[k]].outputs[i];
+      BlockShape &b = blocks[k * outputs + i];
+      b.dtype = o.dtype;
+      b.ndim = static_cast<int32_t>(o.shape.size());
+      for (size_t d = 0; d < o.shape.size(); ++d) b.dims[d] = o.shape[d];
+    }
+
+  std::vector<std::byte> all;
+  try {
+    // A process may still be waiting out one collective timeout for a peer
+    // that left: it comes within two.
+    const auto t = session_.timeout();
+    all = rt.transport()->all_gather(
+        mine, deadline_after(t > std::chrono::milliseconds::max() / 2 ? t : 2 * t));
+  } catch (const Error &e) {
+    if (bad) fail(bad->status, "device ", bad->device, ": ", bad->message);
+    fail(e.status(), "shard_map: hearing how the other processes' devices ended: ", e.what());
+  }
+
+  // The first root cause of any process, else the first failure.
+  const Ending *first = nullptr;
+  size_t first_process = 0;
+  for (int pass = 0; pass < 2 && !first; ++pass)
+    for (size_t q = 0; q < processes && !first; ++q) {
+      const auto *e = reinterpret_cast<const Ending *>(all.data() + q * record);
+      if (e->status != SPMD_OK && (pass == 1 || e->root)) {
+        first = e;
+        first_process = q;
+      }
+    }
+  if (first) {
+    if (static_cast<int>(first_process) == rt.process_index())
+      fail(bad->status, "device ", bad->device, ": ", bad->message);
+    fail(static_cast<spmd_status>(first->status), "device ", first->device, " (process ",
+         first_process, "): ", std::string(first->message, strnlen(first->message, sizeof first->message)));
+  }
+  for (size_t q = 0; q < processes; ++q) {
+    if (static_cast<int>(q) == rt.process_index()) continue;
+    const auto *theirs = reinterpret_cast<const BlockShape *>(all.data() + q * record + sizeof(Ending));
+    for (size_t k = 0; k < positions[q].size(); ++k)
+      for (size_t i = 0; i < outputs; ++i) {
+        const BlockShape &b = theirs[k * outputs + i];
+        auto &o = ctxs[positions[q][k]].outputs[i];
+        o.dtype = static_cast<spmd_dtype>(b.dtype);
+        o.shape.assign(b.dims, b.dims + std::min<int32_t>(std::max<int32_t>(b.ndim, 0), SPMD_MAX_NDIM));
+        o.set = true;
+      }
+  }
 }
 
 std::vector<ArrayPtr> ShardMapRun::assemble(std::vector<ShardContext> &ctxs,
@@ -377,7 +486,8 @@ void ShardMapRun::check_replicas(const Sharding &s, const std::vector<BufferPtr>
     for (size_t a = 0; a < m.ndim(); ++a)
       if (!used[a]) c[a] = 0;
     const size_t q = static_cast<size_t>(m.position_of(m.device_at(c)));
-    if (q != p && buffers[p]->bytes() != 0) pairs.emplace_back(q, p);
+    // Over several processes, only pairs of this process's blocks.
+    if (q != p && buffers[p] && buffers[q] && buffers[p]->bytes() != 0) pairs.emplace_back(q, p);
   }
   if (pairs.empty()) return;
   const size_t es = dtype_size(dtype);

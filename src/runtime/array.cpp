@@ -1,11 +1,16 @@
 #include "runtime/array.hpp"
 
+#include <algorithm>
 #include <cstring>
+#include <string>
 
+#include "backend/host/copy.hpp"
 #include "base/checked.hpp"
 #include "base/dtype.hpp"
 #include "base/error.hpp"
 #include "core/redistribute.hpp"
+#include "runtime/rendezvous.hpp"
+#include "runtime/shard_moves.hpp"
 
 namespace spmd {
 
@@ -14,17 +19,17 @@ Array::Array(ShardingPtr sharding, spmd_dtype dtype, Shape shape)
   buffers_.reserve(shards_.size());
   const auto &backend = runtime_->backend_ptr();
   for (const auto &s : shards_)
-    buffers_.push_back(std::make_shared<Buffer>(
-        backend, s.device, static_cast<size_t>(s.box.elements()) * elem_size_));
+    buffers_.push_back(runtime_->is_local(s.device)
+                           ? std::make_shared<Buffer>(
+                                 backend, s.device,
+                                 static_cast<size_t>(s.box.elements()) * elem_size_)
+                           : nullptr);
 }
 
 Array::Array(ShardingPtr sharding, spmd_dtype dtype, Shape shape, Adopt)
     : sharding_(std::move(sharding)), runtime_(&Runtime::of(*sharding_)), dtype_(dtype),
       elem_size_(dtype_size(dtype)), shape_(std::move(shape)),
       nbytes_(byte_size("shape", shape_, dtype)) {
-  // Until arrays hold only their addressable shards (docs/distributed.md).
-  runtime_->require_local(sharding_->mesh()->devices(),
-                          "arrays over several processes are not supported yet");
   shards_ = sharding_->layout(shape_);
 }
 
@@ -35,7 +40,8 @@ ArrayPtr Array::from_buffers(ShardingPtr sharding, spmd_dtype dtype, Shape shape
     fail(SPMD_ERR_INTERNAL, "from_buffers: ", buffers.size(), " buffers for ", a->shards_.size(),
          " shards");
   for (size_t i = 0; i < buffers.size(); ++i)
-    if (!buffers[i] || buffers[i]->bytes() != a->shard_bytes(i) ||
+    if (!a->runtime_->is_local(a->shards_[i].device) ? buffers[i] != nullptr
+        : !buffers[i] || buffers[i]->bytes() != a->shard_bytes(i) ||
         buffers[i]->device() != a->shards_[i].device ||
         buffers[i]->kind() != MemoryKind::Device)
       fail(SPMD_ERR_INTERNAL, "from_buffers: buffer ", i, " does not fit shard ", i);
@@ -56,17 +62,33 @@ void check_nbytes(const char *what, size_t given, size_t expected, const std::st
 std::string describe(spmd_dtype dtype, const Shape &shape) {
   return cat(dtype_name(dtype), shape_to_string(shape));
 }
+
+// numpy's index of a box: "[0:4, 2:4]".
+std::string box_text(const Box &box) {
+  std::string text = "[";
+  for (size_t k = 0; k < box.ndim(); ++k)
+    text += cat(k ? ", " : "", box.start[k], ":", box.stop[k]);
+  return text + "]";
+}
 }  // namespace
 
 EventList Array::before_read() const {
   EventList e;
-  for (const auto &b : buffers_) e.add(b->before_read());
+  for (const auto &b : buffers_)
+    if (b) e.add(b->before_read());
   return e;
 }
 
 void Array::add_read(const EventPtr &done) const noexcept {
   if (!done) return;
-  for (const auto &b : buffers_) b->add_read(done);
+  for (const auto &b : buffers_)
+    if (b) b->add_read(done);
+}
+
+bool Array::fully_addressable() const {
+  for (const auto &b : buffers_)
+    if (!b) return false;
+  return true;
 }
 
 void Array::write_shards(std::vector<std::pair<size_t, Kernel>> writes) {
@@ -92,14 +114,78 @@ ArrayPtr Array::from_host(ShardingPtr sharding, spmd_dtype dtype, Shape shape, c
   std::vector<BoxCopy> copies;
   for (size_t i = 0; i < a->shards_.size(); ++i) {
     const ShardLayout &s = a->shards_[i];
-    if (s.box.empty()) continue;
+    if (s.box.empty() || !a->addressable(i)) continue;
     copies.push_back({{Place::host(data), a->shape_, s.box.start},
                       {a->buffers_[i]->place(), s.box.extent(), Shape(s.box.ndim(), 0)},
                       s.box.extent(),
                       a->elem_size_});
   }
   const EventPtr done = a->runtime().backend().copy_boxes(copies, {});
-  for (const auto &b : a->buffers_) b->set_written(done);
+  for (const auto &b : a->buffers_)
+    if (b) b->set_written(done);
+  // The caller may reuse its buffer as soon as this returns.
+  if (done) done->wait();
+  return a;
+}
+
+Box Array::local_part(const Sharding &sharding, const Shape &shape) {
+  const Runtime &rt = Runtime::of(sharding);
+  const std::vector<ShardLayout> layout = sharding.layout(shape);
+  Box part;
+  std::vector<const Box *> blocks;
+  for (const ShardLayout &s : layout) {
+    if (!rt.is_local(s.device)) continue;
+    bool seen = false;
+    for (const Box *b : blocks) seen = seen || *b == s.box;
+    if (seen) continue;
+    blocks.push_back(&s.box);
+    if (part.ndim() == 0 && blocks.size() == 1) {
+      part = s.box;
+      continue;
+    }
+    for (size_t k = 0; k < shape.size(); ++k) {
+      part.start[k] = std::min(part.start[k], s.box.start[k]);
+      part.stop[k] = std::max(part.stop[k], s.box.stop[k]);
+    }
+  }
+  if (blocks.empty())
+    invalid("sharding: its mesh has no device of this process (", rt.process_index(),
+            "), which so holds no part of the array");
+  int64_t covered = 0;
+  for (const Box *b : blocks) covered += b->elements();
+  if (covered != part.elements())
+    invalid("sharding: the blocks of this process's devices do not fill a box (they cover ",
+            covered, " of the ", part.elements(), " elements of ", box_text(part),
+            "), so no process-local array can hold them; lay the array out so that each "
+            "process's devices hold neighbouring blocks");
+  return part;
+}
+
+ArrayPtr Array::from_process_local_data(ShardingPtr sharding, spmd_dtype dtype, Shape shape,
+                                        const void *data, size_t nbytes) {
+  sharding->check_rank(shape);
+  byte_size("shape", shape, dtype);
+  const Box part = local_part(*sharding, shape);
+  const Shape extent = part.extent();
+  const size_t expected = byte_size("the process's part", extent, dtype);
+  check_nbytes("nbytes", nbytes, expected,
+               cat("this process's part ", box_text(part), " of ", describe(dtype, shape)));
+  if (data == nullptr && expected > 0) invalid("data: NULL host buffer for ", expected, " bytes");
+  auto a = std::make_shared<Array>(std::move(sharding), dtype, std::move(shape));
+  std::vector<BoxCopy> copies;
+  for (size_t i = 0; i < a->shards_.size(); ++i) {
+    const ShardLayout &s = a->shards_[i];
+    if (s.box.empty() || !a->addressable(i)) continue;
+    Shape at(s.box.ndim());
+    for (size_t k = 0; k < at.size(); ++k) at[k] = s.box.start[k] - part.start[k];
+    copies.push_back({{Place::host(data), extent, at},
+                      {a->buffers_[i]->place(), s.box.extent(), Shape(s.box.ndim(), 0)},
+                      s.box.extent(),
+                      a->elem_size_});
+  }
+  const EventPtr done = a->runtime().backend().copy_boxes(copies, {});
+  for (const auto &b : a->buffers_)
+    if (b) b->set_written(done);
   // The caller may reuse its buffer as soon as this returns.
   if (done) done->wait();
   return a;
@@ -111,6 +197,7 @@ ArrayPtr Array::full(ShardingPtr sharding, spmd_dtype dtype, Shape shape, double
   store_from_double(dtype, value, element);
   std::vector<std::pair<size_t, Kernel>> writes;
   for (size_t i = 0; i < a->shards_.size(); ++i) {
+    if (!a->addressable(i)) continue;
     const Buffer &b = *a->buffers_[i];
     if (b.bytes()) writes.emplace_back(i, Kernel::fill(b.place(), dtype, b.bytes() / a->elem_size_, element));
   }
@@ -123,6 +210,7 @@ ArrayPtr Array::arange(ShardingPtr sharding, spmd_dtype dtype, Shape shape, doub
   auto a = std::make_shared<Array>(std::move(sharding), dtype, std::move(shape));
   std::vector<std::pair<size_t, Kernel>> writes;
   for (size_t i = 0; i < a->shards_.size(); ++i) {
+    if (!a->addressable(i)) continue;
     const Buffer &b = *a->buffers_[i];
     if (b.bytes())
       writes.emplace_back(
@@ -132,15 +220,40 @@ ArrayPtr Array::arange(ShardingPtr sharding, spmd_dtype dtype, Shape shape, doub
   return a;
 }
 
+std::vector<size_t> Array::local_copy_of_each_block() const {
+  std::vector<size_t> from;
+  for (size_t i = 0; i < shards_.size(); ++i) {
+    if (shards_[i].replica_id != 0) continue;
+    size_t local = std::string::npos;
+    for (size_t k = 0; k < shards_.size() && local == std::string::npos; ++k)
+      if (buffers_[k] && shards_[k].box == shards_[i].box) local = k;
+    from.push_back(local);
+  }
+  return from;
+}
+
 void Array::to_host(void *data, size_t nbytes) const {
   check_nbytes("nbytes", nbytes, this->nbytes(), cat("the array ", describe(dtype_, shape_)));
   if (data == nullptr && nbytes > 0) invalid("data: NULL host buffer for ", nbytes, " bytes");
-  // Each block once, from its first replica.
+  // Each block once, from a replica of this process: over several
+  // processes, only when this process holds every block (as JAX allows).
+  const std::vector<size_t> from = local_copy_of_each_block();
+  for (size_t k = 0, i = 0; i < shards_.size(); ++i) {
+    if (shards_[i].replica_id != 0) continue;
+    if (from[k++] == std::string::npos && !shards_[i].box.empty())
+      fail(SPMD_ERR_UNSUPPORTED, "array: its block ", box_text(shards_[i].box),
+           " is held only by device ", shards_[i].device, " of process ",
+           runtime_->process_of(shards_[i].device), ", and this process (",
+           runtime_->process_index(),
+           ") can read only its own devices; spmd_array_process_allgather gathers the array "
+           "in every process");
+  }
   std::vector<BoxCopy> copies;
   EventList after;
-  for (size_t i = 0; i < shards_.size(); ++i) {
+  for (size_t i : from) {
+    if (i == std::string::npos) continue;
     const ShardLayout &s = shards_[i];
-    if (s.replica_id != 0 || s.box.empty()) continue;
+    if (s.box.empty()) continue;
     after.add(buffers_[i]->before_read());
     copies.push_back({{buffers_[i]->place(), s.box.extent(), Shape(s.box.ndim(), 0)},
                       {Place::host(data), shape_, s.box.start},
@@ -154,11 +267,69 @@ void Array::to_host(void *data, size_t nbytes) const {
   if (done) done->wait();
 }
 
+void Array::process_allgather(void *data, size_t nbytes) const {
+  check_nbytes("nbytes", nbytes, this->nbytes(), cat("the array ", describe(dtype_, shape_)));
+  if (data == nullptr && nbytes > 0) invalid("data: NULL host buffer for ", nbytes, " bytes");
+  dist::Transport *transport = runtime_->transport();
+  if (transport == nullptr) return to_host(data, nbytes);
+  // Each block is sent by the process of its first replica: every process
+  // packs its blocks in shard order, padded to the longest process's part
+  // (every process knows every layout, so all agree on the sizes).
+  const int processes = runtime_->process_count();
+  std::vector<size_t> part(static_cast<size_t>(processes), 0);
+  for (const ShardLayout &s : shards_)
+    if (s.replica_id == 0)
+      part[static_cast<size_t>(runtime_->process_of(s.device))] +=
+          static_cast<size_t>(s.box.elements()) * elem_size_;
+  size_t longest = 0;
+  for (size_t b : part) longest = std::max(longest, b);
+  std::vector<std::byte> mine(longest);
+  block_until_ready();
+  std::vector<BoxCopy> packs;
+  EventList after;
+  size_t at = 0;
+  for (size_t i = 0; i < shards_.size(); ++i) {
+    const ShardLayout &s = shards_[i];
+    if (s.replica_id != 0 || !addressable(i) || s.box.empty()) continue;
+    after.add(buffers_[i]->before_read());
+    packs.push_back({{buffers_[i]->place(), s.box.extent(), Shape(s.box.ndim(), 0)},
+                     {Place::host(mine.data() + at), s.box.extent(), Shape(s.box.ndim(), 0)},
+                     s.box.extent(),
+                     elem_size_});
+    at += static_cast<size_t>(s.box.elements()) * elem_size_;
+  }
+  const EventPtr packed = runtime_->backend().copy_boxes(packs, after);
+  add_read(packed);
+  if (packed) packed->wait();
+  std::vector<std::byte> all;
+  try {
+    all = transport->all_gather(
+        mine, deadline_after(collective_timeout(0, "SPMD_COLLECTIVE_TIMEOUT_MS")));
+  } catch (const Error &e) {
+    fail(e.status(), "process_allgather: ", e.what());
+  }
+  // Unpack every process's part in the same order.
+  std::vector<size_t> offset(static_cast<size_t>(processes));
+  for (size_t p = 0; p < offset.size(); ++p) offset[p] = p * longest;
+  for (const ShardLayout &s : shards_) {
+    if (s.replica_id != 0 || s.box.empty()) continue;
+    size_t &o = offset[static_cast<size_t>(runtime_->process_of(s.device))];
+    const Shape ext = s.box.extent();
+    host::copy_box(all.data() + o, ext, Shape(ext.size(), 0), data, shape_, s.box.start, ext,
+                   elem_size_);
+    o += static_cast<size_t>(s.box.elements()) * elem_size_;
+  }
+}
+
 // Checks a host transfer of shard i; returns false when there is nothing to move.
 bool Array::check_shard_transfer(size_t i, const void *data, size_t nbytes) const {
   if (i >= shards_.size())
     fail(SPMD_ERR_OUT_OF_RANGE, "index: shard ", i, " does not exist (the array has ",
          shards_.size(), " shards)");
+  if (!addressable(i))
+    fail(SPMD_ERR_UNSUPPORTED, "index: shard ", i, " is on device ", shards_[i].device,
+         " of process ", runtime_->process_of(shards_[i].device), "; this process (",
+         runtime_->process_index(), ") reads and writes only its own devices' shards");
   check_nbytes("nbytes", nbytes, shard_bytes(i), cat("shard ", i));
   if (nbytes == 0) return false;
   if (data == nullptr) invalid("data: NULL host buffer");
@@ -196,32 +367,24 @@ ArrayPtr Array::reshard(const ShardingPtr &target) const {
             "devices of one runtime");
   target->check_rank(shape_);
   auto out = std::make_shared<Array>(target, dtype_, shape_);
-  const auto moves = plan_redistribution(shards_, out->shards_);
-  std::vector<BoxCopy> copies;
-  copies.reserve(moves.size());
-  EventList after;
-  for (const auto &m : moves) {
+  std::vector<ShardMove> moves;
+  for (const auto &m : plan_redistribution(shards_, out->shards_)) {
     const ShardLayout &s = shards_[m.src];
     const ShardLayout &d = out->shards_[m.dst];
-    Shape soff(shape_.size()), doff(shape_.size());
+    ShardMove move{m.src, m.dst, Shape(shape_.size()), Shape(shape_.size()), m.box.extent()};
     for (size_t k = 0; k < shape_.size(); ++k) {
-      soff[k] = m.box.start[k] - s.box.start[k];
-      doff[k] = m.box.start[k] - d.box.start[k];
+      move.src_offset[k] = m.box.start[k] - s.box.start[k];
+      move.dst_offset[k] = m.box.start[k] - d.box.start[k];
     }
-    after.add(buffers_[m.src]->before_read());
-    copies.push_back({{buffers_[m.src]->place(), s.box.extent(), soff},
-                      {out->buffers_[m.dst]->place(), d.box.extent(), doff},
-                      m.box.extent(),
-                      elem_size_});
+    moves.push_back(std::move(move));
   }
-  const EventPtr done = runtime_->backend().copy_boxes(copies, after);
-  add_read(done);
-  for (const auto &b : out->buffers_) b->set_written(done);
+  move_shards(*this, *out, moves, "reshard");
   return out;
 }
 
 void Array::block_until_ready() const {
-  for (const auto &b : buffers_) b->wait();
+  for (const auto &b : buffers_)
+    if (b) b->wait();
 }
 
 const char *ArraySlot::hold() noexcept {

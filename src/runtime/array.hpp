@@ -2,6 +2,11 @@
 // device of the sharding holding that device's block (row-major). Work on
 // them is queued on their backend; each buffer knows when its contents are
 // ready (runtime/buffer.hpp).
+//
+// Over several processes an array holds buffers for its addressable shards
+// only, those of this process's devices (jax.Array.addressable_shards);
+// the layout of every shard is known everywhere. What moves blocks between
+// shards goes through runtime/shard_moves.hpp, which crosses processes.
 #pragma once
 
 #include <atomic>
@@ -21,18 +26,29 @@ using ArrayPtr = std::shared_ptr<Array>;
 
 class Array {
  public:
-  // Allocates one uninitialised buffer per device of the sharding.
+  // Allocates one uninitialised buffer per device of this process in the
+  // sharding.
   Array(ShardingPtr sharding, spmd_dtype dtype, Shape shape);
 
   // jax.device_put of a row-major host buffer of exactly nbytes. Returns
   // once the host buffer has been read.
+  // Over several processes every process gives the whole array and keeps
+  // its part.
   static ArrayPtr from_host(ShardingPtr sharding, spmd_dtype dtype, Shape shape,
                             const void *data, size_t nbytes);
+  // jax.make_array_from_process_local_data: `data` is this process's part
+  // (local_part's box), row-major, of exactly its bytes.
+  static ArrayPtr from_process_local_data(ShardingPtr sharding, spmd_dtype dtype, Shape shape,
+                                          const void *data, size_t nbytes);
+  // The smallest box covering this process's blocks of `shape` laid out by
+  // `sharding`; INVALID_ARGUMENT when they do not fill it, or none is here.
+  static Box local_part(const Sharding &sharding, const Shape &shape);
   static ArrayPtr full(ShardingPtr sharding, spmd_dtype dtype, Shape shape, double value);
   static ArrayPtr arange(ShardingPtr sharding, spmd_dtype dtype, Shape shape, double start,
                          double step);
   // Adopts one buffer per device of the sharding (mesh order), each holding
-  // (or about to hold, as its readiness says) that device's block.
+  // (or about to hold, as its readiness says) that device's block; null
+  // for the shards of other processes' devices.
   static ArrayPtr from_buffers(ShardingPtr sharding, spmd_dtype dtype, Shape shape,
                                std::vector<BufferPtr> buffers);
 
@@ -47,26 +63,38 @@ class Array {
   size_t shard_count() const { return shards_.size(); }
   const ShardLayout &shard(size_t i) const { return shards_.at(i); }
   const std::vector<ShardLayout> &shards() const { return shards_; }
+  // Whether shard i's device belongs to this process (it has a buffer).
+  bool addressable(size_t i) const { return buffers_.at(i) != nullptr; }
+  // Whether every shard is addressable (jax.Array.is_fully_addressable).
+  bool fully_addressable() const;
+  // Shard i's buffer; only for an addressable shard.
   Buffer &buffer(size_t i) const { return *buffers_.at(i); }
   const BufferPtr &buffer_ptr(size_t i) const { return buffers_.at(i); }
   size_t shard_bytes(size_t i) const;
 
   // np.asarray(a): the global array into a host buffer of exactly nbytes.
-  // Waits for pending work and throws its error.
+  // Waits for pending work and throws its error. Over several processes
+  // only when this process holds every block (as JAX allows); otherwise
+  // UNSUPPORTED naming spmd_array_process_allgather.
   void to_host(void *data, size_t nbytes) const;
+  // multihost_utils.process_allgather(a, tiled=True): the global array in
+  // every process; every process of the runtime calls it.
+  void process_allgather(void *data, size_t nbytes) const;
+  // Shard i's block; UNSUPPORTED for a shard of another process.
   void shard_read(size_t i, void *data, size_t nbytes) const;
   // Returns once the host data has been read.
   void shard_write(size_t i, const void *data, size_t nbytes);
 
-  // The same values laid out by `target`; moves only overlapping blocks.
+  // The same values laid out by `target`; moves only overlapping blocks,
+  // across processes where their ends are in different ones.
   ArrayPtr reshard(const ShardingPtr &target) const;
 
   // Waits for pending work on every shard; throws the first error.
   void block_until_ready() const;
 
-  // What reading every shard must wait for.
+  // What reading every addressable shard must wait for.
   EventList before_read() const;
-  // Records a queued read of every shard.
+  // Records a queued read of every addressable shard.
   void add_read(const EventPtr &done) const noexcept;
   // Queues kernels that each fill one whole shard (the pair's index; the
   // kernel's out is that shard's buffer) and records them as its contents.
@@ -76,6 +104,9 @@ class Array {
   struct Adopt {};
   Array(ShardingPtr sharding, spmd_dtype dtype, Shape shape, Adopt);
   bool check_shard_transfer(size_t i, const void *data, size_t nbytes) const;
+  // For each block (replica 0's shards), an addressable shard holding it,
+  // or npos where this process has none.
+  std::vector<size_t> local_copy_of_each_block() const;
 
   ShardingPtr sharding_;
   Runtime *runtime_;

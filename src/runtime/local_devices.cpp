@@ -45,9 +45,11 @@ LocalDevices::LocalDevices(std::shared_ptr<Backend> platform, int process)
 
 int LocalDevices::local(int device) const {
   if (device < first_ || device >= first_ + count_)
-    fail(SPMD_ERR_UNSUPPORTED, "device ", device, " belongs to process ",
+    // Everything above the runtime works only on this process's devices'
+    // memory (arrays hold their addressable shards): reaching here is a bug.
+    fail(SPMD_ERR_INTERNAL, "device ", device, " belongs to process ",
          device < 0 ? -1 : device / count_, ", not to this process (", process_,
-         "): work on other processes' devices is not supported yet");
+         "), yet its memory was asked of this process's backend");
   return device - first_;
 }
 

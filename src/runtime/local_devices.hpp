@@ -4,8 +4,8 @@
 // only, numbered from 0. This Backend stands in front of the platform's and
 // translates every id it passes on (devices of calls, copies' and kernels'
 // places, collectives' calls, slots and group identities), and refuses
-// other processes' devices with UNSUPPORTED, naming the device and its
-// process.
+// other processes' devices with INTERNAL (nothing above asks for them),
+// naming the device and its process.
 //
 // A runtime of one process holds its platform's backend itself, so its
 // calls pay nothing for this.
@@ -49,7 +49,7 @@ class LocalDevices final : public Backend {
   EventPtr run_collective(const CollectiveCall &call, GroupSync &group) override;
   bool run_collective_groups(const std::vector<GroupCall> &groups, EventPtr &done) override;
 
-  // The platform's id of global device `device`; throws UNSUPPORTED for
+  // The platform's id of global device `device`; throws INTERNAL for
   // another process's device.
   int local(int device) const;
   // The global id of the platform's device `device`.

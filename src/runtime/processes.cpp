@@ -27,7 +27,8 @@ struct Description {
   int32_t local_devices;
   int64_t memory_bytes;
   int32_t compute_capability;
-  char kind[60];
+  int32_t exact_reductions;
+  char kind[56];
 };
 static_assert(std::is_trivially_copyable_v<Description>);
 
@@ -61,6 +62,15 @@ Description describe(const Backend &local) {
     std::snprintf(d.kind, sizeof d.kind, "%s", local.device_kind(0));
   }
   return d;
+}
+
+// options->exact_reductions, else $SPMD_EXACT_REDUCTIONS ("0" or "1").
+bool exact_reductions_from(const spmd_runtime_options &o) {
+  if (o.exact_reductions != 0) return true;
+  const char *env = std::getenv("SPMD_EXACT_REDUCTIONS");
+  if (env == nullptr || *env == '\0' || std::strcmp(env, "0") == 0) return false;
+  if (std::strcmp(env, "1") == 0) return true;
+  invalid("SPMD_EXACT_REDUCTIONS='", env, "': expected 0 or 1");
 }
 
 // $SPMD_DISTRIBUTED_TIMEOUT in seconds: how long the processes wait for
@@ -130,7 +140,8 @@ Processes join_processes(const spmd_runtime_options &o, const Backend &local) {
   std::vector<Description> all;
   try {
     p.transport = load_plugin_transport("mpi", config);
-    const Description mine = describe(local);
+    Description mine = describe(local);
+    mine.exact_reductions = exact_reductions_from(o) ? 1 : 0;
     const std::vector<std::byte> gathered =
         p.transport->all_gather(std::as_bytes(std::span(&mine, 1)), deadline);
     all.resize(gathered.size() / sizeof(Description));
@@ -154,6 +165,11 @@ Processes join_processes(const spmd_runtime_options &o, const Backend &local) {
       all, SPMD_ERR_INVALID_ARGUMENT, "every process must have the same number of local devices",
       [](const Description &d) { return d.local_devices; },
       [](const Description &d) { return cat("has ", d.local_devices); });
+  require_alike(
+      all, SPMD_ERR_INVALID_ARGUMENT, "every process must ask for exact reductions alike",
+      [](const Description &d) { return d.exact_reductions; },
+      [](const Description &d) { return d.exact_reductions ? "asks for them" : "does not"; });
+  p.exact_reductions = all[0].exact_reductions != 0;
   p.index = p.transport->rank();
   p.count = p.transport->size();
   p.local_devices = local.device_count();

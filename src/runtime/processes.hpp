@@ -31,6 +31,9 @@ struct Processes {
   int local_devices = 0;
   // Each process's description, in process order.
   std::vector<ProcessDevices> described;
+  // spmd_runtime_options.exact_reductions (or $SPMD_EXACT_REDUCTIONS),
+  // the same in every process.
+  bool exact_reductions = false;
   // How the processes reach each other; null for one process.
   std::shared_ptr<dist::Transport> transport;
 

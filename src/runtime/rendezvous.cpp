@@ -196,29 +196,72 @@ Session::Session(std::shared_ptr<const Mesh> mesh, std::chrono::milliseconds tim
   for (size_t p = 0; p < mesh_->size(); ++p) left_[p].store(0);
 }
 
+Session::GroupSet &Session::set_of(const std::vector<int> &axes) {
+  auto it = sets_.find(axes);
+  if (it != sets_.end()) return it->second;
+  // axes {-1}: every device of this process, one group.
+  const bool process = axes.size() == 1 && axes[0] == -1;
+  AxisGroups groups;
+  if (process) {
+    groups.members.emplace_back(mesh_->devices().begin(), mesh_->devices().end());
+    groups.group_of.assign(mesh_->size(), 0);
+    for (size_t p = 0; p < mesh_->size(); ++p) groups.rank_of.push_back(p);
+  } else {
+    groups = AxisGroups::of(*mesh_, axes);
+  }
+  const DeviceSet *devices = mesh_->device_set().get();
+  GroupSet set;
+  std::vector<std::vector<size_t>> local_rank(groups.members.size());
+  for (size_t g = 0; g < groups.members.size(); ++g) {
+    set.global.push_back(GroupIdentity{groups.members[g], axes, g});
+    std::vector<int> here;
+    for (int d : groups.members[g]) {
+      local_rank[g].push_back(here.size());
+      if (devices == nullptr || devices->is_local(d)) here.push_back(d);
+    }
+    set.across = set.across || (!here.empty() && here.size() != groups.members[g].size());
+    std::unique_ptr<Group> group;
+    if (!here.empty()) {
+      GroupIdentity identity{std::move(here), axes, g};
+      group = std::make_unique<Group>(*this, std::move(identity));
+    }
+    set.groups.push_back(std::move(group));
+  }
+  set.of_position.resize(mesh_->size());
+  for (size_t p = 0; p < mesh_->size(); ++p) {
+    const size_t g = groups.group_of[p], r = groups.rank_of[p];
+    set.of_position[p] = {set.groups[g].get(), local_rank[g][r], nullptr, r};
+  }
+  // Room for depart() to list every group without allocating. A device
+  // that has departed reads its list after the lock is released, and
+  // departs only once a run, so its list is left alone. Everything that
+  // can fail comes before the groups are listed, so a failure lists none.
+  all_groups_.reserve(all_groups_.size() + set.groups.size());
+  for (size_t p = 0; p < to_wake_.size(); ++p)
+    if (left_[p].load(std::memory_order_relaxed) == 0)
+      to_wake_[p].reserve(all_groups_.size() + set.groups.size());
+  it = sets_.emplace(axes, std::move(set)).first;
+  for (auto &g : it->second.groups)
+    if (g) all_groups_.push_back(g.get());
+  // The identities' addresses are final once the set is in the map.
+  for (size_t p = 0; p < mesh_->size(); ++p)
+    it->second.of_position[p].global = &it->second.global[groups.group_of[p]];
+  return it->second;
+}
+
 Session::Member Session::member(size_t position, const std::vector<int> &axes) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = sets_.find(axes);
-  if (it == sets_.end()) {
-    const AxisGroups groups = AxisGroups::of(*mesh_, axes);
-    GroupSet set;
-    for (size_t g = 0; g < groups.members.size(); ++g)
-      set.groups.push_back(
-          std::make_unique<Group>(*this, GroupIdentity{groups.members[g], axes, g}));
-    // Room for depart() to list every group without allocating. A device
-    // that has departed reads its list after the lock is released, and
-    // departs only once a run, so its list is left alone.
-    all_groups_.reserve(all_groups_.size() + set.groups.size());
-    for (size_t p = 0; p < to_wake_.size(); ++p)
-      if (left_[p].load(std::memory_order_relaxed) == 0)
-        to_wake_[p].reserve(all_groups_.size() + set.groups.size());
-    for (auto &g : set.groups) all_groups_.push_back(g.get());
-    set.of_position.resize(mesh_->size());
-    for (size_t p = 0; p < mesh_->size(); ++p)
-      set.of_position[p] = {set.groups[groups.group_of[p]].get(), groups.rank_of[p]};
-    it = sets_.emplace(axes, std::move(set)).first;
-  }
-  return it->second.of_position.at(position);
+  return set_of(axes).of_position.at(position);
+}
+
+bool Session::spans_processes(const std::vector<int> &axes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return set_of(axes).across;
+}
+
+Session::Member Session::process_member(size_t position) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return set_of({-1}).of_position.at(position);
 }
 
 std::optional<Session::Deadlock> Session::start_waiting(int device, Group &group,

@@ -126,14 +126,24 @@ class Session {
   const Mesh &mesh() const { return *mesh_; }
   std::chrono::milliseconds timeout() const { return timeout_; }
 
+  // A device's group. Over several processes `group` holds only the
+  // members of this process (they meet in it; the others are reached
+  // through exec/across_processes.hpp), `global` every member.
   struct Member {
     Group *group;
-    size_t rank;
+    size_t rank;                   // in group
+    const GroupIdentity *global;   // every member, in rank order
+    size_t global_rank;            // in global
   };
   // The group over `axes` (mesh axis indices, in the caller's order) that
   // the device at mesh position `position` belongs to, and its rank there
   // (row-major over its coordinates along `axes`).
   Member member(size_t position, const std::vector<int> &axes);
+  // Whether some group over `axes` has members in several processes.
+  bool spans_processes(const std::vector<int> &axes);
+  // Every device of the mesh that this process holds, as one group: where
+  // they meet before a collective that crosses processes.
+  Member process_member(size_t position);
 
   // The device at `position` has left its callback: with SPMD_OK when it
   // returned normally, else with its error. Wakes every waiting group.
@@ -171,9 +181,12 @@ class Session {
     std::vector<int> for_devices;
   };
   struct GroupSet {
-    std::vector<std::unique_ptr<Group>> groups;
+    std::vector<std::unique_ptr<Group>> groups;  // null where no member is here
+    std::vector<GroupIdentity> global;
     std::vector<Member> of_position;
+    bool across = false;
   };
+  GroupSet &set_of(const std::vector<int> &axes);  // under mu_
 
   std::shared_ptr<const Mesh> mesh_;
   std::chrono::milliseconds timeout_;

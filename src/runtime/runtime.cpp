@@ -65,12 +65,10 @@ DeviceInfo Runtime::device_info(int device) const {
   return info;
 }
 
-void Runtime::require_local(std::span<const int> devices, const char *refusal) const {
-  if (processes_.count == 1) return;
-  for (int d : devices)
-    if (!is_local(d))
-      fail(SPMD_ERR_UNSUPPORTED, "device ", d, " belongs to process ", processes_.process_of(d),
-           "; ", refusal, " (this is process ", processes_.index, ")");
+int Runtime::next_exchange_tag() {
+  const uint64_t n = exchanges_.fetch_add(1, std::memory_order_relaxed);
+  const uint64_t bound = transport() ? static_cast<uint64_t>(transport()->max_tag()) + 1 : 1;
+  return static_cast<int>(n % bound);
 }
 
 DeviceThreads &Runtime::device_threads() const {

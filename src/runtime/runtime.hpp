@@ -4,10 +4,12 @@
 // Over several processes (runtime/processes.hpp) it names every process's
 // devices by global id, while its backend serves the local ones only,
 // behind the door that translates ids (runtime/local_devices.hpp). Meshes
-// may name other processes' devices; what would touch their memory is
-// refused (require_local) until arrays hold only their addressable shards.
+// may name other processes' devices; arrays hold buffers for this
+// process's only (runtime/array.hpp).
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -62,16 +64,21 @@ class Runtime final : public DeviceSet {
   int process_index() const { return processes_.index; }
   int process_count() const { return processes_.count; }
   int local_device_count() const { return processes_.local_devices; }
-  bool is_local(int device) const {
+  bool is_local(int device) const override {
     return device >= first_local_ && device < first_local_ + processes_.local_devices;
   }
-  // Throws UNSUPPORTED naming the first of `devices` that belongs to
-  // another process: "device 5 belongs to process 1; <refusal>", the
-  // refusal saying what is not supported yet. Costs nothing in a runtime of
-  // one process.
-  void require_local(std::span<const int> devices, const char *refusal) const;
+  // Whether reductions across processes keep one process's order
+  // (spmd_runtime_options.exact_reductions).
+  bool exact_reductions() const { return processes_.exact_reductions; }
+  // The process owning global device `device`.
+  int process_of(int device) const { return processes_.process_of(device); }
   // How the processes reach each other; null for one process.
   dist::Transport *transport() const { return processes_.transport.get(); }
+  // The tag of the next exchange between processes outside collectives
+  // (runtime/shard_moves.hpp): every process draws one per such call, in
+  // the same order, so the tags agree; they wrap within the transport's
+  // bound.
+  int next_exchange_tag();
 
   Backend &backend() const { return *backend_; }
   const std::shared_ptr<Backend> &backend_ptr() const { return backend_; }
@@ -83,6 +90,7 @@ class Runtime final : public DeviceSet {
   Processes processes_;
   int device_count_ = 0;
   int first_local_ = 0;
+  std::atomic<uint64_t> exchanges_{0};
   mutable std::once_flag device_threads_once_;
   mutable std::shared_ptr<DeviceThreads> device_threads_;
 };

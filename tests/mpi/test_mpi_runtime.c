@@ -5,9 +5,9 @@
  *
  * Process index, count and local device count; every device's id, place and
  * repr; a mesh over every process's devices with its picture and shard
- * queries (no data needed); arrays on it refused naming the remote device;
- * a mesh of this process's devices running arrays, reshards, global ops and
- * a shard_map with a psum. Every process runs the same checks. */
+ * queries (no data needed); a mesh of this process's devices running arrays, reshards, global ops and
+ * a shard_map with a psum. Every process runs the same checks. Arrays and
+ * work on meshes across processes: test_mpi_compare.c. */
 #include "spmd_test.h"
 
 #include <stdlib.h>
@@ -120,57 +120,6 @@ static void a_mesh_over_every_process_has_its_picture_and_shards(void **state) {
   spmd_mesh_destroy(mesh);
 }
 
-static void arrays_on_other_processes_devices_are_refused(void **state) {
-  (void)state;
-  spmd_mesh *mesh = global_mesh();
-  spmd_sharding *s = test_sharding(mesh, "processes, local");
-  const int64_t shape[2] = {2 * expected_processes, 3 * expected_local};
-  /* The first device in mesh order that is not this process's. */
-  const int remote = me == 0 ? expected_local : 0;
-  char want[160];
-  snprintf(want, sizeof want,
-           "device %d belongs to process %d; arrays over several processes are not supported "
-           "yet",
-           remote, remote / expected_local);
-  spmd_array *a = NULL;
-  assert_fails(spmd_array_full(s, SPMD_F32, 2, shape, 1.0, &a), SPMD_ERR_UNSUPPORTED, want);
-  const size_t nbytes = (size_t)(shape[0] * shape[1]) * sizeof(float);
-  float *data = calloc(1, nbytes);
-  assert_fails(spmd_array_from_host(s, SPMD_F32, 2, shape, data, nbytes, &a),
-               SPMD_ERR_UNSUPPORTED, want);
-  free(data);
-  assert_null(a);
-
-  /* One device of another process is refused too. */
-  spmd_sharding *single = NULL;
-  assert_ok(spmd_sharding_single_device(rt, remote, &single));
-  assert_fails(spmd_array_full(single, SPMD_F32, 2, shape, 1.0, &a), SPMD_ERR_UNSUPPORTED,
-               "arrays over several processes are not supported yet");
-  spmd_sharding_destroy(single);
-  spmd_sharding_destroy(s);
-  spmd_mesh_destroy(mesh);
-}
-
-static spmd_status do_nothing(spmd_ctx *ctx, void *ud) {
-  (void)ctx;
-  (void)ud;
-  return SPMD_OK;
-}
-
-static void shard_map_over_other_processes_devices_is_refused(void **state) {
-  (void)state;
-  spmd_mesh *mesh = global_mesh();
-  const int remote = me == 0 ? expected_local : 0;
-  char want[160];
-  snprintf(want, sizeof want,
-           "device %d belongs to process %d; shard_map over several processes is not "
-           "supported yet",
-           remote, remote / expected_local);
-  assert_fails(spmd_shard_map_text(mesh, do_nothing, NULL, 0, NULL, NULL, 0, NULL, NULL, NULL),
-               SPMD_ERR_UNSUPPORTED, want);
-  spmd_mesh_destroy(mesh);
-}
-
 /* A mesh "x" of this process's own devices. */
 static spmd_mesh *local_mesh(void) {
   int ids[16];
@@ -265,8 +214,6 @@ int main(int argc, char **argv) {
       cmocka_unit_test(every_device_says_where_it_is),
       cmocka_unit_test(devices_print_as_jax_prints_them),
       cmocka_unit_test(a_mesh_over_every_process_has_its_picture_and_shards),
-      cmocka_unit_test(arrays_on_other_processes_devices_are_refused),
-      cmocka_unit_test(shard_map_over_other_processes_devices_is_refused),
       cmocka_unit_test(a_mesh_of_this_processs_devices_runs_everything),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

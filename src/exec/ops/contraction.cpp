@@ -111,7 +111,7 @@ ArrayPtr dot_general(const ArrayPtr &lhs_in, const ArrayPtr &rhs_in, propagate::
   std::vector<std::pair<size_t, Kernel>> kernels;
   for (size_t i = 0; i < out->shard_count(); ++i) {
     const ShardLayout &s = out->shard(i);
-    if (s.box.empty()) continue;
+    if (s.box.empty() || !out->addressable(i)) continue;
     const Shape lb = lhs->shard(i).box.extent();  // (batch, free, contract) or (batch, contract, free)
     const Shape ob = s.box.extent();               // (batch, lhs free, rhs free)
     gemm::Params p;

@@ -115,7 +115,7 @@ ArrayPtr run(ew::Op op, std::vector<Input> in, spmd_dtype compute, spmd_dtype ou
   std::vector<std::pair<size_t, Kernel>> kernels;
   for (size_t i = 0; i < out->shard_count(); ++i) {
     const ShardLayout &s = out->shard(i);
-    if (s.box.empty()) continue;
+    if (s.box.empty() || !out->addressable(i)) continue;
     ew::Params p;
     p.op = op;
     p.out = out_dtype;

@@ -10,6 +10,7 @@ ArrayPtr random_array(ShardingPtr sharding, const rng::Request &request, Shape s
   // and its global index.
   std::vector<std::pair<size_t, Kernel>> writes;
   for (size_t i = 0; i < a->shard_count(); ++i) {
+    if (!a->addressable(i)) continue;
     const Buffer &b = a->buffer(i);
     if (b.bytes()) writes.emplace_back(i, Kernel::draw(b.place(), request, a->shape(), a->shard(i).box));
   }

@@ -30,7 +30,7 @@ ArrayPtr local_reduce(red::Op op, const ArrayPtr &x, const std::vector<bool> &re
   auto partials = std::make_shared<Array>(sharding_of(mesh, out_dims), out_dtype, out_shape);
   std::vector<std::pair<size_t, Kernel>> kernels;
   for (size_t i = 0; i < partials->shard_count(); ++i) {
-    if (partials->shard(i).box.empty()) continue;
+    if (partials->shard(i).box.empty() || !partials->addressable(i)) continue;
     red::Params p;
     p.op = op;
     p.in = x->dtype();
@@ -103,6 +103,7 @@ ArrayPtr reduce(ReduceKind kind, const ArrayPtr &x_in, const std::vector<int64_t
   if (kind == ReduceKind::Mean) {
     std::vector<std::pair<size_t, Kernel>> kernels;
     for (size_t i = 0; i < out->shard_count(); ++i) {
+      if (!out->addressable(i)) continue;
       const Buffer &b = out->buffer(i);
       const auto n = static_cast<size_t>(out->shard(i).box.elements());
       if (n) kernels.emplace_back(i, Kernel::scale_by_reciprocal(b.place(), b.place(), partial, n,

@@ -7,6 +7,7 @@
 #include "base/promotion.hpp"
 #include "exec/ops/elementwise.hpp"
 #include "kernels/elementwise.hpp"
+#include "runtime/shard_moves.hpp"
 
 namespace spmd::ops {
 
@@ -28,7 +29,7 @@ void local_copies(const Array &in, Array &out, Strides strides) {
   std::vector<std::pair<size_t, Kernel>> kernels;
   for (size_t i = 0; i < out.shard_count(); ++i) {
     const ShardLayout &s = out.shard(i);
-    if (s.box.empty()) continue;
+    if (s.box.empty() || !out.addressable(i)) continue;
     ew::Params p;
     p.op = ew::Op::Copy;
     p.out = out.dtype();
@@ -45,10 +46,12 @@ void local_copies(const Array &in, Array &out, Strides strides) {
 // Copies into every shard of `dst` the part of `src` it covers, src's
 // global index i landing at dst's index i + shift (only where both
 // exist). Each block of src is read from a replica on the destination's
-// own device when there is one, else from its first replica.
+// own device when there is one, else from one in the destination's
+// process, else from its first replica.
 void copy_region(const Array &src, Array &dst, const Shape &shift) {
   const size_t nd = dst.shape().size();
-  std::vector<BoxCopy> copies;
+  const Runtime &rt = dst.runtime();
+  std::vector<ShardMove> moves;
   for (size_t j = 0; j < dst.shard_count(); ++j) {
     const ShardLayout &d = dst.shard(j);
     if (d.box.empty()) continue;
@@ -59,10 +62,15 @@ void copy_region(const Array &src, Array &dst, const Shape &shift) {
       bool seen = false;
       for (const Box *b : done) seen = seen || *b == s.box;
       if (seen) continue;
-      // The replica of this block to read: on d's device if any.
+      // The replica of this block to read: on d's device, else in its process.
       size_t from = i;
-      for (size_t k = 0; k < src.shard_count(); ++k)
-        if (src.shard(k).box == s.box && src.shard(k).device == d.device) from = k;
+      int rank = 0;
+      for (size_t k = 0; k < src.shard_count(); ++k) {
+        if (src.shard(k).box != s.box) continue;
+        const int dev = src.shard(k).device;
+        const int r = dev == d.device ? 2 : rt.process_of(dev) == rt.process_of(d.device) ? 1 : 0;
+        if (r > rank) from = k, rank = r;
+      }
       done.push_back(&s.box);
       Box moved = s.box;
       for (size_t a = 0; a < nd; ++a) {
@@ -71,23 +79,16 @@ void copy_region(const Array &src, Array &dst, const Shape &shift) {
       }
       const Box overlap = intersect(moved, d.box);
       if (overlap.empty()) continue;
-      Shape soff(nd), doff(nd);
+      ShardMove m{from, j, Shape(nd), Shape(nd), overlap.extent()};
       for (size_t a = 0; a < nd; ++a) {
-        soff[a] = overlap.start[a] - moved.start[a];
-        doff[a] = overlap.start[a] - d.box.start[a];
+        m.src_offset[a] = overlap.start[a] - moved.start[a];
+        m.dst_offset[a] = overlap.start[a] - d.box.start[a];
       }
-      copies.push_back({{src.buffer(from).place(), s.box.extent(), soff},
-                        {dst.buffer(j).place(), d.box.extent(), doff},
-                        overlap.extent(),
-                        dst.elem_size()});
+      moves.push_back(std::move(m));
     }
   }
-  if (copies.empty()) return;
-  EventList after = src.before_read();
-  for (size_t j = 0; j < dst.shard_count(); ++j) after.add(dst.buffer(j).before_write());
-  const EventPtr done = dst.runtime().backend().copy_boxes(copies, after);
-  src.add_read(done);
-  for (size_t j = 0; j < dst.shard_count(); ++j) dst.buffer(j).set_written(done);
+  if (moves.empty()) return;
+  move_shards(src, dst, moves, "copying blocks");
 }
 }  // namespace
 

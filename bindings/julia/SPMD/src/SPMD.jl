@@ -33,9 +33,11 @@ export Runtime, Device, devices, device_count, device_info, platform, process_in
        process_count, local_device_count
 export Mesh, axis_names, device_ids, device_at, device_coords
 export Spec, P, Sharding, NamedSharding, replicated, single_device, is_fully_replicated,
-       spec, mesh, ShardInfo, shard_info
+       spec, mesh, ShardInfo, shard_info, process_local_shape
 export ShardedArray, BFloat16, device_put, sharding, device, block_until_ready, shard_count,
-       shard_read, shard_write!, reshard, visualize, arange, nbytes
+       shard_read, shard_write!, reshard, visualize, arange, nbytes, process_allgather,
+       is_fully_addressable, make_array_from_process_local_data, save_checkpoint,
+       load_checkpoint
 export astype, select, rsqrt, relu, sigmoid, gelu, softmax, logsoftmax, dot_general, matmul,
        einsum, reshape_rowmajor, broadcast_to, concatenate
 export Key, PRNGKey, fold_in, random_bits, uniform, normal, truncated_normal

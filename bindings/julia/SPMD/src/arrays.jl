@@ -136,6 +136,27 @@ function device_put(A::AbstractArray{T,N}, s::Sharding) where {T,N}
 end
 
 device_put(x::Number, s::Sharding) = device_put(fill(x), s)
+
+"""
+    make_array_from_process_local_data(sharding, A::AbstractArray, dims=size(A)) -> ShardedArray
+
+`jax.make_array_from_process_local_data`: a sharded array of global shape
+`dims` laid out by `sharding` from `A`, the part of it this process holds:
+the smallest box covering the blocks of this process's devices, of size
+[`process_local_shape`](@ref)`(sharding, dims)` (all of the array in a
+runtime of one process, or where the sharding replicates it across
+processes), indexed as `device_put` indexes. Each process passes its own
+part; nothing crosses processes (`spmd_array_from_process_local_data`).
+"""
+function make_array_from_process_local_data(s::Sharding, A::AbstractArray{T}, dims=size(A)) where {T}
+    dt = dtype(T)
+    shape = _shape(dims)
+    host = _rowmajor_copy(A)
+    return _array_out() do out
+        LibSPMD.spmd_array_from_process_local_data(s, dt, Csize_t(length(shape)), shape, host,
+                                                   Csize_t(sizeof(host)), out)
+    end
+end
 device_put(x::ShardedArray, s::Sharding) = reshard(x, s)
 
 """
@@ -161,6 +182,33 @@ function Base.Array(x::ShardedArray{T,N}) where {T,N}
 end
 Base.collect(x::ShardedArray) = Array(x)
 Base.getindex(x::ShardedArray{T,0}) where {T} = Array(x)[]
+
+"""
+    process_allgather(x::ShardedArray) -> Array
+
+`jax.experimental.multihost_utils.process_allgather(x, tiled=True)`: the
+global array as a Julia array of size `size(x)` in every process, the blocks
+other processes hold brought here (`spmd_array_process_allgather`, then
+`permutedims` from row-major). Every process of the runtime must call it, in
+the same order as its other calls across processes; in a runtime of one
+process it is `Array(x)`, which over several processes refuses an array
+that is not `is_fully_addressable`.
+"""
+function process_allgather(x::ShardedArray{T,N}) where {T,N}
+    buf = Array{T,N}(undef, reverse(size(x)))
+    _check(LibSPMD.spmd_array_process_allgather(x, buf, Csize_t(sizeof(buf))))
+    return _from_rowmajor(buf)
+end
+
+"""
+    is_fully_addressable(x::ShardedArray) -> Bool
+
+`jax.Array.is_fully_addressable`: whether this process holds every shard of
+x, as `Array(x)` needs (`spmd_array_is_fully_addressable`); always in a
+runtime of one process.
+"""
+is_fully_addressable(x::ShardedArray) =
+    _value_out(out -> LibSPMD.spmd_array_is_fully_addressable(x, out), Cint) != 0
 
 # ---- Made on the devices --------------------------------------------------
 
@@ -206,7 +254,9 @@ end
 """
     shard_count(x) -> Int
 
-Number of shards, one per device of the sharding (`spmd_array_shard_count`).
+Number of shards, one per device of the sharding (`spmd_array_shard_count`);
+over several processes every shard, those of other processes' devices
+described but not readable here.
 """
 shard_count(x::ShardedArray) =
     Int(_value_out(out -> LibSPMD.spmd_array_shard_count(x, out), Csize_t))
@@ -248,6 +298,45 @@ function shard_write!(x::ShardedArray{T,N}, i::Integer, A::AbstractArray) where 
     host = _rowmajor_copy(T, A)  # converted and reordered in one copy
     _check(LibSPMD.spmd_array_shard_write(x, Csize_t(i - 1), host, Csize_t(sizeof(host))))
     return x
+end
+
+# ---- Checkpoints --------------------------------------------------------------
+
+"""
+    save_checkpoint(x::ShardedArray, dir::AbstractString) -> nothing
+
+Saves `x` to the directory `dir` as a checkpoint, as Orbax checkpoints a
+`jax.Array` (`ocp.StandardCheckpointer().save(dir, x)`), in libspmd's own
+layout (`spmd_array_save`): each process writes the blocks of its devices,
+one file per block, and process 0 an index of them, so that
+[`load_checkpoint`](@ref) restores it under any sharding, on any mesh and
+number of processes. The directory is made if missing; throws
+[`SPMDError`](@ref) when it already holds a checkpoint, or when a file cannot
+be made or written (the message names the path and the system's reason).
+Every process of the runtime calls it with the same directory, on a file
+system they share; it waits for pending work and returns once the whole
+checkpoint is written.
+"""
+function save_checkpoint(x::ShardedArray, dir::AbstractString)
+    _check(LibSPMD.spmd_array_save(x, String(dir)))
+    return nothing
+end
+
+"""
+    load_checkpoint(sharding, dir::AbstractString) -> ShardedArray
+
+Restores the array [`save_checkpoint`](@ref) wrote to the directory `dir`,
+laid out by `sharding` (Orbax's restore of a `jax.Array` with
+`ocp.ArrayRestoreArgs(sharding=...)`; `spmd_array_load`): its element type
+and size are the saved ones, so the result's type is known only at run time;
+each process reads only the parts of the saved blocks its own devices need.
+Throws [`SPMDError`](@ref) for a directory without a checkpoint, a damaged
+index or block file (named in the message), or a sharding whose spec does not
+suit the saved rank.
+"""
+function load_checkpoint(s::Sharding, dir::AbstractString)
+    path = String(dir)
+    return _array_out(out -> LibSPMD.spmd_array_load(s, path, out))
 end
 
 # ---- Printing -----------------------------------------------------------------

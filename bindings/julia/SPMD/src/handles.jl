@@ -38,7 +38,8 @@ end
 
 """
     Runtime(; platform=:default, devices=0, worker_threads=0, device_cache_bytes=0,
-            devices_per_gpu=0, callback_memory=:default, distributed=:default)
+            devices_per_gpu=0, callback_memory=:default, distributed=:default,
+            exact_reductions=false)
 
 A libspmd runtime: one platform's devices (`spmd_runtime_create`).
 `platform` is `:default` (`\$SPMD_PLATFORM`, else cpu), `:cpu`, `:sim` or
@@ -50,8 +51,13 @@ cpu, device on cuda, mapped on sim), `:device`, `:host_mapped` (host memory
 the GPU maps, which indexing a `Block` needs on cuda) or `:host` (cpu only).
 `distributed` is `:default` (`\$SPMD_DISTRIBUTED`), `:none` (one process) or
 `:mpi` (every process under mpirun, each with the same number of local
-devices; global device ids are process-major). Released by the garbage collector or `close(runtime)`; meshes and arrays
-made from it keep what they need alive.
+devices; global device ids are process-major). Over several processes,
+`exact_reductions=true` adds the terms of every reduction across processes in
+the order one process adds them (results bit for bit those of one process
+with as many devices, every block sent to every process of its group);
+`false` leaves it to `\$SPMD_EXACT_REDUCTIONS`. Released by the garbage
+collector or `close(runtime)`; meshes and arrays made from it keep what they
+need alive.
 """
 mutable struct Runtime <: Handle{LibSPMD.spmd_runtime}
     ptr::Ptr{LibSPMD.spmd_runtime}
@@ -73,7 +79,8 @@ const _DISTRIBUTED = (default=LibSPMD.SPMD_DISTRIBUTED_DEFAULT, none=LibSPMD.SPM
 
 function Runtime(; platform::Symbol=:default, devices::Integer=0, worker_threads::Integer=0,
                  device_cache_bytes::Integer=0, devices_per_gpu::Integer=0,
-                 callback_memory::Symbol=:default, distributed::Symbol=:default)
+                 callback_memory::Symbol=:default, distributed::Symbol=:default,
+                 exact_reductions::Bool=false)
     haskey(_PLATFORMS, platform) ||
         throw(ArgumentError("platform must be one of $(keys(_PLATFORMS)), not :$platform"))
     haskey(_MEMORY_KINDS, callback_memory) ||
@@ -87,7 +94,8 @@ function Runtime(; platform::Symbol=:default, devices::Integer=0, worker_threads
                       worker_threads=worker_threads, device_cache_bytes=device_cache_bytes,
                       devices_per_gpu=devices_per_gpu,
                       callback_memory=_MEMORY_KINDS[callback_memory],
-                      distributed=_DISTRIBUTED[distributed])
+                      distributed=_DISTRIBUTED[distributed],
+                      exact_reductions=Cint(exact_reductions))
     return _handle_out(out -> LibSPMD.spmd_runtime_create(options, out), Runtime)
 end
 
@@ -455,6 +463,21 @@ function _shard_info_out(f)
     info = _initialised(LibSPMD.spmd_shard_info_init, LibSPMD.spmd_shard_info)
     _check(f(info))
     return ShardInfo(info[])
+end
+
+"""
+    process_local_shape(sharding, dims) -> Tuple
+
+The size of this process's part of an array of global shape `dims` under the
+sharding, what [`make_array_from_process_local_data`](@ref) takes: the
+smallest box covering the blocks of this process's devices, `Tuple(dims)`
+in a runtime of one process (`spmd_array_process_local_shape`).
+"""
+function process_local_shape(s::Sharding, dims)
+    shape = _shape(dims)
+    local_shape = similar(shape)
+    _check(LibSPMD.spmd_array_process_local_shape(s, Csize_t(length(shape)), shape, local_shape))
+    return Tuple(Int.(local_shape))
 end
 
 """

@@ -91,6 +91,10 @@ end
                  callback_memory=:host)
     @test device_count(r2) == 2
     close(r2)
+    # Exact reductions change nothing in one process.
+    r3 = Runtime(platform=:cpu, devices=2, exact_reductions=true)
+    @test process_count(r3) == 1
+    close(r3)
     @test_throws ArgumentError Runtime(platform=:cpu, callback_memory=:pinned)
     # The sim platform gives callbacks mapped memory only, and nothing but
     # the cpu platform takes plain host memory.
@@ -162,6 +166,14 @@ end
     # Array gives A back: A[i, j] is element (i-1, j-1) of the global array.
     @test Array(x) == A
     @test Array(x)[2, 3] == 10f0  # jnp.arange(24.0).reshape(3, 8)[1, 2]
+    # One process holds every shard: process_allgather is Array, and this
+    # process's part of an array is all of it.
+    @test is_fully_addressable(x)
+    @test process_allgather(x) == Array(x) == A
+    @test process_local_shape(rows, (3, 8)) == (3, 8)
+    @test Array(make_array_from_process_local_data(rows, A)) == A
+    @test Array(make_array_from_process_local_data(rows, A, (3, 8))) == A
+    @test_throws SPMDError make_array_from_process_local_data(rows, A[1:2, :], (3, 8))
     # P('x') splits A's rows, one row per device.
     @test shard_count(x) == 3
     for i in 1:3
@@ -197,6 +209,7 @@ end
     @test Array(v) == Int32[1, 2, 3]
     c = device_put(reshape(collect(Int64, 1:24), 2, 3, 4), rep3)
     @test Array(c) == reshape(collect(Int64, 1:24), 2, 3, 4)
+    @test process_allgather(c) == Array(c)
     @test Array(device_put([true, false, true], rep3)) == [true, false, true]
     @test Float32.(Array(device_put(BFloat16.([1.5f0, -2.25f0]), rep3))) == [1.5f0, -2.25f0]
     s = device_put(3.5, rep3)
@@ -477,6 +490,34 @@ end
     e = error_of(() -> Collective(:psum_scatter, rows, "x", Float32, 3, 8))
     @test e isa SPMDError && e.status == LibSPMD.SPMD_ERR_UNSUPPORTED
     close(g); close(p); close(pp); close(out)
+end
+
+@testset "checkpoints" begin
+    mktempdir() do tmp
+        dir = joinpath(tmp, "checkpoint")  # made by save_checkpoint
+        x = device_put(A, rows)
+        @test save_checkpoint(x, dir) === nothing
+        # Restored under another sharding, on another mesh: the saved element
+        # type, size and values.
+        grid = Mesh(rt, (2, 4), ("a", "b"))
+        cols = Sharding(grid, P(nothing, "b"))
+        y = load_checkpoint(cols, dir)
+        @test y isa ShardedArray{Float32,2}
+        @test size(y) == (3, 8)
+        @test sharding(y) == cols
+        @test Array(y) == A
+        @test shard_read(y, 2) == A[:, 3:4]
+        # A directory holds one checkpoint.
+        e = error_of(() -> save_checkpoint(y, dir))
+        @test e isa SPMDError
+        @test e.status == LibSPMD.SPMD_ERR_INVALID_ARGUMENT
+        @test occursin("already holds a checkpoint", e.message)
+        # Nothing to load, or a path C would cut short.
+        e = error_of(() -> load_checkpoint(cols, joinpath(dir, "missing")))
+        @test e isa SPMDError && e.status == LibSPMD.SPMD_ERR_INVALID_ARGUMENT
+        @test_throws ArgumentError load_checkpoint(cols, dir * "\0")
+        foreach(close, (y, cols, grid, x))
+    end
 end
 
 @testset "bad input: SPMDError with the library's message, no leak" begin

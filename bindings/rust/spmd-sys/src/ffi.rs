@@ -127,6 +127,8 @@ pub struct spmd_runtime_options {
     pub mpi_comm_given: c_int,
     /// The communicator's Fortran handle (MPI_Comm_c2f), read when mpi_comm_given is nonzero. Its processes are the runtime's, each with its rank as process index. (Since 1.4.)
     pub mpi_comm: c_int,
+    /// Over several processes, nonzero adds the terms of every reduction across processes (psum, pmean, pmax, pmin, and the sums of global ops) in the order one process adds them, so results are bit for bit those of one process with as many devices; it costs bytes: every member's block travels to every process of its group. 0 (or $SPMD_EXACT_REDUCTIONS unset or "0") sends one partial result per process and group, adding by process, then by device: within the summation bound of one process's order. (Since 1.4.)
+    pub exact_reductions: c_int,
 }
 
 /// Description of one device (jax.Device). Strings point into the runtime and live as long as it does.
@@ -2066,6 +2068,36 @@ extern "C" {
     /// ```
     pub fn spmd_array_from_host(sharding: *const spmd_sharding, dtype: spmd_dtype, ndim: usize, shape: *const i64, data: *const c_void, nbytes: usize, out: *mut *mut spmd_array) -> spmd_status;
 
+    /// jax.make_array_from_process_local_data: an array of global `shape` laid out by `sharding` from the part of it this process holds. That part is the smallest box covering the blocks of this process's devices (all of the array in a runtime of one process, or where the sharding replicates it across processes), row-major; its blocks must fill it. Each process calls it with its own part; nothing crosses processes. (Since 1.4.)
+    ///
+    /// ```text
+    /// @param sharding The layout; not NULL.
+    /// @param dtype The element type.
+    /// @param ndim Number of dimensions of the global array.
+    /// @param shape The global array's ndim sizes.
+    /// @param data This process's part, row-major; may be NULL when nbytes is 0.
+    /// @param nbytes Bytes at data: exactly the part's element count times the
+    ///        dtype's size (spmd_array_process_local_shape gives its shape).
+    /// @param out Receives the new array; not NULL. Left untouched on failure.
+    /// @return As spmd_array_from_host, nbytes measured against this process's
+    ///         part; SPMD_ERR_INVALID_ARGUMENT also when this process's blocks
+    ///         do not fill a box (its devices' blocks are not contiguous).
+    /// ```
+    pub fn spmd_array_from_process_local_data(sharding: *const spmd_sharding, dtype: spmd_dtype, ndim: usize, shape: *const i64, data: *const c_void, nbytes: usize, out: *mut *mut spmd_array) -> spmd_status;
+
+    /// The shape of this process's part of an array of global `shape` laid out by `sharding` (what spmd_array_from_process_local_data takes): the smallest box covering the blocks of this process's devices. (Since 1.4.)
+    ///
+    /// ```text
+    /// @param sharding The layout; not NULL.
+    /// @param ndim Number of dimensions of the global array.
+    /// @param shape The global array's ndim sizes.
+    /// @param out Receives ndim sizes; not NULL when ndim > 0.
+    /// @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a bad shape or sharding
+    ///         (as spmd_array_zeros), blocks that do not fill a box, a mesh
+    ///         without a device of this process, or a NULL out.
+    /// ```
+    pub fn spmd_array_process_local_shape(sharding: *const spmd_sharding, ndim: usize, shape: *const i64, out: *mut i64) -> spmd_status;
+
     /// An array of zeros, made on the devices (no host buffer).
     ///
     /// ```text
@@ -2219,13 +2251,67 @@ extern "C" {
     /// @param array The array; not NULL.
     /// @param data The buffer; may be NULL when nbytes is 0.
     /// @param nbytes Bytes at data: exactly the array's nbytes.
+    /// Over several processes (spmd_runtime_process_count) this process must
+    /// hold every block itself, as JAX requires: a replicated array, or one whose
+    /// mesh lies in this process; spmd_array_process_allgather gathers the rest.
+    ///
     /// @return SPMD_OK; the error of pending work that failed;
     ///         SPMD_ERR_INVALID_ARGUMENT for wrong nbytes, NULL data, or a NULL
-    ///         or destroyed array.
+    ///         or destroyed array; SPMD_ERR_UNSUPPORTED for a block that only
+    ///         other processes hold, naming it and them.
     /// ```
     pub fn spmd_array_to_host(array: *const spmd_array, data: *mut c_void, nbytes: usize) -> spmd_status;
 
-    /// Number of shards, one per device of the sharding (a.addressable_shards).
+    /// Copies the global array into a row-major host buffer in every process (jax.experimental.multihost_utils.process_allgather(a, tiled=True)): each block travels from a process holding it to all others. Every process of the runtime must call it, in the same order as its other calls across processes. In a runtime of one process it is spmd_array_to_host. (Since 1.4.)
+    ///
+    /// ```text
+    /// @param array The array; not NULL.
+    /// @param data The buffer; may be NULL when nbytes is 0.
+    /// @param nbytes Bytes at data: exactly the array's nbytes.
+    /// @return As spmd_array_to_host, never refusing a block held elsewhere;
+    ///         SPMD_ERR_TIMEOUT when a process does not take part within the
+    ///         collective timeout ($SPMD_COLLECTIVE_TIMEOUT_MS), naming it.
+    /// ```
+    pub fn spmd_array_process_allgather(array: *const spmd_array, data: *mut c_void, nbytes: usize) -> spmd_status;
+
+    /// Saves the array to `directory` (Orbax's checkpointing of a jax.Array): each process writes the blocks of its devices, one file per block, and process 0 an index of them (docs/distributed.md gives the layout), so that spmd_array_load restores it into any sharding, on any mesh and number of processes. The directory is made if missing; it must not hold a checkpoint already. Every process of the runtime calls it, with the same directory (on a file system they share); it returns once the whole checkpoint is written. Waits for pending work. (Since 1.4.)
+    ///
+    /// ```text
+    /// @param array The array; not NULL.
+    /// @param directory Where to write; not NULL or empty.
+    /// @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a NULL or destroyed array,
+    ///         a NULL or empty directory, one that already holds a checkpoint,
+    ///         or a file that cannot be made or written (with the system's
+    ///         reason and the path); the error of pending work that failed;
+    ///         SPMD_ERR_TIMEOUT when a process does not take part within the
+    ///         collective timeout.
+    /// ```
+    pub fn spmd_array_save(array: *const spmd_array, directory: *const c_char) -> spmd_status;
+
+    /// Restores the array saved in `directory` by spmd_array_save, laid out by `sharding`: its dtype and shape are the saved ones; each process reads the parts of the saved blocks its own devices need. (Since 1.4.)
+    ///
+    /// ```text
+    /// @param sharding The layout; not NULL; its spec must suit the saved rank.
+    /// @param directory Where the checkpoint is; not NULL or empty.
+    /// @param out Receives the new array; not NULL. Left untouched on failure.
+    /// @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a NULL or destroyed
+    ///         sharding, a NULL out, a directory without a checkpoint, a damaged
+    ///         index or block file (naming it and what is wrong), or a sharding
+    ///         of another rank; SPMD_ERR_OUT_OF_MEMORY when memory runs out.
+    /// ```
+    pub fn spmd_array_load(sharding: *const spmd_sharding, directory: *const c_char, out: *mut *mut spmd_array) -> spmd_status;
+
+    /// Whether this process holds every shard of the array (jax.Array.is_fully_addressable): always in a runtime of one process. Shards of other processes' devices are described (spmd_array_shard_info) but cannot be read or written here. (Since 1.4.)
+    ///
+    /// ```text
+    /// @param array The array; not NULL.
+    /// @param out Receives 1 or 0; not NULL. Left untouched on failure.
+    /// @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a NULL or destroyed array
+    ///         or a NULL out.
+    /// ```
+    pub fn spmd_array_is_fully_addressable(array: *const spmd_array, out: *mut c_int) -> spmd_status;
+
+    /// Number of shards, one per device of the sharding (a.addressable_shards; over several processes a.global_shards: the shards of other processes' devices are described but not readable here).
     ///
     /// ```text
     /// @param array The array; not NULL.
@@ -2273,7 +2359,8 @@ extern "C" {
     /// @param nbytes Bytes at data: exactly the shard's byte size.
     /// @return SPMD_OK; SPMD_ERR_OUT_OF_RANGE for an index past the last shard;
     ///         the error of pending work that failed; SPMD_ERR_INVALID_ARGUMENT
-    ///         for wrong nbytes, NULL data, or a NULL or destroyed array.
+    ///         for wrong nbytes, NULL data, or a NULL or destroyed array;
+    ///         SPMD_ERR_UNSUPPORTED for a shard of another process's device.
     /// ```
     pub fn spmd_array_shard_read(array: *const spmd_array, index: usize, data: *mut c_void, nbytes: usize) -> spmd_status;
 
@@ -2291,7 +2378,8 @@ extern "C" {
     /// @param nbytes Bytes at data: exactly the shard's byte size.
     /// @return SPMD_OK; SPMD_ERR_OUT_OF_RANGE for an index past the last shard;
     ///         SPMD_ERR_INVALID_ARGUMENT for wrong nbytes, NULL data, or a NULL
-    ///         or destroyed array.
+    ///         or destroyed array; SPMD_ERR_UNSUPPORTED for a shard of another
+    ///         process's device.
     /// ```
     pub fn spmd_array_shard_write(array: *mut spmd_array, index: usize, data: *const c_void, nbytes: usize) -> spmd_status;
 

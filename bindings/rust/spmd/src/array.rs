@@ -2,8 +2,9 @@
 use std::fmt;
 use std::mem::size_of;
 use std::os::raw::c_void;
+use std::path::Path;
 
-use crate::error::{check, out_string, Error, Result};
+use crate::error::{c_path, check, out_string, Error, Result};
 use crate::{out_shape, out_value, ptr_or_null, sys, DType, Element, ShardInfo, Sharding, VisualizeOptions};
 
 crate::handle!(
@@ -18,6 +19,24 @@ crate::handle!(
     sys::spmd_array,
     sys::spmd_array_destroy
 );
+
+/// spmd_array_from_host and spmd_array_from_process_local_data.
+type FromHostEntry = unsafe extern "C" fn(
+    *const sys::spmd_sharding,
+    sys::spmd_dtype,
+    usize,
+    *const i64,
+    *const c_void,
+    usize,
+    *mut *mut sys::spmd_array,
+) -> sys::spmd_status;
+
+/// A slice of host elements as its bytes.
+fn as_bytes<T: Copy>(data: &[T]) -> &[u8] {
+    // SAFETY: the elements are plain values (f32, f64, i32, i64, u8, bool,
+    // u16) without padding; the bytes live as long as the slice.
+    unsafe { std::slice::from_raw_parts(data.as_ptr() as *const u8, std::mem::size_of_val(data)) }
+}
 
 /// Reads `n` elements of T through `call(buffer, nbytes)`, checking that
 /// the bytes the library wrote are valid values of T.
@@ -43,7 +62,7 @@ impl Array {
     /// jax.device_put: copies a row-major host slice onto the devices of
     /// `sharding`. `data` must hold exactly prod(shape) elements.
     pub fn from_host<T: Element>(sharding: &Sharding, shape: &[i64], data: &[T]) -> Result<Array> {
-        Array::from_host_raw(sharding, T::DTYPE, shape, data.as_ptr() as *const c_void, std::mem::size_of_val(data))
+        Array::from_host_raw(sys::spmd_array_from_host, sharding, T::DTYPE, shape, as_bytes(data))
     }
 
     /// [`Array::from_host`] for float16 or bfloat16 arrays, given as raw bits.
@@ -51,25 +70,55 @@ impl Array {
         if !dtype.is_half() {
             return Err(Error::invalid(format!("Array::from_host_bits: {dtype} is not float16 or bfloat16")));
         }
-        Array::from_host_raw(sharding, dtype, shape, bits.as_ptr() as *const c_void, std::mem::size_of_val(bits))
+        Array::from_host_raw(sys::spmd_array_from_host, sharding, dtype, shape, as_bytes(bits))
     }
 
-    fn from_host_raw(
+    /// jax.make_array_from_process_local_data: an array of global `shape`
+    /// laid out by `sharding` from `data`, the part of it this process
+    /// holds, row-major: the smallest box covering the blocks of this
+    /// process's devices ([`Sharding::process_local_shape`] gives its shape;
+    /// the whole array in a runtime of one process, or where `sharding`
+    /// replicates it across processes). Each process passes its own part;
+    /// nothing crosses processes.
+    pub fn from_process_local_data<T: Element>(sharding: &Sharding, shape: &[i64], data: &[T]) -> Result<Array> {
+        Array::from_host_raw(sys::spmd_array_from_process_local_data, sharding, T::DTYPE, shape, as_bytes(data))
+    }
+
+    /// [`Array::from_process_local_data`] for float16 or bfloat16 arrays,
+    /// given as raw bits.
+    pub fn from_process_local_data_bits(
         sharding: &Sharding,
         dtype: DType,
         shape: &[i64],
-        data: *const c_void,
-        nbytes: usize,
+        bits: &[u16],
     ) -> Result<Array> {
-        // SAFETY: data holds nbytes bytes; shape holds ndim sizes.
+        if !dtype.is_half() {
+            return Err(Error::invalid(format!(
+                "Array::from_process_local_data_bits: {dtype} is not float16 or bfloat16"
+            )));
+        }
+        Array::from_host_raw(sys::spmd_array_from_process_local_data, sharding, dtype, shape, as_bytes(bits))
+    }
+
+    /// A new array from host bytes through `entry` (spmd_array_from_host
+    /// or spmd_array_from_process_local_data, which take the same
+    /// arguments).
+    fn from_host_raw(
+        entry: FromHostEntry,
+        sharding: &Sharding,
+        dtype: DType,
+        shape: &[i64],
+        data: &[u8],
+    ) -> Result<Array> {
+        // SAFETY: data holds its length in bytes; shape holds ndim sizes.
         Array::from_call(|out| unsafe {
-            sys::spmd_array_from_host(
+            entry(
                 sharding.as_ptr(),
                 dtype.to_raw(),
                 shape.len(),
                 ptr_or_null(shape),
-                data,
-                nbytes,
+                data.as_ptr() as *const c_void,
+                data.len(),
                 out,
             )
         })
@@ -149,22 +198,56 @@ impl Array {
     }
 
     /// np.asarray(a): the global array, row-major. T must be the array's
-    /// dtype.
+    /// dtype. Over several processes this process must hold every block
+    /// ([`Array::is_fully_addressable`], or a replicated array);
+    /// [`Array::process_allgather`] gathers the rest.
     pub fn to_host<T: Element>(&self) -> Result<Vec<T>> {
         self.expect_dtype(T::DTYPE, "Array::to_host")?;
-        self.read_all(T::valid_bytes)
+        self.read_all(T::valid_bytes, sys::spmd_array_to_host)
     }
 
     /// [`Array::to_host`] for a float16 or bfloat16 array, as raw bits.
     pub fn to_host_bits(&self) -> Result<Vec<u16>> {
         self.expect_dtype_where(DType::is_half, "float16 or bfloat16", "Array::to_host_bits")?;
-        self.read_all(|_| true)
+        self.read_all(|_| true, sys::spmd_array_to_host)
     }
 
-    /// The whole array in a new Vec<T>, T of the array's element size.
-    fn read_all<T: Copy>(&self, valid: fn(&[u8]) -> bool) -> Result<Vec<T>> {
-        // SAFETY: the buffer holds the nbytes passed.
-        read_vec(self.size()?, valid, |data, nbytes| unsafe { sys::spmd_array_to_host(self.ptr, data, nbytes) })
+    /// jax.experimental.multihost_utils.process_allgather(a, tiled=True):
+    /// the global array, row-major, in every process, the blocks other
+    /// processes hold brought here. T must be the array's dtype. Every
+    /// process of the runtime must call it, in the same order as its other
+    /// calls across processes; in a runtime of one process it is
+    /// [`Array::to_host`]. [`crate::Status::Timeout`] when a process does
+    /// not take part in time.
+    pub fn process_allgather<T: Element>(&self) -> Result<Vec<T>> {
+        self.expect_dtype(T::DTYPE, "Array::process_allgather")?;
+        self.read_all(T::valid_bytes, sys::spmd_array_process_allgather)
+    }
+
+    /// [`Array::process_allgather`] for a float16 or bfloat16 array, as raw
+    /// bits.
+    pub fn process_allgather_bits(&self) -> Result<Vec<u16>> {
+        self.expect_dtype_where(DType::is_half, "float16 or bfloat16", "Array::process_allgather_bits")?;
+        self.read_all(|_| true, sys::spmd_array_process_allgather)
+    }
+
+    /// jax.Array.is_fully_addressable: whether this process holds every
+    /// shard (always in a runtime of one process). Only such an array, or a
+    /// replicated one, can be read with [`Array::to_host`].
+    pub fn is_fully_addressable(&self) -> Result<bool> {
+        // SAFETY: live handle, valid out pointer.
+        Ok(out_value(|r| unsafe { sys::spmd_array_is_fully_addressable(self.ptr, r) })? != 0)
+    }
+
+    /// The whole array in a new Vec<T>, T of the array's element size,
+    /// copied by `copy` (spmd_array_to_host or spmd_array_process_allgather).
+    fn read_all<T: Copy>(
+        &self,
+        valid: fn(&[u8]) -> bool,
+        copy: unsafe extern "C" fn(*const sys::spmd_array, *mut c_void, usize) -> sys::spmd_status,
+    ) -> Result<Vec<T>> {
+        // SAFETY: live handle; the buffer holds the nbytes passed.
+        read_vec(self.size()?, valid, |data, nbytes| unsafe { copy(self.ptr, data, nbytes) })
     }
 
     fn expect_dtype(&self, want: DType, what: &str) -> Result<()> {
@@ -180,7 +263,9 @@ impl Array {
         Ok(())
     }
 
-    /// Number of shards, one per device of the sharding.
+    /// Number of shards, one per device of the sharding (over several
+    /// processes every shard, those of other processes' devices described
+    /// but not readable here).
     pub fn shard_count(&self) -> Result<usize> {
         // SAFETY: live handle, valid out pointer.
         out_value(|n| unsafe { sys::spmd_array_shard_count(self.ptr, n) })
@@ -227,6 +312,41 @@ impl Array {
     pub fn reshard(&self, sharding: &Sharding) -> Result<Array> {
         // SAFETY: live handles, valid out pointer.
         Array::from_call(|out| unsafe { sys::spmd_array_reshard(self.ptr, sharding.as_ptr(), out) })
+    }
+
+    /// Saves the array to the directory `dir` as a checkpoint, as Orbax
+    /// checkpoints a jax.Array (`ocp.StandardCheckpointer().save(dir, a)`),
+    /// in libspmd's own layout: each process writes the blocks of its
+    /// devices, one file per block, and process 0 an index of them, so that
+    /// [`Array::load`] restores it under any sharding, on any mesh and
+    /// number of processes. The directory is made if missing.
+    /// [`crate::Status::InvalidArgument`] when it already holds a
+    /// checkpoint, or when a file cannot be made or written (the message
+    /// names the path and the system's reason). Every process of the
+    /// runtime calls it with the same directory, on a file system they
+    /// share; it waits for pending work and returns once the whole
+    /// checkpoint is written. [`crate::Status::Timeout`] when a process does
+    /// not take part in time.
+    pub fn save(&self, dir: impl AsRef<Path>) -> Result<()> {
+        let dir = c_path("Array::save", dir.as_ref())?;
+        // SAFETY: live handle; dir is a NUL-terminated string alive for the call.
+        check(unsafe { sys::spmd_array_save(self.ptr, dir.as_ptr()) })
+    }
+
+    /// Restores the array [`Array::save`] wrote to the directory `dir`,
+    /// laid out by `sharding` (Orbax's restore of a jax.Array with
+    /// `ocp.ArrayRestoreArgs(sharding=...)`): its dtype and shape are the
+    /// saved ones, so the element type is known at run time
+    /// ([`Array::dtype`]); each process reads only the parts of the saved
+    /// blocks its own devices need. [`crate::Status::InvalidArgument`] for a
+    /// directory without a checkpoint, a damaged index or block file (named
+    /// in the message), or a sharding whose spec does not suit the saved
+    /// rank.
+    pub fn load(sharding: &Sharding, dir: impl AsRef<Path>) -> Result<Array> {
+        let dir = c_path("Array::load", dir.as_ref())?;
+        // SAFETY: live handle; dir is a NUL-terminated string alive for the
+        // call; valid out pointer.
+        Array::from_call(|out| unsafe { sys::spmd_array_load(sharding.as_ptr(), dir.as_ptr(), out) })
     }
 
     /// JAX's repr: "Array([ 28.,  92., 156.], dtype=float32)".

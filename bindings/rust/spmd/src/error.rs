@@ -171,3 +171,21 @@ pub(crate) fn borrowed_string(call: impl FnOnce(*mut *const c_char) -> sys::spmd
 pub(crate) fn c_string(what: &str, s: &str) -> Result<CString> {
     CString::new(s).map_err(|_| Error::invalid(format!("{what}: the string {s:?} contains a NUL byte")))
 }
+
+/// A C copy of a path: its bytes as they are on Unix, elsewhere its UTF-8
+/// text (a path that is not valid Unicode is refused there); one with a NUL
+/// inside is refused.
+pub(crate) fn c_path(what: &str, path: &std::path::Path) -> Result<CString> {
+    #[cfg(unix)]
+    let bytes = {
+        use std::os::unix::ffi::OsStrExt;
+        path.as_os_str().as_bytes().to_vec()
+    };
+    #[cfg(not(unix))]
+    let bytes = path
+        .to_str()
+        .ok_or_else(|| Error::invalid(format!("{what}: the path {path:?} is not valid Unicode")))?
+        .as_bytes()
+        .to_vec();
+    CString::new(bytes).map_err(|_| Error::invalid(format!("{what}: the path {path:?} contains a NUL byte")))
+}

@@ -99,7 +99,7 @@ pub fn version() -> u32 {
     unsafe { sys::spmd_version() }
 }
 
-/// The loaded library's version as text ("1.3.0").
+/// The loaded library's version as text ("1.4.0").
 pub fn version_string() -> String {
     // SAFETY: a static string, never NULL.
     unsafe { error::from_c(sys::spmd_version_string()) }

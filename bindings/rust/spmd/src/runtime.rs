@@ -131,6 +131,7 @@ pub struct RuntimeBuilder {
     devices_per_gpu: i32,
     callback_memory: MemoryKind,
     distributed: Distributed,
+    exact_reductions: bool,
 }
 
 fn to_c_int(n: usize) -> i32 {
@@ -195,6 +196,18 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Over several processes, `true` adds the terms of every reduction
+    /// across processes (psums and the sums of global ops) in the order one
+    /// process adds them, so results are bit for bit those of one process
+    /// with as many devices, at the cost of sending every block to every
+    /// process of its group. `false` (the default) leaves it to
+    /// `$SPMD_EXACT_REDUCTIONS` ("1"), else sends one partial result per
+    /// process and group.
+    pub fn exact_reductions(mut self, exact: bool) -> RuntimeBuilder {
+        self.exact_reductions = exact;
+        self
+    }
+
     /// Creates the runtime.
     pub fn build(&self) -> Result<Runtime> {
         let mut options = init_struct(sys::spmd_runtime_options_init)?;
@@ -205,6 +218,7 @@ impl RuntimeBuilder {
         options.devices_per_gpu = self.devices_per_gpu;
         options.callback_memory = self.callback_memory.to_raw();
         options.distributed = self.distributed.to_raw();
+        options.exact_reductions = self.exact_reductions as i32;
         // SAFETY: valid options and out pointer.
         Runtime::from_call(|out| unsafe { sys::spmd_runtime_create(&options, out) })
     }

@@ -165,6 +165,19 @@ impl Sharding {
         })
     }
 
+    /// The shape of this process's part of an array of global `shape`, what
+    /// [`crate::Array::from_process_local_data`] takes: the smallest box covering
+    /// the blocks of this process's devices (`shape` itself in a runtime of
+    /// one process).
+    pub fn process_local_shape(&self, shape: &[i64]) -> Result<Vec<i64>> {
+        let mut local = vec![0i64; shape.len()];
+        // SAFETY: shape holds ndim sizes and local room for as many.
+        check(unsafe {
+            sys::spmd_array_process_local_shape(self.ptr, shape.len(), ptr_or_null(shape), local.as_mut_ptr())
+        })?;
+        Ok(local)
+    }
+
     /// The shard on device `device_id` of an array of global `shape`.
     pub fn shard_info_of_device(&self, shape: &[i64], device_id: i32) -> Result<ShardInfo> {
         // SAFETY: shape holds ndim sizes; out is initialised by fill.

@@ -52,7 +52,7 @@ fn runtime_devices_and_version() {
     // One process holds every device.
     assert_eq!((rt.process_index().unwrap(), rt.process_count().unwrap()), (0, 1));
     assert_eq!(rt.local_device_count().unwrap(), 4);
-    let one = Runtime::builder().cpu_devices(2).distributed(Distributed::None).build().unwrap();
+    let one = Runtime::builder().cpu_devices(2).distributed(Distributed::None).exact_reductions(true).build().unwrap();
     assert_eq!(one.process_count().unwrap(), 1);
     assert_eq!(spmd::version(), spmd::sys::SPMD_VERSION_NUMBER as u32);
     assert_eq!(spmd::version_string(), spmd::sys::SPMD_VERSION_STRING);
@@ -169,6 +169,17 @@ fn arrays_of_every_element_type() {
     let bits: Vec<u16> = vec![0x3f80, 0x4000, 0xbf80, 0, 0x3f80, 0x4000, 0xbf80, 0]; // bfloat16 1, 2, -1, 0
     let h = Array::from_host_bits(&s, DType::BF16, &[8], &bits).unwrap();
     assert_eq!(h.to_host_bits().unwrap(), bits);
+    assert_eq!(h.process_allgather_bits().unwrap(), bits);
+    // This process's part of an array is all of it.
+    assert_eq!(s.process_local_shape(&[8]).unwrap(), vec![8]);
+    assert_eq!(s.process_local_shape(&[8, -1]).unwrap_err().status, Status::InvalidArgument);
+    assert_eq!(Array::from_process_local_data(&s, &[8], &f).unwrap().to_host::<f32>().unwrap(), f);
+    assert_eq!(
+        Array::from_process_local_data_bits(&s, DType::BF16, &[8], &bits).unwrap().to_host_bits().unwrap(),
+        bits
+    );
+    assert_eq!(Array::from_process_local_data(&s, &[8], &f[..7]).unwrap_err().status, Status::InvalidArgument);
+    assert_eq!(ba.process_allgather::<bool>().unwrap(), b);
     assert_eq!(ops::astype(&h, DType::F32, &opts()).unwrap().to_host::<f32>().unwrap()[..3], [1.0, 2.0, -1.0]);
     assert!(Array::from_host_bits(&s, DType::F32, &[8], &bits).is_err());
 }
@@ -192,6 +203,10 @@ fn array_accessors_shards_and_text() {
     a.shard_write(3, &[60.0f32, 70.0]).unwrap();
     assert_eq!(a.to_host::<f32>().unwrap(), vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 60.0, 70.0]);
     assert_eq!(a.to_string(), "[[ 0.  1.  2.  3.]\n [ 4.  5. 60. 70.]]");
+    // One process holds every shard: process_allgather is to_host.
+    assert!(a.is_fully_addressable().unwrap());
+    assert_eq!(a.process_allgather::<f32>().unwrap(), a.to_host::<f32>().unwrap());
+    assert_eq!(a.process_allgather::<i32>().unwrap_err().status, Status::InvalidArgument);
     assert_eq!(format!("{a:?}"), a.repr().unwrap());
     assert!(a.repr().unwrap().starts_with("Array([[ 0.,  1.,"));
     assert!(a.visualize().unwrap().contains("CPU 3"));
@@ -207,6 +222,35 @@ fn array_accessors_shards_and_text() {
     let scalar = Array::full(&Sharding::replicated(&mesh).unwrap(), DType::F32, &[], 276.0).unwrap();
     assert_eq!(scalar.repr().unwrap(), "Array(276., dtype=float32)");
     assert_eq!(scalar.to_string(), "276.0");
+}
+
+#[test]
+fn checkpoint_save_and_load() {
+    // A fresh directory under the system's temporary one, removed at the end.
+    let dir = std::env::temp_dir().join(format!("spmd-rust-checkpoint-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let rt = runtime(4);
+    let grid = Mesh::new(&rt, &[2, 2], &["x", "y"]).unwrap();
+    let a = Array::arange(&Sharding::named_text(&grid, "x, y").unwrap(), DType::F32, &[2, 4], 0.0, 1.0).unwrap();
+    a.save(&dir).unwrap();
+    // Restored under another sharding, on another mesh: the saved dtype,
+    // shape and values.
+    let line = Mesh::new(&rt, &[4], &["d"]).unwrap();
+    let cols = Sharding::named_text(&line, "None, d").unwrap();
+    let b = Array::load(&cols, &dir).unwrap();
+    assert_eq!(b.dtype().unwrap(), DType::F32);
+    assert_eq!(b.shape().unwrap(), vec![2, 4]);
+    assert!(b.sharding().unwrap() == cols);
+    assert_eq!(b.to_host::<f32>().unwrap(), a.to_host::<f32>().unwrap());
+    assert_eq!(b.shard_read::<f32>(1).unwrap(), vec![1.0, 5.0]);
+    // A directory holds one checkpoint.
+    let err = b.save(dir.as_path()).unwrap_err();
+    assert_eq!(err.status, Status::InvalidArgument);
+    assert!(err.message.contains("already holds a checkpoint"), "{}", err.message);
+    // Nothing to load, or a path C cannot take.
+    assert_eq!(Array::load(&cols, dir.join("missing")).unwrap_err().status, Status::InvalidArgument);
+    assert!(Array::load(&cols, "a\0b").unwrap_err().message.contains("NUL"));
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
