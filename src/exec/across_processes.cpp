@@ -39,7 +39,7 @@ struct Head {
 struct Entry {
   uint64_t ndim;
   int64_t dims[SPMD_MAX_NDIM];
-  uint64_t offset;  // from the storage's start
+  uint64_t address;  // in the storage, or a local device's own block
 };
 
 Head head_of(const LocalMember &m) {
@@ -60,12 +60,30 @@ struct GroupPlan {
   std::vector<int> process;   // per rank
 };
 
-// The messages to or from one other process.
+// What goes to one other process: a header per block, then each block
+// (or partial result) as a message of its own, read where it lies.
 struct Peer {
   std::vector<Head> heads;
-  std::vector<std::byte> data;
-  std::unique_ptr<dist::Transfer> heads_transfer, data_transfer;
+  std::vector<std::pair<const std::byte *, size_t>> blocks;
 };
+
+// Memory that sends abandoned after a failure may still read: kept until
+// the process ends (only after a failure).
+template <typename T>
+void keep_until_exit(T &&memory) {
+  static std::mutex mu;
+  static std::vector<std::shared_ptr<void>> kept;
+  std::lock_guard<std::mutex> lock(mu);
+  kept.push_back(std::make_shared<std::decay_t<T>>(std::forward<T>(memory)));
+}
+
+}  // namespace
+
+bool reads_in_place(const Runtime &rt) {
+  return rt.backend().callback_memory() == MemoryKind::Device;
+}
+
+namespace {
 
 // The blocks process p sends, in order, from its headers: one per member
 // of p in each group shared with it, or one per group when combining.
@@ -150,10 +168,15 @@ void check_signatures(const Runtime &rt, dist::Transport &transport,
     in_text[m.process].assign(in_heads.at(m.process).size() * kSignatureText, '\0');
   }
   std::vector<std::unique_ptr<dist::Transfer>> transfers;
+  // On a tag of their own, half the tag space away: the blocks, already on
+  // their way under `tag`, stay unread.
+  const int text_tag = static_cast<int>(
+      (static_cast<int64_t>(tag) + (static_cast<int64_t>(transport.max_tag()) + 1) / 2) %
+      (static_cast<int64_t>(transport.max_tag()) + 1));
   for (auto &[p, text] : in_text)
-    transfers.push_back(transport.receive(text.data(), text.size(), p, tag));
+    transfers.push_back(transport.receive(text.data(), text.size(), p, text_tag));
   for (auto &[p, text] : out_text)
-    transfers.push_back(transport.send(text.data(), text.size(), p, tag));
+    transfers.push_back(transport.send(text.data(), text.size(), p, text_tag));
   for (auto &t : transfers) t->wait(deadline);
   const Mismatch &m = mismatches.front();
   const char *theirs = in_text[m.process].data() + m.order * kSignatureText;
@@ -171,21 +194,29 @@ void *exchange(Runtime &rt, const std::vector<LocalMember> &locals, size_t es,
   dist::Transport &transport = *rt.transport();
   const int me = rt.process_index();
   const int tag = rt.next_exchange_tag();
+  const bool direct = reads_in_place(rt);
 
-  // This process's blocks in host memory.
-  std::vector<std::vector<std::byte>> mine(locals.size());
+  // This process's blocks in host memory: in place where device memory is
+  // host memory, else staged.
+  auto staged = std::make_shared<std::vector<std::vector<std::byte>>>(locals.size());
+  std::vector<const std::byte *> mine(locals.size());
   std::vector<BoxCopy> stage;
   for (size_t i = 0; i < locals.size(); ++i) {
     const int64_t n = shape_elements(locals[i].shape);
-    mine[i].resize(static_cast<size_t>(n) * es);
+    if (direct) {
+      mine[i] = reinterpret_cast<const std::byte *>(locals[i].in.ptr.bits);
+      continue;
+    }
+    (*staged)[i].resize(static_cast<size_t>(n) * es);
+    mine[i] = (*staged)[i].data();
     if (n == 0) continue;
     const Shape origin(locals[i].shape.size(), 0);
     stage.push_back({{locals[i].in, locals[i].shape, origin},
-                     {Place::host(mine[i].data()), locals[i].shape, origin},
+                     {Place::host((*staged)[i].data()), locals[i].shape, origin},
                      locals[i].shape,
                      es});
   }
-  if (const EventPtr staged = rt.backend().copy_boxes(stage, {})) staged->wait();
+  if (const EventPtr done = rt.backend().copy_boxes(stage, {})) done->wait();
 
   // The groups in order of their index: every process walks them alike.
   std::map<size_t, GroupPlan> groups;
@@ -202,20 +233,21 @@ void *exchange(Runtime &rt, const std::vector<LocalMember> &locals, size_t es,
 
   // Combining: this process's partial result of each group, its members'
   // blocks reduced in rank order (their shapes agree: the signatures say so).
-  std::map<size_t, std::vector<std::byte>> partial;
+  auto partial = std::make_shared<std::map<size_t, std::vector<std::byte>>>();
   if (combine)
     for (auto &[index, plan] : groups) {
       std::vector<const void *> srcs;
       size_t count = 0;
       for (size_t i : plan.local)
         if (i != kNone) {
-          srcs.push_back(mine[i].data());
+          srcs.push_back(mine[i]);
           count = static_cast<size_t>(shape_elements(locals[i].shape));
         }
-      std::vector<std::byte> &out = partial[index];
+      std::vector<std::byte> &out = (*partial)[index];
       out.resize(count * es);
-      if (count) host::reduce_buffers(combine->dtype, combine->op, out.data(), srcs.data(),
-                                      srcs.size(), count);
+      if (count)
+        host::reduce_buffers(combine->dtype, combine->op, out.data(), srcs.data(), srcs.size(),
+                             count);
     }
 
   // What goes to each other process: a header per member of this process
@@ -234,15 +266,17 @@ void *exchange(Runtime &rt, const std::vector<LocalMember> &locals, size_t es,
         const size_t i = plan.local[r];
         if (i == kNone) continue;
         peer.heads.push_back(head_of(locals[i]));
-        if (!combine) peer.data.insert(peer.data.end(), mine[i].begin(), mine[i].end());
+        if (!combine)
+          peer.blocks.emplace_back(
+              mine[i], static_cast<size_t>(shape_elements(locals[i].shape)) * es);
       }
-      if (combine) peer.data.insert(peer.data.end(), partial[index].begin(), partial[index].end());
+      if (combine) peer.blocks.emplace_back((*partial)[index].data(), (*partial)[index].size());
     }
   }
 
-  // Headers first everywhere, then the blocks, whose sizes the headers give.
+  // Headers first everywhere, then the blocks, whose sizes the headers
+  // give: they land in the storage, which the headers size.
   std::map<int, std::vector<Head>> in_heads;
-  std::map<int, std::vector<std::byte>> in_data;
   std::vector<std::pair<int, std::unique_ptr<dist::Transfer>>> receives;
   std::vector<std::unique_ptr<dist::Transfer>> sends;
   auto wait_all = [&] {
@@ -257,6 +291,7 @@ void *exchange(Runtime &rt, const std::vector<LocalMember> &locals, size_t es,
     }
     receives.clear();
   };
+  std::byte *base = nullptr;
   try {
     for (auto &[p, n] : expected) {
       in_heads[p].resize(n);
@@ -264,44 +299,25 @@ void *exchange(Runtime &rt, const std::vector<LocalMember> &locals, size_t es,
     }
     for (auto &[p, peer] : peers) {
       sends.push_back(transport.send(peer.heads.data(), peer.heads.size() * sizeof(Head), p, tag));
-      sends.push_back(transport.send(peer.data.data(), peer.data.size(), p, tag));
+      for (const auto &[data, bytes] : peer.blocks) sends.push_back(transport.send(data, bytes, p, tag));
     }
     wait_all();
-    for (auto &[p, heads] : in_heads) {
-      size_t bytes = 0;
+    for (auto &[p, heads] : in_heads)
       for (const Head &h : heads)
         if (h.ndim > SPMD_MAX_NDIM)
           fail(SPMD_ERR_INTERNAL, "process ", p, " sent a block header of ", h.ndim, " dimensions");
-      for (const Block &b : incoming_blocks(groups, heads, p, combine != nullptr))
-        bytes += static_cast<size_t>(shape_elements(b.shape)) * es;
-      in_data[p].resize(bytes);
-      receives.emplace_back(p, transport.receive(in_data[p].data(), bytes, p, tag));
-    }
-    wait_all();
-    for (auto &s : sends) s->wait(deadline);
-    sends.clear();
     check_signatures(rt, transport, groups, locals, in_heads, peers, tag, deadline);
-  } catch (const Error &e) {
-    // The messages are abandoned; what MPI may still read stays alive.
-    static std::mutex mu;
-    static std::vector<std::map<int, Peer>> kept;
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      kept.push_back(std::move(peers));
-    }
-    fail(e.status(), what, ": ", e.what());
-  }
 
-  // Each group's blocks in table order, with where their bytes are: a
-  // member's block (or a process's partial result) per entry.
-  struct Source {
-    Shape shape;
-    const std::byte *bytes;
-  };
-  std::map<size_t, std::vector<Source>> tables;
-  {
+    // Each group's blocks in table order: a member's block, or with
+    // `combine` a process's partial result, per entry.
+    struct Source {
+      Shape shape;
+      const std::byte *here;  // this process's, or null: it comes from `from`
+      int from;
+    };
+    std::map<size_t, std::vector<Source>> tables;
     std::map<int, std::vector<Block>> incoming;
-    std::map<int, size_t> next, at;
+    std::map<int, size_t> next;
     for (auto &[p, heads] : in_heads) incoming[p] = incoming_blocks(groups, heads, p, combine != nullptr);
     for (auto &[index, plan] : groups) {
       std::vector<Source> &t = tables[index];
@@ -312,49 +328,88 @@ void *exchange(Runtime &rt, const std::vector<LocalMember> &locals, size_t es,
         seen[p] = true;
         if (p == me) {
           const size_t i = plan.local[r];
-          t.push_back({locals[i].shape, combine ? partial[index].data() : mine[i].data()});
-          continue;
+          t.push_back({locals[i].shape, combine ? (*partial)[index].data() : mine[i], me});
+        } else {
+          t.push_back({incoming[p][next[p]++].shape, nullptr, p});
         }
-        const Block &b = incoming[p][next[p]++];
-        t.push_back({b.shape, in_data[p].data() + at[p]});
-        at[p] += static_cast<size_t>(shape_elements(b.shape)) * es;
       }
     }
-  }
 
-  // The layout: a table offset per local member, a table per group, then
-  // the blocks.
-  size_t bytes = sizeof(uint64_t) * (1 + locals.size());
-  std::map<size_t, size_t> table_at;
-  for (auto &[index, t] : tables) {
-    table_at[index] = bytes;
-    bytes += sizeof(uint64_t) + t.size() * sizeof(Entry);
-  }
-  bytes = aligned(bytes);
-  const size_t tables_end = bytes;
-  for (auto &[index, t] : tables)
-    for (const Source &src : t) bytes += aligned(static_cast<size_t>(shape_elements(src.shape)) * es);
-
-  auto *base = static_cast<std::byte *>(storage(bytes));
-  auto *offsets = reinterpret_cast<uint64_t *>(base);
-  offsets[0] = locals.size();
-  for (size_t i = 0; i < locals.size(); ++i) offsets[1 + i] = table_at[locals[i].group->index];
-  size_t data_at = tables_end;
-  for (auto &[index, t] : tables) {
-    std::byte *table = base + table_at[index];
-    const uint64_t n = t.size();
-    std::memcpy(table, &n, sizeof n);
-    auto *entries = reinterpret_cast<Entry *>(table + sizeof(uint64_t));
-    for (size_t r = 0; r < n; ++r) {
-      const size_t block = static_cast<size_t>(shape_elements(t[r].shape)) * es;
-      Entry e{};
-      e.ndim = t[r].shape.size();
-      for (size_t k = 0; k < t[r].shape.size(); ++k) e.dims[k] = t[r].shape[k];
-      e.offset = data_at;
-      entries[r] = e;
-      if (block) std::memcpy(base + data_at, t[r].bytes, block);
-      data_at += aligned(block);
+    // The layout: a table offset per local member, a table per group, then
+    // the blocks that are not read in place (those of other processes,
+    // partial results, staged blocks). With `combine`, one more block per
+    // group: the reduction of the partials, which the table then lists
+    // alone.
+    const bool in_place = direct && !combine;
+    size_t bytes = sizeof(uint64_t) * (1 + locals.size());
+    std::map<size_t, size_t> table_at;
+    for (auto &[index, t] : tables) {
+      table_at[index] = bytes;
+      bytes += sizeof(uint64_t) + t.size() * sizeof(Entry);
     }
+    bytes = aligned(bytes);
+    const size_t tables_end = bytes;
+    for (auto &[index, t] : tables) {
+      for (const Source &src : t)
+        if (!(src.here && in_place))
+          bytes += aligned(static_cast<size_t>(shape_elements(src.shape)) * es);
+      if (combine) bytes += aligned(static_cast<size_t>(shape_elements(t[0].shape)) * es);
+    }
+    base = static_cast<std::byte *>(storage(bytes));
+    auto *offsets = reinterpret_cast<uint64_t *>(base);
+    offsets[0] = locals.size();
+    for (size_t i = 0; i < locals.size(); ++i) offsets[1 + i] = table_at[locals[i].group->index];
+    size_t data_at = tables_end;
+    std::map<size_t, std::vector<Entry>> entries;
+    for (auto &[index, t] : tables)
+      for (const Source &src : t) {
+        const size_t block = static_cast<size_t>(shape_elements(src.shape)) * es;
+        Entry e{};
+        e.ndim = src.shape.size();
+        for (size_t k = 0; k < src.shape.size(); ++k) e.dims[k] = src.shape[k];
+        if (src.here && in_place) {
+          e.address = reinterpret_cast<uint64_t>(src.here);
+        } else {
+          e.address = reinterpret_cast<uint64_t>(base + data_at);
+          if (src.here) {
+            if (block) std::memcpy(base + data_at, src.here, block);
+          } else {
+            receives.emplace_back(src.from, transport.receive(base + data_at, block, src.from, tag));
+          }
+          data_at += aligned(block);
+        }
+        entries[index].push_back(e);
+      }
+    wait_all();
+    for (auto &s : sends) s->wait(deadline);
+    sends.clear();
+
+    for (auto &[index, t] : tables) {
+      std::vector<Entry> &list = entries[index];
+      if (combine) {
+        // Reduced once here for every device of the process.
+        std::vector<const void *> srcs;
+        for (const Entry &e : list) srcs.push_back(reinterpret_cast<const void *>(e.address));
+        Entry total = list[0];
+        total.address = reinterpret_cast<uint64_t>(base + data_at);
+        const size_t count = static_cast<size_t>(shape_elements(t[0].shape));
+        if (count)
+          host::reduce_buffers(combine->dtype, combine->op, base + data_at, srcs.data(),
+                               srcs.size(), count);
+        data_at += aligned(count * es);
+        list.assign(1, total);
+      }
+      std::byte *table = base + table_at[index];
+      const uint64_t n = list.size();
+      std::memcpy(table, &n, sizeof n);
+      std::memcpy(table + sizeof(uint64_t), list.data(), list.size() * sizeof(Entry));
+    }
+  } catch (const Error &e) {
+    // The messages are abandoned; what they may still read stays alive.
+    keep_until_exit(staged);
+    keep_until_exit(partial);
+    keep_until_exit(std::move(peers));
+    fail(e.status(), what, ": ", e.what());
   }
   return base;
 }
@@ -370,7 +425,8 @@ std::vector<Block> group_blocks(const void *storage, size_t index) {
   std::vector<Block> blocks;
   blocks.reserve(n);
   for (size_t r = 0; r < n; ++r)
-    blocks.push_back({base + entries[r].offset, shape_of(entries[r].ndim, entries[r].dims)});
+    blocks.push_back({reinterpret_cast<const void *>(entries[r].address),
+                      shape_of(entries[r].ndim, entries[r].dims)});
   return blocks;
 }
 

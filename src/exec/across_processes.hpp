@@ -36,8 +36,8 @@ struct LocalMember {
 
 // An all-reduce's combination, for exchanging partial results: each
 // process reduces its members' blocks of a group (in rank order) and sends
-// one block, so a group's table lists one block per process (in process
-// order) instead of one per member. The sum is then ordered by process,
+// one block; the process reduces the partials (in process order) once, and
+// the group's table lists that one result. The sum is ordered by process,
 // then by rank: within the summation bound of one process's order, not bit
 // for bit (spmd_runtime_options.exact_reductions keeps that order).
 struct Combine {
@@ -55,6 +55,13 @@ struct Combine {
 void *exchange(Runtime &runtime, const std::vector<LocalMember> &locals, size_t elem_size,
                std::chrono::steady_clock::time_point deadline, const std::string &what,
                const std::function<void *(size_t)> &storage, const Combine *combine = nullptr);
+
+// Whether exchange() reads this process's blocks where they lie (a
+// platform whose device memory is host memory, as the CPU's): then, except
+// for a combined all-reduce, the table points at the devices' own blocks,
+// and each device must keep its block until every device of the process
+// has read the table (the caller meets once more after computing).
+bool reads_in_place(const Runtime &runtime);
 
 // A member's block as exchange() laid it out.
 struct Block {

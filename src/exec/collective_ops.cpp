@@ -68,7 +68,10 @@ OpResult run_across_processes(Session &session, size_t position, Backend &backen
               mesh.devices()[position], " calls ", signature);
     }
 
-  // The first device of the process exchanges for all of them.
+  // The first device of the process exchanges for all of them. An
+  // all-reduce sends one partial result per process and group, unless one
+  // process's order is asked for.
+  const bool partials = op.transport() == Transport::AllReduce && !runtime.exact_reductions();
   Place gathered;
   if (here.rank == 0) {
     try {
@@ -81,10 +84,7 @@ OpResult run_across_processes(Session &session, size_t position, Backend &backen
         signatures[r] = process.signature(here.rank, r);
         locals[r] = {m.global, m.global_rank, slot.in, slot.in_shape, &signatures[r]};
       }
-      // An all-reduce sends one partial result per process and group,
-      // unless the single-process order is asked for.
       const across::Combine combine{op.traits().reduce, sum_dtype};
-      const bool partials = op.transport() == Transport::AllReduce && !runtime.exact_reductions();
       void *storage = across::exchange(
           runtime, locals, es, deadline_after(session.timeout()), what,
           [&](size_t bytes) { return process.member_storage(here.rank, bytes); },
@@ -119,10 +119,15 @@ OpResult run_across_processes(Session &session, size_t position, Backend &backen
   const size_t bytes = byte_size(cat(what, ": result").c_str(), call.out_shape, sum_dtype);
   Buffer *out = op.traits().mean && sum_dtype != out_dtype ? &mem.scratch(bytes, 1)
                                                            : &mem.output(bytes);
-  std::vector<std::byte> result(bytes);
-  if (bytes) across::compute(call, blocks, me, result.data());
+  const bool direct = across::reads_in_place(runtime);
   EventPtr done;
-  if (bytes) {
+  if (bytes && direct) {
+    // Device memory is host memory: the result is written where it stays.
+    out->before_write().wait();
+    across::compute(call, blocks, me, reinterpret_cast<void *>(out->place().ptr.bits));
+  } else if (bytes) {
+    std::vector<std::byte> result(bytes);
+    across::compute(call, blocks, me, result.data());
     const Shape origin(call.out_shape.size(), 0);
     const BoxCopy copy{{Place::host(result.data()), call.out_shape, origin},
                        {out->place(), call.out_shape, origin},
@@ -133,6 +138,9 @@ OpResult run_across_processes(Session &session, size_t position, Backend &backen
     if (done) done->wait();
   }
   out->set_written(done);
+  // Blocks read in place stay untouched until every device here has read
+  // them: one more meeting.
+  if (direct && !partials) process.barrier(here.rank, what);
   const LocalBlock summed{out->place(), sum_dtype, call.out_shape};
   if (!op.traits().mean) return {summed, done};
   return finish_mean(backend, n, out, sum_dtype, out_dtype, summed, done, mem);

@@ -111,21 +111,28 @@ ArrayPtr Array::from_host(ShardingPtr sharding, spmd_dtype dtype, Shape shape, c
   check_nbytes("nbytes", nbytes, expected, describe(dtype, shape));
   if (data == nullptr && expected > 0) invalid("data: NULL host buffer for ", expected, " bytes");
   auto a = std::make_shared<Array>(std::move(sharding), dtype, std::move(shape));
+  a->write_from_host(data, Box{Shape(a->shape_.size(), 0), a->shape_});
+  return a;
+}
+
+void Array::write_from_host(const void *data, const Box &part) {
+  const Shape extent = part.extent();
   std::vector<BoxCopy> copies;
-  for (size_t i = 0; i < a->shards_.size(); ++i) {
-    const ShardLayout &s = a->shards_[i];
-    if (s.box.empty() || !a->addressable(i)) continue;
-    copies.push_back({{Place::host(data), a->shape_, s.box.start},
-                      {a->buffers_[i]->place(), s.box.extent(), Shape(s.box.ndim(), 0)},
+  for (size_t i = 0; i < shards_.size(); ++i) {
+    const ShardLayout &s = shards_[i];
+    if (s.box.empty() || !addressable(i)) continue;
+    Shape at(s.box.ndim());
+    for (size_t k = 0; k < at.size(); ++k) at[k] = s.box.start[k] - part.start[k];
+    copies.push_back({{Place::host(data), extent, at},
+                      {buffers_[i]->place(), s.box.extent(), Shape(s.box.ndim(), 0)},
                       s.box.extent(),
-                      a->elem_size_});
+                      elem_size_});
   }
-  const EventPtr done = a->runtime().backend().copy_boxes(copies, {});
-  for (const auto &b : a->buffers_)
+  const EventPtr done = runtime_->backend().copy_boxes(copies, {});
+  for (const auto &b : buffers_)
     if (b) b->set_written(done);
   // The caller may reuse its buffer as soon as this returns.
   if (done) done->wait();
-  return a;
 }
 
 Box Array::local_part(const Sharding &sharding, const Shape &shape) {
@@ -172,22 +179,7 @@ ArrayPtr Array::from_process_local_data(ShardingPtr sharding, spmd_dtype dtype, 
                cat("this process's part ", box_text(part), " of ", describe(dtype, shape)));
   if (data == nullptr && expected > 0) invalid("data: NULL host buffer for ", expected, " bytes");
   auto a = std::make_shared<Array>(std::move(sharding), dtype, std::move(shape));
-  std::vector<BoxCopy> copies;
-  for (size_t i = 0; i < a->shards_.size(); ++i) {
-    const ShardLayout &s = a->shards_[i];
-    if (s.box.empty() || !a->addressable(i)) continue;
-    Shape at(s.box.ndim());
-    for (size_t k = 0; k < at.size(); ++k) at[k] = s.box.start[k] - part.start[k];
-    copies.push_back({{Place::host(data), extent, at},
-                      {a->buffers_[i]->place(), s.box.extent(), Shape(s.box.ndim(), 0)},
-                      s.box.extent(),
-                      a->elem_size_});
-  }
-  const EventPtr done = a->runtime().backend().copy_boxes(copies, {});
-  for (const auto &b : a->buffers_)
-    if (b) b->set_written(done);
-  // The caller may reuse its buffer as soon as this returns.
-  if (done) done->wait();
+  a->write_from_host(data, part);
   return a;
 }
 

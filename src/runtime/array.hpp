@@ -104,6 +104,9 @@ class Array {
   struct Adopt {};
   Array(ShardingPtr sharding, spmd_dtype dtype, Shape shape, Adopt);
   bool check_shard_transfer(size_t i, const void *data, size_t nbytes) const;
+  // Fills every addressable shard from row-major host data holding the box
+  // `part` of the array, and returns once the data has been read.
+  void write_from_host(const void *data, const Box &part);
   // For each block (replica 0's shards), an addressable shard holding it,
   // or npos where this process has none.
   std::vector<size_t> local_copy_of_each_block() const;
