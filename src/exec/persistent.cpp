@@ -8,6 +8,7 @@
 #include "base/error.hpp"
 #include "core/axis_groups.hpp"
 #include "runtime/device_threads.hpp"
+#include "exec/across_processes.hpp"
 #include "exec/shard_map.hpp"
 
 namespace spmd {
@@ -53,8 +54,9 @@ PersistentCollective::PersistentCollective(ShardingPtr input_sharding, Collectiv
   session_ = std::make_unique<Session>(mesh, timeout_);
   scratch_.resize(m.size());
 
-  // The pool path's plan; a runtime over several processes runs its
-  // devices' members on their threads (exec/across_processes.hpp).
+  // The pool path's plan; a runtime over several processes runs its own
+  // (run_across_processes).
+  out_local_ = out_local;
   if (runtime_->process_count() > 1) return;
   std::map<const Group *, size_t> index;
   for (size_t p = 0; p < m.size(); ++p) {
@@ -110,8 +112,8 @@ void PersistentCollective::run(const Array &input, const Array &output) {
   // SPMD_COLLECTIVE_THREADS=device runs every member on its device's thread
   // with barriers, as inside shard_map (for comparing the two paths).
   const char *mode = std::getenv("SPMD_COLLECTIVE_THREADS");
-  const bool device_threads = (mode != nullptr && std::strcmp(mode, "device") == 0) ||
-                              runtime_->process_count() > 1;
+  const bool device_threads = mode != nullptr && std::strcmp(mode, "device") == 0;
+  if (runtime_->process_count() > 1 && !device_threads) return run_across_processes(input, output);
   if (device_threads || !run_grouped(input, output)) run_on_device_threads(input, output);
 }
 
@@ -157,32 +159,128 @@ bool PersistentCollective::run_grouped(const Array &input, const Array &output) 
     (promote_out ? *scratch_[p][1] : output.buffer(p)).set_written(done);
   }
   if (op_.traits().mean) {
-    // pmean: the sums, converted to float where the input was not, divided
-    // by the group size (as XLA does: times its reciprocal).
-    std::vector<Kernel> converts, divides;
-    EventList after{done};
-    for (size_t p = 0; p < n; ++p) {
-      const GroupCall &g = groups_[members_[p].group];
-      const CollectiveCall &c = g.calls[members_[p].rank];
-      const size_t count = static_cast<size_t>(shape_elements(c.out_shape));
-      const Place out = output.buffer(p).place();
-      after.add(output.buffer(p).before_write());
-      if (promote_out) converts.push_back(Kernel::convert(out, out_dtype_, c.out, sum_dtype_, count));
-      divides.push_back(Kernel::scale_by_reciprocal(out, out, out_dtype_, count,
-                                                    static_cast<double>(g.calls.size())));
-    }
-    if (promote_out) {
-      const EventPtr converted_out = backend.launch(converts, after);
-      for (size_t p = 0; p < n; ++p) {
-        scratch_[p][1]->add_read(converted_out);
-        output.buffer(p).set_written(converted_out);
-      }
-      after = EventList{converted_out};
-    }
-    const EventPtr scaled = backend.launch(divides, after);
-    for (size_t p = 0; p < n; ++p) output.buffer(p).set_written(scaled);
+    std::vector<size_t> positions(n);
+    for (size_t p = 0; p < n; ++p) positions[p] = p;
+    finish_means(output, positions, done);
   }
   return true;
+}
+
+void PersistentCollective::finish_means(const Array &output, const std::vector<size_t> &positions,
+                                        EventPtr done) {
+  // pmean: the sums, converted to float where the input was not, divided
+  // by the group size (as XLA does: times its reciprocal).
+  Backend &backend = runtime_->backend();
+  const bool promote_out = sum_dtype_ != out_dtype_;
+  const size_t group_size = AxisGroups::of(*in_sharding_->mesh(), op_.axes()).group_size();
+  std::vector<Kernel> converts, divides;
+  EventList after{done};
+  for (size_t p : positions) {
+    const size_t count = static_cast<size_t>(shape_elements(out_local_[p]));
+    const Place out = output.buffer(p).place();
+    after.add(output.buffer(p).before_write());
+    if (promote_out)
+      converts.push_back(
+          Kernel::convert(out, out_dtype_, scratch_[p][1]->place(), sum_dtype_, count));
+    divides.push_back(Kernel::scale_by_reciprocal(out, out, out_dtype_, count,
+                                                  static_cast<double>(group_size)));
+  }
+  if (promote_out) {
+    const EventPtr converted_out = backend.launch(converts, after);
+    for (size_t p : positions) {
+      scratch_[p][1]->add_read(converted_out);
+      output.buffer(p).set_written(converted_out);
+    }
+    after = EventList{converted_out};
+  }
+  const EventPtr scaled = backend.launch(divides, after);
+  for (size_t p : positions) output.buffer(p).set_written(scaled);
+}
+
+void PersistentCollective::run_across_processes(const Array &input, const Array &output) {
+  const Mesh &m = *in_sharding_->mesh();
+  Runtime &rt = *runtime_;
+  Backend &backend = rt.backend();
+  const std::string what = op_.label(m);
+  const bool promote_in = sum_dtype_ != dtype_;
+  const bool promote_out = sum_dtype_ != out_dtype_;
+  const size_t es = dtype_size(sum_dtype_);
+  std::vector<size_t> positions;
+  for (size_t p = 0; p < m.size(); ++p)
+    if (rt.is_local(m.devices()[p])) positions.push_back(p);
+
+  // JAX's promotions first (bool sums in int32, integer means in their
+  // own type), then every block must be ready: the host reads them.
+  if (promote_in) {
+    std::vector<Kernel> kernels;
+    EventList after = input.before_read();
+    for (size_t p : positions) {
+      const size_t count = static_cast<size_t>(shape_elements(in_local_[p]));
+      Buffer &s = scratch(p, 0, count * es);
+      after.add(s.before_write());
+      kernels.push_back(Kernel::convert(s.place(), sum_dtype_, input.buffer(p).place(), dtype_, count));
+    }
+    const EventPtr converted = backend.launch(kernels, after);
+    input.add_read(converted);
+    for (size_t p : positions) scratch_[p][0]->set_written(converted);
+  }
+  auto in_buffer = [&](size_t p) -> Buffer & { return promote_in ? *scratch_[p][0] : input.buffer(p); };
+  for (size_t p : positions) in_buffer(p).wait();
+
+  const std::string signature = op_.signature(dtype_, in_local_[positions.empty() ? 0 : positions[0]]);
+  std::vector<across::LocalMember> locals;
+  for (size_t p : positions) {
+    const Session::Member mem = session_->member(p, op_.axes());
+    locals.push_back({mem.global, mem.global_rank, in_buffer(p).place(), in_local_[p], &signature});
+  }
+  const across::Combine combine{op_.traits().reduce, sum_dtype_};
+  const bool partials = op_.transport() == Transport::AllReduce && !rt.exact_reductions();
+  void *storage = across::exchange(
+      rt, locals, es, deadline_after(timeout_), what,
+      [&](size_t bytes) {
+        if (exchanged_.size() < bytes) exchanged_.resize(bytes);
+        return static_cast<void *>(exchanged_.data());
+      },
+      partials ? &combine : nullptr);
+
+  // Each member's result, from its group's blocks, into its output (or
+  // the sum's scratch of a pmean that changes type).
+  const bool direct = across::reads_in_place(rt);
+  for (size_t k = 0; k < positions.size(); ++k) {
+    const size_t p = positions[k];
+    CollectiveCall call;
+    call.kind = op_.transport();
+    call.op = op_.traits().reduce;
+    call.dtype = sum_dtype_;
+    call.device = m.devices()[p];
+    call.axis = op_.params().axis;
+    call.concat_axis = op_.params().concat_axis;
+    call.tiled = op_.params().tiled;
+    call.source = op_.source_of(locals[k].rank);
+    call.out_shape = out_local_[p];
+    const size_t bytes = static_cast<size_t>(shape_elements(call.out_shape)) * es;
+    Buffer &out = promote_out ? scratch(p, 1, bytes) : output.buffer(p);
+    const std::vector<across::Block> blocks = across::group_blocks(storage, k);
+    EventPtr done;
+    if (bytes && direct) {
+      out.before_write().wait();
+      across::compute(call, blocks, locals[k].rank, reinterpret_cast<void *>(out.place().ptr.bits));
+    } else if (bytes) {
+      std::vector<std::byte> result(bytes);
+      across::compute(call, blocks, locals[k].rank, result.data());
+      const Shape origin(call.out_shape.size(), 0);
+      const BoxCopy copy{{Place::host(result.data()), call.out_shape, origin},
+                         {out.place(), call.out_shape, origin},
+                         call.out_shape,
+                         es};
+      done = backend.copy_boxes({&copy, 1}, out.before_write());
+      if (done) done->wait();  // the result's host memory is freed here
+    }
+    out.set_written(done);
+    in_buffer(p).add_read(done);
+  }
+  // Every result is written by now (computed here, or its copy waited for).
+  if (op_.traits().mean) finish_means(output, positions, nullptr);
 }
 
 void PersistentCollective::run_on_device_threads(const Array &input, const Array &output) {

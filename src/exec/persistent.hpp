@@ -37,6 +37,12 @@ class PersistentCollective {
   // backend needs a thread per device.
   bool run_grouped(const Array &input, const Array &output);
   void run_on_device_threads(const Array &input, const Array &output);
+  // Over several processes: every member of this process from the calling
+  // thread, one exchange with the other processes (exec/across_processes.hpp).
+  void run_across_processes(const Array &input, const Array &output);
+  // pmean: the sums (in scratch slot 1 where the output type differs)
+  // converted and divided by the group size into `output`, after `done`.
+  void finish_means(const Array &output, const std::vector<size_t> &positions, EventPtr done);
 
   ShardingPtr in_sharding_;
   Runtime *runtime_;  // the mesh's, alive as long as the sharding
@@ -62,6 +68,10 @@ class PersistentCollective {
   };
   std::vector<Member> members_;
   std::vector<GroupCall> groups_;
+  // Over several processes: each position's block of the output, and the
+  // exchanged blocks, kept between runs.
+  std::vector<Shape> out_local_;
+  std::vector<std::byte> exchanged_;
 };
 
 }  // namespace spmd
