@@ -113,7 +113,11 @@ void PersistentCollective::run(const Array &input, const Array &output) {
   // with barriers, as inside shard_map (for comparing the two paths).
   const char *mode = std::getenv("SPMD_COLLECTIVE_THREADS");
   const bool device_threads = mode != nullptr && std::strcmp(mode, "device") == 0;
-  if (runtime_->process_count() > 1 && !device_threads) return run_across_processes(input, output);
+  // Over several processes, groups that span them go through one exchange;
+  // groups all of one process meet on the device threads as in one.
+  if (runtime_->process_count() > 1 && !device_threads && session_->spans_processes(op_.axes()))
+    return run_across_processes(input, output);
+  if (runtime_->process_count() > 1) return run_on_device_threads(input, output);
   if (device_threads || !run_grouped(input, output)) run_on_device_threads(input, output);
 }
 

@@ -272,7 +272,18 @@ std::vector<ArrayPtr> ShardMapRun::run(const std::vector<ArrayPtr> &inputs,
   give_inputs(ctxs, laid);
 
   // This process's devices run their callbacks; the others' processes run
-  // theirs.
+  // theirs. A process without a device of the mesh could not learn what
+  // the outputs are (the processes of the mesh tell each other).
+  std::vector<int> mesh_processes;
+  for (int d : m.devices()) mesh_processes.push_back(runtime().process_of(d));
+  std::sort(mesh_processes.begin(), mesh_processes.end());
+  mesh_processes.erase(std::unique(mesh_processes.begin(), mesh_processes.end()),
+                       mesh_processes.end());
+  if (!std::binary_search(mesh_processes.begin(), mesh_processes.end(),
+                          runtime().process_index()))
+    fail(SPMD_ERR_UNSUPPORTED, "mesh: none of its devices belongs to this process (",
+         runtime().process_index(), "), which so takes no part in the shard_map; run it in "
+         "the processes of the mesh's devices");
   std::vector<int> local_devices;
   std::vector<size_t> local_positions;
   for (size_t p = 0; p < m.size(); ++p)
@@ -344,9 +355,10 @@ std::vector<ArrayPtr> ShardMapRun::run(const std::vector<ArrayPtr> &inputs,
         bad = &c;
         break;
       }
-  if (runtime().process_count() > 1) {
-    // Every process learns how every device ended and what it gave.
-    share_outcome(ctxs, local_positions, out_specs.size(), bad);
+  if (mesh_processes.size() > 1) {
+    // Every process of the mesh learns how every device ended and what it
+    // gave.
+    share_outcome(ctxs, local_positions, mesh_processes, out_specs.size(), bad);
     return assemble(ctxs, out_shardings);
   }
   if (bad) fail(bad->status, "device ", bad->device, ": ", bad->message);
@@ -373,14 +385,18 @@ struct BlockShape {
 }  // namespace
 
 void ShardMapRun::share_outcome(std::vector<ShardContext> &ctxs,
-                                const std::vector<size_t> &local_positions, size_t outputs,
+                                const std::vector<size_t> &local_positions,
+                                const std::vector<int> &members, size_t outputs,
                                 const ShardContext *bad) {
   const Mesh &m = *mesh_;
   Runtime &rt = runtime();
-  const auto processes = static_cast<size_t>(rt.process_count());
+  const size_t processes = members.size();
+  auto member_of = [&](int process) {
+    return static_cast<size_t>(std::lower_bound(members.begin(), members.end(), process) -
+                               members.begin());
+  };
   std::vector<std::vector<size_t>> positions(processes);
-  for (size_t p = 0; p < m.size(); ++p)
-    positions[static_cast<size_t>(rt.process_of(m.devices()[p]))].push_back(p);
+  for (size_t p = 0; p < m.size(); ++p) positions[member_of(rt.process_of(m.devices()[p]))].push_back(p);
   size_t slots = 0;
   for (const auto &ps : positions) slots = std::max(slots, ps.size());
   const size_t record = sizeof(Ending) + outputs * slots * sizeof(BlockShape);
@@ -409,8 +425,11 @@ void ShardMapRun::share_outcome(std::vector<ShardContext> &ctxs,
     // A process may still be waiting out one collective timeout for a peer
     // that left: it comes within two.
     const auto t = session_.timeout();
-    all = rt.transport()->all_gather(
-        mine, deadline_after(t > std::chrono::milliseconds::max() / 2 ? t : 2 * t));
+    const auto deadline = deadline_after(t > std::chrono::milliseconds::max() / 2 ? t : 2 * t);
+    dist::Communicator &comm = static_cast<int>(processes) == rt.process_count()
+                                   ? static_cast<dist::Communicator &>(*rt.transport())
+                                   : rt.transport()->group(members, deadline);
+    all = comm.all_gather(mine, deadline);
   } catch (const Error &e) {
     if (bad) fail(bad->status, "device ", bad->device, ": ", bad->message);
     fail(e.status(), "shard_map: hearing how the other processes' devices ended: ", e.what());
@@ -428,13 +447,13 @@ void ShardMapRun::share_outcome(std::vector<ShardContext> &ctxs,
       }
     }
   if (first) {
-    if (static_cast<int>(first_process) == rt.process_index())
+    if (members[first_process] == rt.process_index())
       fail(bad->status, "device ", bad->device, ": ", bad->message);
     fail(static_cast<spmd_status>(first->status), "device ", first->device, " (process ",
-         first_process, "): ", std::string(first->message, strnlen(first->message, sizeof first->message)));
+         members[first_process], "): ", std::string(first->message, strnlen(first->message, sizeof first->message)));
   }
   for (size_t q = 0; q < processes; ++q) {
-    if (static_cast<int>(q) == rt.process_index()) continue;
+    if (members[q] == rt.process_index()) continue;
     const auto *theirs = reinterpret_cast<const BlockShape *>(all.data() + q * record + sizeof(Ending));
     for (size_t k = 0; k < positions[q].size(); ++k)
       for (size_t i = 0; i < outputs; ++i) {

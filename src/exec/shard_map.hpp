@@ -93,13 +93,14 @@ class ShardMapRun {
   void give_inputs(std::vector<ShardContext> &ctxs, const std::vector<ArrayPtr> &laid);
   // A buffer of callback memory on the context's device, owned by it.
   Buffer &take(ShardContext &ctx, size_t bytes);
-  // Over several processes: every process tells the others how its devices
+  // Over several processes: every process of the mesh (`members`, ascending)
+  // tells the others how its devices
   // ended (the first failure, a root cause before a failure caused by a
   // peer) and the dtype and shape of each output block, which fill the
   // contexts of their devices here. Throws the first failure of any
   // process, naming its device and process; `bad` is this process's.
   void share_outcome(std::vector<ShardContext> &ctxs, const std::vector<size_t> &local_positions,
-                     size_t outputs, const ShardContext *bad);
+                     const std::vector<int> &members, size_t outputs, const ShardContext *bad);
   std::vector<ArrayPtr> assemble(std::vector<ShardContext> &ctxs,
                                  const std::vector<ShardingPtr> &out_shardings);
   // check_rep: blocks along the mesh axes an out_spec leaves out must be

@@ -201,6 +201,45 @@ static void a_mesh_of_this_processs_devices_runs_everything(void **state) {
   spmd_mesh_destroy(mesh);
 }
 
+/* A mesh of some processes' devices: those processes run the shard_map
+ * (a psum across them); a process without a device of it is refused. */
+static void a_mesh_of_some_processes_runs_in_them(void **state) {
+  (void)state;
+  if (expected_processes < 2) skip();
+  /* The devices of processes 0 and 1. */
+  int ids[32];
+  for (int i = 0; i < 2 * expected_local; ++i) ids[i] = i;
+  const int64_t shape[1] = {2 * expected_local};
+  const char *names[1] = {"x"};
+  spmd_mesh *mesh = NULL;
+  assert_ok(spmd_mesh_create(rt, 1, shape, names, ids, &mesh));
+  const int64_t n[1] = {4 * expected_local};
+  float data[64], out[64];
+  for (int i = 0; i < 4 * expected_local; ++i) data[i] = (float)i;
+  spmd_array *a = test_put(mesh, "x", SPMD_F32, 1, n, data);
+  const char *spec = "x";
+  spmd_array *p = NULL;
+  if (me >= 2) {
+    assert_fails(spmd_shard_map_text(mesh, psum_over_x, NULL, 1, &a, &spec, 1, &spec, NULL, &p),
+                 SPMD_ERR_UNSUPPORTED, "none of its devices belongs to this process");
+  } else {
+    assert_ok(spmd_shard_map_text(mesh, psum_over_x, NULL, 1, &a, &spec, 1, &spec, NULL, &p));
+    /* This process's blocks: each the sum of every device's block. */
+    float want[2] = {0, 0};
+    for (int d = 0; d < 2 * expected_local; ++d)
+      for (int i = 0; i < 2; ++i) want[i] += data[2 * d + i];
+    for (int k = 0; k < expected_local; ++k) {
+      const size_t shard = (size_t)(me * expected_local + k);
+      assert_ok(spmd_array_shard_read(p, shard, out, 2 * sizeof(float)));
+      assert_float_equal(out[0], want[0], 1e-3);
+      assert_float_equal(out[1], want[1], 1e-3);
+    }
+    spmd_array_destroy(p);
+  }
+  spmd_array_destroy(a);
+  spmd_mesh_destroy(mesh);
+}
+
 int main(int argc, char **argv) {
   if (argc != 3) {
     fprintf(stderr, "usage: %s PROCESSES LOCAL_DEVICES (under mpirun)\n", argv[0]);
@@ -215,6 +254,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(devices_print_as_jax_prints_them),
       cmocka_unit_test(a_mesh_over_every_process_has_its_picture_and_shards),
       cmocka_unit_test(a_mesh_of_this_processs_devices_runs_everything),
+      cmocka_unit_test(a_mesh_of_some_processes_runs_in_them),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
