@@ -188,12 +188,13 @@ void check_signatures(const Runtime &rt, dist::Transport &transport,
 
 }  // namespace
 
-void *exchange(Runtime &rt, const std::vector<LocalMember> &locals, size_t es,
+void *exchange(Runtime &rt, const std::vector<int> &processes,
+               const std::vector<LocalMember> &locals, size_t es,
                std::chrono::steady_clock::time_point deadline, const std::string &what,
                const std::function<void *(size_t)> &storage, const Combine *combine) {
   dist::Transport &transport = *rt.transport();
   const int me = rt.process_index();
-  const int tag = rt.next_exchange_tag();
+  const int tag = rt.next_exchange_tag(processes);
   const bool direct = reads_in_place(rt);
 
   // This process's blocks in host memory: in place where device memory is

@@ -46,13 +46,15 @@ struct Combine {
 };
 
 // Exchanges the blocks of `locals` (every device of this process in the
-// collective) with the other processes of their groups, and lays every
+// collective, whose mesh's devices belong to `processes`) with the other
+// processes of their groups, and lays every
 // group's blocks out in host memory from `storage` (called once with the
 // size it needs). Returns that memory. Throws TIMEOUT at `deadline` naming
 // the processes that did not come, INVALID_ARGUMENT when a member elsewhere
 // calls something else (naming it); `what` names the collective. With
 // `combine`, partial results travel instead (see Combine).
-void *exchange(Runtime &runtime, const std::vector<LocalMember> &locals, size_t elem_size,
+void *exchange(Runtime &runtime, const std::vector<int> &processes,
+               const std::vector<LocalMember> &locals, size_t elem_size,
                std::chrono::steady_clock::time_point deadline, const std::string &what,
                const std::function<void *(size_t)> &storage, const Combine *combine = nullptr);
 

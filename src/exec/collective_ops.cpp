@@ -86,7 +86,7 @@ OpResult run_across_processes(Session &session, size_t position, Backend &backen
       }
       const across::Combine combine{op.traits().reduce, sum_dtype};
       void *storage = across::exchange(
-          runtime, locals, es, deadline_after(session.timeout()), what,
+          runtime, runtime.processes_of(mesh.devices()), locals, es, deadline_after(session.timeout()), what,
           [&](size_t bytes) { return process.member_storage(here.rank, bytes); },
           partials ? &combine : nullptr);
       gathered = Place::host(storage);

@@ -240,7 +240,7 @@ void PersistentCollective::run_across_processes(const Array &input, const Array 
   const across::Combine combine{op_.traits().reduce, sum_dtype_};
   const bool partials = op_.transport() == Transport::AllReduce && !rt.exact_reductions();
   void *storage = across::exchange(
-      rt, locals, es, deadline_after(timeout_), what,
+      rt, rt.processes_of(m.devices()), locals, es, deadline_after(timeout_), what,
       [&](size_t bytes) {
         if (exchanged_.size() < bytes) exchanged_.resize(bytes);
         return static_cast<void *>(exchanged_.data());

@@ -1,5 +1,6 @@
 #include "runtime/runtime.hpp"
 
+#include <algorithm>
 #include <typeinfo>
 
 #include "base/error.hpp"
@@ -65,10 +66,25 @@ DeviceInfo Runtime::device_info(int device) const {
   return info;
 }
 
-int Runtime::next_exchange_tag() {
-  const uint64_t n = exchanges_.fetch_add(1, std::memory_order_relaxed);
+std::vector<int> Runtime::processes_of(std::span<const int> devices) const {
+  std::vector<int> processes;
+  for (int d : devices) processes.push_back(process_of(d));
+  std::sort(processes.begin(), processes.end());
+  processes.erase(std::unique(processes.begin(), processes.end()), processes.end());
+  return processes;
+}
+
+int Runtime::next_exchange_tag(const std::vector<int> &processes) {
+  uint64_t n;
+  {
+    std::lock_guard<std::mutex> lock(exchanges_mu_);
+    n = exchanges_[processes]++;
+  }
+  // The set's start: a hash of its members, far from other sets' tags.
+  uint64_t start = 1469598103934665603ull;
+  for (int p : processes) start = (start ^ static_cast<uint64_t>(p)) * 1099511628211ull;
   const uint64_t bound = transport() ? static_cast<uint64_t>(transport()->max_tag()) + 1 : 1;
-  return static_cast<int>(n % bound);
+  return static_cast<int>((start + n) % bound);
 }
 
 DeviceThreads &Runtime::device_threads() const {

@@ -9,11 +9,13 @@
 #pragma once
 
 #include <atomic>
+#include <map>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "backend/backend.hpp"
 #include "core/device_set.hpp"
@@ -74,11 +76,15 @@ class Runtime final : public DeviceSet {
   int process_of(int device) const { return processes_.process_of(device); }
   // How the processes reach each other; null for one process.
   dist::Transport *transport() const { return processes_.transport.get(); }
-  // The tag of the next exchange between processes outside collectives
-  // (runtime/shard_moves.hpp): every process draws one per such call, in
-  // the same order, so the tags agree; they wrap within the transport's
-  // bound.
-  int next_exchange_tag();
+  // The processes owning `devices`, ascending, each once.
+  std::vector<int> processes_of(std::span<const int> devices) const;
+  // The tag of the next exchange among `processes` (ascending): every one
+  // of them draws one per call that involves them all, in the same order,
+  // so the tags agree. Each set of processes counts on its own (processes
+  // outside it make other calls meanwhile), from a start of its own, so
+  // that the messages of one failed call are not taken for another's; the
+  // tags wrap within the transport's bound.
+  int next_exchange_tag(const std::vector<int> &processes);
 
   Backend &backend() const { return *backend_; }
   const std::shared_ptr<Backend> &backend_ptr() const { return backend_; }
@@ -90,7 +96,8 @@ class Runtime final : public DeviceSet {
   Processes processes_;
   int device_count_ = 0;
   int first_local_ = 0;
-  std::atomic<uint64_t> exchanges_{0};
+  std::mutex exchanges_mu_;
+  std::map<std::vector<int>, uint64_t> exchanges_;  // per set of processes
   mutable std::once_flag device_threads_once_;
   mutable std::shared_ptr<DeviceThreads> device_threads_;
 };

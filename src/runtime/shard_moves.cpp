@@ -36,17 +36,12 @@ void keep_until_exit(std::vector<std::byte> bytes) {
   kept.push_back(std::move(bytes));
 }
 
-// Whether the devices of the two arrays belong to more than one process.
-bool spans_processes(const Runtime &rt, const Array &src, const Array &dst) {
-  if (rt.process_count() == 1) return false;
-  int first = -1;
+// The processes owning the devices of the two arrays.
+std::vector<int> processes_of(const Runtime &rt, const Array &src, const Array &dst) {
+  std::vector<int> devices;
   for (const Array *a : {&src, &dst})
-    for (const ShardLayout &s : a->shards()) {
-      const int p = rt.process_of(s.device);
-      if (first < 0) first = p;
-      if (p != first) return true;
-    }
-  return false;
+    for (const ShardLayout &s : a->shards()) devices.push_back(s.device);
+  return rt.processes_of(devices);
 }
 
 }  // namespace
@@ -73,7 +68,9 @@ void move_shards(const Array &src, Array &dst, const std::vector<ShardMove> &mov
   // Every process draws the same tag, whether or not it has moves across,
   // when the two arrays' devices lie in several processes; a call on one
   // process's devices alone draws none (the others need not make it).
-  const int tag = spans_processes(rt, src, dst) ? rt.next_exchange_tag() : 0;
+  const std::vector<int> processes =
+      rt.process_count() > 1 ? processes_of(rt, src, dst) : std::vector<int>{};
+  const int tag = processes.size() > 1 ? rt.next_exchange_tag(processes) : 0;
 
   std::vector<Buffer *> written;
   for (size_t j = 0; j < dst.shard_count(); ++j)
