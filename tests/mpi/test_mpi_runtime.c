@@ -238,6 +238,27 @@ static void a_mesh_of_some_processes_runs_in_them(void **state) {
   }
   spmd_array_destroy(a);
   spmd_mesh_destroy(mesh);
+
+  /* Then a reshard from the devices of the last two processes onto every
+   * process's: the processes that did not run the shard_map still agree
+   * with the others on the messages' tags. */
+  int tail_ids[32];
+  const int first = (expected_processes - 2) * expected_local;
+  for (int i = 0; i < 2 * expected_local; ++i) tail_ids[i] = first + i;
+  spmd_mesh *tail = NULL, *all = global_mesh();
+  assert_ok(spmd_mesh_create(rt, 1, shape, names, tail_ids, &tail));
+  spmd_array *b = test_put(tail, "x", SPMD_F32, 1, n, data);
+  spmd_sharding *everywhere = test_sharding(all, "(processes, local)");
+  spmd_array *c = NULL;
+  assert_ok(spmd_array_reshard(b, everywhere, &c));
+  memset(out, 0, sizeof out);
+  assert_ok(spmd_array_process_allgather(c, out, sizeof(float) * 4 * (size_t)expected_local));
+  assert_memory_equal(out, data, sizeof(float) * 4 * (size_t)expected_local);
+  spmd_array_destroy(c);
+  spmd_sharding_destroy(everywhere);
+  spmd_array_destroy(b);
+  spmd_mesh_destroy(all);
+  spmd_mesh_destroy(tail);
 }
 
 int main(int argc, char **argv) {
