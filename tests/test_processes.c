@@ -195,6 +195,53 @@ static void one_process_holds_every_block(void **state) {
   assert_fails(spmd_array_is_fully_addressable(a, NULL), SPMD_ERR_INVALID_ARGUMENT, "out");
 
   spmd_array_destroy(a);
+
+  /* One array per device (jax.make_array_from_single_device_arrays): each
+   * device's block of v, put on that device alone. */
+  spmd_array *blocks[8] = {0};
+  for (int d = 0; d < 8; ++d) {
+    spmd_shard_info info = SPMD_SHARD_INFO_INIT;
+    assert_ok(spmd_sharding_shard_info_of_device(s, 2, shape, d, &info));
+    float block[4];
+    int k = 0;
+    for (int64_t r = info.start[0]; r < info.stop[0]; ++r)
+      for (int64_t c = info.start[1]; c < info.stop[1]; ++c) block[k++] = v[r * 8 + c];
+    spmd_sharding *one = NULL;
+    assert_ok(spmd_sharding_single_device(rt, d, &one));
+    /* Backwards, to show the order does not matter. */
+    assert_ok(spmd_array_from_host(one, SPMD_F32, 2, info.local_shape, block, sizeof block,
+                                   &blocks[7 - d]));
+    spmd_sharding_destroy(one);
+  }
+  const spmd_array *const *given = (const spmd_array *const *)blocks;
+  assert_ok(spmd_array_from_single_device_arrays(s, SPMD_F32, 2, shape, 8, given, &a));
+  memset(out, 0, sizeof out);
+  assert_ok(spmd_array_to_host(a, out, sizeof out));
+  assert_memory_equal(out, v, sizeof v);
+  spmd_array_destroy(a);
+  a = NULL;
+  assert_fails(spmd_array_from_single_device_arrays(s, SPMD_F32, 2, shape, 7, given, &a),
+               SPMD_ERR_INVALID_ARGUMENT, "count: 7 arrays given, but the mesh has 8 devices");
+  const spmd_array *twice[8];
+  memcpy(twice, blocks, sizeof twice);
+  twice[1] = blocks[0];
+  assert_fails(spmd_array_from_single_device_arrays(s, SPMD_F32, 2, shape, 8, twice, &a),
+               SPMD_ERR_INVALID_ARGUMENT, "arrays[1]: a second array on device 7");
+  assert_fails(spmd_array_from_single_device_arrays(s, SPMD_I32, 2, shape, 8, given, &a),
+               SPMD_ERR_INVALID_ARGUMENT, "arrays[0]: float32(2, 2) but device 7's block is int32(2, 2)");
+  spmd_array *spread = test_put(mesh, "x", SPMD_F32, 2, shape, v);
+  twice[1] = spread;
+  assert_fails(spmd_array_from_single_device_arrays(s, SPMD_F32, 2, shape, 8, twice, &a),
+               SPMD_ERR_INVALID_ARGUMENT, "arrays[1]: spread over 8 devices");
+  twice[1] = NULL;
+  assert_fails(spmd_array_from_single_device_arrays(s, SPMD_F32, 2, shape, 8, twice, &a),
+               SPMD_ERR_INVALID_ARGUMENT, "arrays[1]");
+  assert_fails(spmd_array_from_single_device_arrays(s, SPMD_F32, 2, shape, 8, NULL, &a),
+               SPMD_ERR_INVALID_ARGUMENT, "arrays: NULL");
+  assert_null(a);
+  spmd_array_destroy(spread);
+  for (int d = 0; d < 8; ++d) spmd_array_destroy(blocks[d]);
+
   spmd_sharding_destroy(s);
   spmd_mesh_destroy(mesh);
   spmd_runtime_destroy(rt);

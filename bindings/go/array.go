@@ -87,6 +87,26 @@ func FromProcessLocalDataAs[T HostElement](sharding *Sharding, dtype DType, shap
 	})
 }
 
+// FromSingleDeviceArrays is jax.make_array_from_single_device_arrays: an
+// array of global shape and dtype laid out by sharding whose blocks on this
+// process's devices are arrays, one per such device in any order, each on
+// that one device (a SingleDevice sharding, or any array Device accepts)
+// and of its block's shape and dtype. They are copied; the caller keeps
+// them (and closes them). Each process passes its own devices' blocks;
+// nothing crosses processes. ErrInvalidArgument for a bad shape or
+// sharding, a count other than the number of this process's devices in
+// the sharding's mesh, a nil, closed or donated array, one on several
+// devices, on a device not this process's in the mesh or given twice, or
+// of the wrong dtype or shape (the message names its index).
+func FromSingleDeviceArrays(sharding *Sharding, dtype DType, shape []int64, arrays []*Array) (*Array, error) {
+	defer runtime.KeepAlive(sharding)
+	defer runtime.KeepAlive(arrays)
+	hs := handles(arrays)
+	return made(newArray, func(h *uintptr) error {
+		return capi.Spmd_array_from_single_device_arrays(sharding.handle(), dtypeC(dtype), shape, int64(len(hs)), hs, h)
+	})
+}
+
 // Zeros is an array of zeros made on the devices (jnp.zeros).
 func Zeros(sharding *Sharding, dtype DType, shape []int64) (*Array, error) {
 	defer runtime.KeepAlive(sharding)

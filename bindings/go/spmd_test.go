@@ -454,6 +454,45 @@ func TestArrayCreatorsAndShards(t *testing.T) {
 	}
 }
 
+func TestFromSingleDeviceArrays(t *testing.T) {
+	noLeaks(t)
+	s := named(t, mesh(t, []int64{2, 2}, "x", "y"), "x, y")
+	shape := []int64{4, 6}
+	whole := iota32(24)
+	n := must(s.DeviceCount())
+	// One single-device array per device holding its block, given in
+	// reverse order: any order will do.
+	blocks := make([]*spmd.Array, n)
+	for i := 0; i < n; i++ {
+		info := must(s.ShardInfo(shape, i))
+		var block []float32
+		for r := info.Start[0]; r < info.Stop[0]; r++ {
+			block = append(block, whole[r*shape[1]+info.Start[1]:r*shape[1]+info.Stop[1]]...)
+		}
+		single := must(spmd.SingleDevice(rt, info.Device))
+		blocks[n-1-i] = must(spmd.FromHost(single, info.LocalShape, block))
+		single.Close()
+	}
+	defer func() {
+		for _, b := range blocks {
+			b.Close()
+		}
+	}()
+	a := must(spmd.FromSingleDeviceArrays(s, spmd.F32, shape, blocks))
+	defer a.Close()
+	as := must(a.Sharding())
+	defer as.Close()
+	if eq := must(as.Equal(s)); !eq {
+		t.Errorf("sharding %v", as)
+	}
+	equal(t, "from single device arrays", must(spmd.ToHost[float32](a)), whole)
+	// The blocks were copied: they stay the caller's and usable.
+	equal(t, "block kept", must(spmd.ToHost[float32](blocks[0])), must(spmd.ShardRead[float32](a, n-1)))
+
+	_, err := spmd.FromSingleDeviceArrays(s, spmd.F32, shape, blocks[:n-1])
+	wantErr(t, err, spmd.ErrInvalidArgument, "count")
+}
+
 func TestCheckpoint(t *testing.T) {
 	noLeaks(t)
 	dir := filepath.Join(t.TempDir(), "checkpoint") // made by Save

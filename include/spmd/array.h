@@ -80,6 +80,36 @@ SPMD_API spmd_status spmd_array_from_process_local_data(const spmd_sharding *sha
                                                         spmd_array **out);
 
 /**
+ * jax.make_array_from_single_device_arrays: an array of global `shape`
+ * laid out by `sharding` whose blocks on this process's devices are the
+ * given arrays, one per such device, each on that one device (a single
+ * device sharding, or any array spmd_array_device accepts) and of its
+ * block's shape and the dtype. They are copied; the caller keeps them.
+ * Each process gives its own devices' blocks; nothing crosses processes.
+ * (Since 1.4.)
+ *
+ * @param sharding The layout; not NULL.
+ * @param dtype The element type, every given array's.
+ * @param ndim Number of dimensions of the global array.
+ * @param shape The global array's ndim sizes.
+ * @param count How many arrays: the number of devices of the sharding's
+ *        mesh that are this process's.
+ * @param arrays count arrays, in any order; not NULL when count > 0.
+ * @param out Receives the new array; not NULL. Left untouched on failure.
+ * @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a bad shape or sharding
+ *         (as spmd_array_zeros), a wrong count, a NULL, destroyed or
+ *         donated array, one on several devices, on another runtime, on a
+ *         device that is not this process's in the mesh or given twice, or
+ *         whose dtype or shape is not its block's (naming its index), or a
+ *         NULL out.
+ */
+SPMD_API spmd_status spmd_array_from_single_device_arrays(const spmd_sharding *sharding,
+                                                          spmd_dtype dtype, size_t ndim,
+                                                          const int64_t *shape, size_t count,
+                                                          const spmd_array *const *arrays,
+                                                          spmd_array **out);
+
+/**
  * The shape of this process's part of an array of global `shape` laid out
  * by `sharding` (what spmd_array_from_process_local_data takes): the
  * smallest box covering the blocks of this process's devices. (Since 1.4.)

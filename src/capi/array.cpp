@@ -44,6 +44,32 @@ spmd_status spmd_array_from_process_local_data(const spmd_sharding *sharding, sp
                    });
 }
 
+spmd_status spmd_array_from_single_device_arrays(const spmd_sharding *sharding,
+                                                 spmd_dtype dtype, size_t ndim,
+                                                 const int64_t *shape, size_t count,
+                                                 const spmd_array *const *arrays,
+                                                 spmd_array **out) {
+  return guard(__func__, [&] {
+    const auto &s = use(sharding, "sharding");
+    out_arg(out);
+    check_dtype("dtype", dtype);
+    const Shape global = checked_shape("shape", ndim, shape);
+    if (arrays == nullptr && count > 0) invalid("arrays: NULL for ", count, " arrays");
+    if (count > 4096) invalid("count: ", count, " arrays; a runtime has at most 4096 devices");
+    // Every array is held while it is read.
+    std::vector<ArrayHold> holds;
+    std::vector<const Array *> blocks;
+    holds.reserve(count);
+    for (size_t k = 0; k < count; ++k) {
+      const std::string arg = cat("arrays[", k, "]");
+      holds.emplace_back(arrays[k], arg.c_str());
+      blocks.push_back(holds.back().ptr().get());
+    }
+    *out = new_handle<spmd_array>(
+        Array::from_single_device_arrays(s.impl, dtype, global, blocks));
+  });
+}
+
 spmd_status spmd_array_process_local_shape(const spmd_sharding *sharding, size_t ndim,
                                            const int64_t *shape, int64_t *out) {
   return guard(__func__, [&] {

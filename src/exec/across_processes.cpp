@@ -80,7 +80,9 @@ void keep_until_exit(T &&memory) {
 }  // namespace
 
 bool reads_in_place(const Runtime &rt) {
-  return rt.backend().callback_memory() == MemoryKind::Device;
+  // Only the CPU platform's device memory is host memory; a GPU's device
+  // memory (which CUDA callbacks may also be given) is not.
+  return rt.platform() == SPMD_PLATFORM_CPU;
 }
 
 namespace {

@@ -58,8 +58,8 @@ void *exchange(Runtime &runtime, const std::vector<int> &processes,
                std::chrono::steady_clock::time_point deadline, const std::string &what,
                const std::function<void *(size_t)> &storage, const Combine *combine = nullptr);
 
-// Whether exchange() reads this process's blocks where they lie (a
-// platform whose device memory is host memory, as the CPU's): then, except
+// Whether exchange() reads this process's blocks where they lie (the CPU
+// platform, whose device memory is host memory): then, except
 // for a combined all-reduce, the table points at the devices' own blocks,
 // and each device must keep its block until every device of the process
 // has read the table (the caller meets once more after computing).

@@ -183,6 +183,55 @@ ArrayPtr Array::from_process_local_data(ShardingPtr sharding, spmd_dtype dtype, 
   return a;
 }
 
+ArrayPtr Array::from_single_device_arrays(ShardingPtr sharding, spmd_dtype dtype, Shape shape,
+                                          const std::vector<const Array *> &blocks) {
+  sharding->check_rank(shape);
+  byte_size("shape", shape, dtype);
+  auto a = std::make_shared<Array>(std::move(sharding), dtype, std::move(shape));
+  size_t here = 0;
+  for (size_t i = 0; i < a->shards_.size(); ++i) here += a->addressable(i);
+  if (blocks.size() != here)
+    invalid("count: ", blocks.size(), " arrays given, but the mesh has ", here,
+            " devices of this process (", a->runtime_->process_index(), "), one block each");
+  std::vector<bool> taken(a->shards_.size(), false);
+  std::vector<BoxCopy> copies;
+  EventList after;
+  std::vector<const Array *> read;
+  for (size_t k = 0; k < blocks.size(); ++k) {
+    const Array &b = *blocks[k];
+    const std::string arg = cat("arrays[", k, "]");
+    if (b.sharding()->device_set() != a->sharding_->device_set())
+      invalid(arg, ": lives on another runtime than the sharding");
+    if (b.shard_count() != 1)
+      invalid(arg, ": spread over ", b.shard_count(), " devices; each array must be on one");
+    const int device = b.shard(0).device;
+    size_t i = 0;
+    while (i < a->shards_.size() && a->shards_[i].device != device) ++i;
+    if (i == a->shards_.size() || !a->addressable(i))
+      invalid(arg, ": on device ", device, ", which is not a device of this process in the mesh");
+    if (taken[i]) invalid(arg, ": a second array on device ", device);
+    taken[i] = true;
+    const ShardLayout &s = a->shards_[i];
+    if (b.dtype() != dtype || b.shape() != s.box.extent())
+      invalid(arg, ": ", describe(b.dtype(), b.shape()), " but device ", device, "'s block is ",
+              describe(dtype, s.box.extent()));
+    if (s.box.empty()) continue;
+    after.add(b.buffer(0).before_read());
+    after.add(a->buffers_[i]->before_write());
+    read.push_back(&b);
+    const Shape origin(s.box.ndim(), 0);
+    copies.push_back({{b.buffer(0).place(), s.box.extent(), origin},
+                      {a->buffers_[i]->place(), s.box.extent(), origin},
+                      s.box.extent(),
+                      a->elem_size_});
+  }
+  const EventPtr done = a->runtime().backend().copy_boxes(copies, after);
+  for (const Array *b : read) b->add_read(done);
+  for (const auto &b : a->buffers_)
+    if (b) b->set_written(done);
+  return a;
+}
+
 ArrayPtr Array::full(ShardingPtr sharding, spmd_dtype dtype, Shape shape, double value) {
   auto a = std::make_shared<Array>(std::move(sharding), dtype, std::move(shape));
   unsigned char element[8] = {0};

@@ -40,6 +40,12 @@ class Array {
   // (local_part's box), row-major, of exactly its bytes.
   static ArrayPtr from_process_local_data(ShardingPtr sharding, spmd_dtype dtype, Shape shape,
                                           const void *data, size_t nbytes);
+  // jax.make_array_from_single_device_arrays: `blocks` holds one array per
+  // device of this process in the sharding, each on that device alone and
+  // holding its block; copied. INVALID_ARGUMENT naming "arrays[i]" for
+  // one that does not fit.
+  static ArrayPtr from_single_device_arrays(ShardingPtr sharding, spmd_dtype dtype, Shape shape,
+                                            const std::vector<const Array *> &blocks);
   // The smallest box covering this process's blocks of `shape` laid out by
   // `sharding`; INVALID_ARGUMENT when they do not fill it, or none is here.
   static Box local_part(const Sharding &sharding, const Shape &shape);

@@ -323,6 +323,48 @@ static void process_local_data_makes_the_same_array(void **state) {
   free(v);
 }
 
+/* One single-device array per device of this process
+ * (jax.make_array_from_single_device_arrays) gives the array from_host
+ * gives from the whole. */
+static void single_device_arrays_make_the_same_array(void **state) {
+  (void)state;
+  const int64_t shape[2] = {2 * processes * local, 3 * processes * local};
+  float *v = values(shape[0], shape[1], 1.0f);
+  for (int m = 0; m < 3; ++m)
+    for (int i = 0; i < 6; ++i) {
+      spmd_sharding *sd = test_sharding(dist_mesh[m], kSpecs[m][i]);
+      spmd_array *blocks[64];
+      size_t n = 0;
+      for (int d = me * local; d < (me + 1) * local; ++d) {
+        spmd_shard_info info = SPMD_SHARD_INFO_INIT;
+        assert_ok(spmd_sharding_shard_info_of_device(sd, 2, shape, d, &info));
+        const size_t count = (size_t)(info.local_shape[0] * info.local_shape[1]);
+        float *block = malloc(count * sizeof(float) + 1);
+        size_t k = 0;
+        for (int64_t r = info.start[0]; r < info.stop[0]; ++r)
+          for (int64_t c = info.start[1]; c < info.stop[1]; ++c) block[k++] = v[r * shape[1] + c];
+        spmd_sharding *one = NULL;
+        assert_ok(spmd_sharding_single_device(dist_rt, d, &one));
+        assert_ok(spmd_array_from_host(one, SPMD_F32, 2, info.local_shape, block,
+                                       count * sizeof(float), &blocks[n++]));
+        spmd_sharding_destroy(one);
+        free(block);
+      }
+      spmd_array *a = NULL;
+      assert_ok(spmd_array_from_single_device_arrays(sd, SPMD_F32, 2, shape, n,
+                                                     (const spmd_array *const *)blocks, &a));
+      spmd_array *s1 = test_put(single_mesh[m], kSpecs[m][i], SPMD_F32, 2, shape, v);
+      char what[80];
+      snprintf(what, sizeof what, "single-device arrays on mesh %d '%s'", m, kSpecs[m][i]);
+      assert_same(a, s1, what);
+      spmd_array_destroy(s1);
+      spmd_array_destroy(a);
+      for (size_t k = 0; k < n; ++k) spmd_array_destroy(blocks[k]);
+      spmd_sharding_destroy(sd);
+    }
+  free(v);
+}
+
 /* A mesh whose order puts this process's devices apart: no box holds its
  * blocks, and the process-local way in says so. */
 static void scattered_blocks_have_no_local_part(void **state) {
@@ -570,6 +612,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(arrays_of_other_processes_are_described_not_read),
       cmocka_unit_test(process_local_data_makes_the_same_array),
       cmocka_unit_test(scattered_blocks_have_no_local_part),
+      cmocka_unit_test(single_device_arrays_make_the_same_array),
       cmocka_unit_test(checkpoints_cross_process_counts),
       cmocka_unit_test(global_ops_agree),
       cmocka_unit_test(shard_map_collectives_agree),

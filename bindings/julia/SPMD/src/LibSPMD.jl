@@ -2174,6 +2174,40 @@ function spmd_array_from_process_local_data(sharding, dtype, ndim, shape, data, 
 end
 
 """
+    spmd_array_from_single_device_arrays(sharding, dtype, ndim, shape, count, arrays, out) -> spmd_status
+
+C (spmd/array.h): `spmd_status spmd_array_from_single_device_arrays(const spmd_sharding *sharding, spmd_dtype dtype, size_t ndim, const int64_t *shape, size_t count, const spmd_array * const *arrays, spmd_array **out)`
+
+jax.make_array_from_single_device_arrays: an array of global `shape`
+laid out by `sharding` whose blocks on this process's devices are the
+given arrays, one per such device, each on that one device (a single
+device sharding, or any array spmd_array_device accepts) and of its
+block's shape and the dtype. They are copied; the caller keeps them.
+Each process gives its own devices' blocks; nothing crosses processes.
+(Since 1.4.)
+
+@param sharding The layout; not NULL.
+@param dtype The element type, every given array's.
+@param ndim Number of dimensions of the global array.
+@param shape The global array's ndim sizes.
+@param count How many arrays: the number of devices of the sharding's
+       mesh that are this process's.
+@param arrays count arrays, in any order; not NULL when count > 0.
+@param out Receives the new array; not NULL. Left untouched on failure.
+@return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a bad shape or sharding
+        (as spmd_array_zeros), a wrong count, a NULL, destroyed or
+        donated array, one on several devices, on another runtime, on a
+        device that is not this process's in the mesh or given twice, or
+        whose dtype or shape is not its block's (naming its index), or a
+        NULL out.
+"""
+function spmd_array_from_single_device_arrays(sharding, dtype, ndim, shape, count, arrays, out)
+    ccall((:spmd_array_from_single_device_arrays, libspmd[]), spmd_status,
+          (Ptr{spmd_sharding}, spmd_dtype, Csize_t, Ptr{Int64}, Csize_t, Ptr{Ptr{spmd_array}}, Ptr{Ptr{spmd_array}}),
+          sharding, dtype, ndim, shape, count, arrays, out)
+end
+
+"""
     spmd_array_process_local_shape(sharding, ndim, shape, out) -> spmd_status
 
 C (spmd/array.h): `spmd_status spmd_array_process_local_shape(const spmd_sharding *sharding, size_t ndim, const int64_t *shape, int64_t *out)`

@@ -36,8 +36,8 @@ export Spec, P, Sharding, NamedSharding, replicated, single_device, is_fully_rep
        spec, mesh, ShardInfo, shard_info, process_local_shape
 export ShardedArray, BFloat16, device_put, sharding, device, block_until_ready, shard_count,
        shard_read, shard_write!, reshard, visualize, arange, nbytes, process_allgather,
-       is_fully_addressable, make_array_from_process_local_data, save_checkpoint,
-       load_checkpoint
+       is_fully_addressable, make_array_from_process_local_data,
+       make_array_from_single_device_arrays, save_checkpoint, load_checkpoint
 export astype, select, rsqrt, relu, sigmoid, gelu, softmax, logsoftmax, dot_general, matmul,
        einsum, reshape_rowmajor, broadcast_to, concatenate
 export Key, PRNGKey, fold_in, random_bits, uniform, normal, truncated_normal

@@ -157,6 +157,43 @@ function make_array_from_process_local_data(s::Sharding, A::AbstractArray{T}, di
                                                    Csize_t(sizeof(host)), out)
     end
 end
+
+"""
+    make_array_from_single_device_arrays(sharding, dims, arrays) -> ShardedArray
+    make_array_from_single_device_arrays(T, sharding, dims, arrays) -> ShardedArray
+
+`jax.make_array_from_single_device_arrays`: a sharded array of global shape
+`dims` and element type `T` (by default that of the first of `arrays`) laid
+out by `sharding` whose blocks on this process's devices are `arrays`, one
+per such device in any order, each on that one device (made with a
+[`single_device`](@ref) sharding, or any array [`device`](@ref) accepts) and
+of its block's size (`size(shard_info(sharding, dims, i))`) and element type
+T. They are copied; the caller keeps them. Each process passes its own
+devices' blocks; nothing crosses processes
+(`spmd_array_from_single_device_arrays`). An SPMDError for a wrong count, an
+array on several devices, on a device not this process's in the mesh or
+given twice, or of the wrong size or element type.
+"""
+function make_array_from_single_device_arrays(::Type{T}, s::Sharding, dims, arrays) where {T}
+    dt = dtype(T)
+    shape = _shape(dims)
+    xs = collect(ShardedArray, arrays)
+    ptrs = Ptr{LibSPMD.spmd_array}[x.ptr for x in xs]
+    result = GC.@preserve xs begin
+        _array_out() do out
+            LibSPMD.spmd_array_from_single_device_arrays(s, dt, Csize_t(length(shape)), shape,
+                                                         Csize_t(length(ptrs)), ptrs, out)
+        end
+    end
+    return result
+end
+function make_array_from_single_device_arrays(s::Sharding, dims, arrays)
+    xs = collect(ShardedArray, arrays)
+    isempty(xs) && throw(ArgumentError("no arrays to take the element type from; give it: " *
+                                       "make_array_from_single_device_arrays(T, sharding, dims, arrays)"))
+    return make_array_from_single_device_arrays(eltype(first(xs)), s, dims, xs)
+end
+
 device_put(x::ShardedArray, s::Sharding) = reshard(x, s)
 
 """

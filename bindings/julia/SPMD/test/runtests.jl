@@ -234,6 +234,28 @@ end
     @test block_until_ready(x) === x
 end
 
+@testset "make_array_from_single_device_arrays" begin
+    grid = Sharding(Mesh(rt, (2, 2), ("x", "y")), P("x", "y"))
+    B = reshape(Float32.(1:24), 4, 6)
+    # One single-device array per device holding its block, given in
+    # reverse order: any order will do.
+    infos = [shard_info(grid, size(B), i) for i in device_count(grid):-1:1]
+    blocks = [device_put(B[info.indices...], single_device(rt, info.device)) for info in infos]
+    @test all(device(b) == info.device for (b, info) in zip(blocks, infos))
+    x = make_array_from_single_device_arrays(grid, size(B), blocks)
+    @test x isa ShardedArray{Float32,2}
+    @test sharding(x) == grid
+    @test Array(x) == B
+    @test Array(make_array_from_single_device_arrays(Float32, grid, size(B), Tuple(blocks))) == B
+    # The blocks were copied: they stay the caller's and usable.
+    @test Array(blocks[1]) == shard_read(x, 4) == B[infos[1].indices...]
+    # One array short: libspmd refuses the count.
+    e = error_of(() -> make_array_from_single_device_arrays(grid, size(B), blocks[1:3]))
+    @test e isa SPMDError && e.status == LibSPMD.SPMD_ERR_INVALID_ARGUMENT
+    @test occursin("count", e.message)
+    @test_throws ArgumentError make_array_from_single_device_arrays(grid, size(B), ShardedArray[])
+end
+
 @testset "global ops" begin
     x = device_put(A, rows)
     y = 2 .* sin.(x) .+ 1

@@ -124,6 +124,36 @@ impl Array {
         })
     }
 
+    /// jax.make_array_from_single_device_arrays: an array of global `shape`
+    /// and `dtype` laid out by `sharding` whose blocks on this process's
+    /// devices are `arrays`, one per such device in any order, each on that
+    /// one device (a [`Sharding::single_device`] array, or any array
+    /// [`Array::device`] accepts) and of its block's shape and the dtype.
+    /// They are copied; the caller keeps them. Each process passes its own
+    /// devices' blocks; nothing crosses processes. An invalid-argument error
+    /// for a wrong count, an array on several devices, on a device not this
+    /// process's in the mesh or given twice, or of the wrong dtype or shape.
+    pub fn from_single_device_arrays(
+        sharding: &Sharding,
+        dtype: DType,
+        shape: &[i64],
+        arrays: &[&Array],
+    ) -> Result<Array> {
+        let ptrs: Vec<*const sys::spmd_array> = arrays.iter().map(|a| a.as_ptr() as *const _).collect();
+        // SAFETY: shape holds ndim sizes; ptrs holds count live arrays.
+        Array::from_call(|out| unsafe {
+            sys::spmd_array_from_single_device_arrays(
+                sharding.as_ptr(),
+                dtype.to_raw(),
+                shape.len(),
+                ptr_or_null(shape),
+                ptrs.len(),
+                ptr_or_null(&ptrs),
+                out,
+            )
+        })
+    }
+
     /// An array of zeros.
     pub fn zeros(sharding: &Sharding, dtype: DType, shape: &[i64]) -> Result<Array> {
         // SAFETY: shape holds ndim sizes.

@@ -225,6 +225,37 @@ fn array_accessors_shards_and_text() {
 }
 
 #[test]
+fn arrays_from_single_device_arrays() {
+    let rt = runtime(4);
+    let mesh = Mesh::new(&rt, &[2, 2], &["x", "y"]).unwrap();
+    let s = Sharding::named_text(&mesh, "x, y").unwrap();
+    let shape = [4i64, 6];
+    let whole: Vec<f32> = (0..24).map(|i| i as f32).collect();
+    // One single-device array per device holding its block, given in
+    // reverse order: any order will do.
+    let mut blocks = Vec::new();
+    for i in (0..s.device_count().unwrap()).rev() {
+        let info = s.shard_info(&shape, i).unwrap();
+        let (row, cols) = (shape[1] as usize, info.start[1] as usize..info.stop[1] as usize);
+        let block: Vec<f32> = (info.start[0] as usize..info.stop[0] as usize)
+            .flat_map(|r| whole[r * row + cols.start..r * row + cols.end].to_vec())
+            .collect();
+        let single = Sharding::single_device(&rt, info.device).unwrap();
+        blocks.push(Array::from_host(&single, &info.local_shape, &block).unwrap());
+    }
+    let refs: Vec<&Array> = blocks.iter().collect();
+    let a = Array::from_single_device_arrays(&s, DType::F32, &shape, &refs).unwrap();
+    assert!(a.sharding().unwrap() == s);
+    assert_eq!(a.to_host::<f32>().unwrap(), whole);
+    // The blocks were copied: they stay the caller's and usable.
+    assert_eq!(blocks[0].to_host::<f32>().unwrap(), a.shard_read::<f32>(3).unwrap());
+
+    let err = Array::from_single_device_arrays(&s, DType::F32, &shape, &refs[..3]).unwrap_err();
+    assert_eq!(err.status, Status::InvalidArgument);
+    assert!(err.message.contains("count"), "{}", err.message);
+}
+
+#[test]
 fn checkpoint_save_and_load() {
     // A fresh directory under the system's temporary one, removed at the end.
     let dir = std::env::temp_dir().join(format!("spmd-rust-checkpoint-{}", std::process::id()));
