@@ -9,6 +9,7 @@
 #include "backend/host/collective_phases.hpp"
 #include "backend/host/reduce.hpp"
 #include "base/checked.hpp"
+#include "base/dtype.hpp"
 #include "base/error.hpp"
 #include "dist/transport.hpp"
 #include "spmd/sharding.h"
@@ -441,6 +442,41 @@ void compute(const CollectiveCall &call, const std::vector<Block> &blocks, size_
     slots[r].in_shape = &blocks[r].shape;
   }
   host::run_phase(call, out, host::HostGroup(slots, rank), 0, /*reduce_whole=*/true);
+}
+
+CollectiveCall member_call(const Collective &op, spmd_dtype dtype, int device, size_t rank) {
+  CollectiveCall call;
+  call.kind = op.transport();
+  call.op = op.traits().reduce;
+  call.dtype = dtype;
+  call.device = device;
+  call.axis = op.params().axis;
+  call.concat_axis = op.params().concat_axis;
+  call.tiled = op.params().tiled;
+  call.source = op.source_of(rank);
+  return call;
+}
+
+void write_result(Runtime &rt, const CollectiveCall &call, const std::vector<Block> &blocks,
+                  size_t rank, Buffer &out) {
+  const size_t es = dtype_size(call.dtype);
+  const size_t bytes = static_cast<size_t>(shape_elements(call.out_shape)) * es;
+  EventPtr done;
+  if (bytes && reads_in_place(rt)) {
+    out.before_write().wait();
+    compute(call, blocks, rank, reinterpret_cast<void *>(out.place().ptr.bits));
+  } else if (bytes) {
+    std::vector<std::byte> result(bytes);
+    compute(call, blocks, rank, result.data());
+    const Shape origin(call.out_shape.size(), 0);
+    const BoxCopy copy{{Place::host(result.data()), call.out_shape, origin},
+                       {out.place(), call.out_shape, origin},
+                       call.out_shape,
+                       es};
+    done = rt.backend().copy_boxes({&copy, 1}, out.before_write());
+    if (done) done->wait();  // the result's host memory is freed on return
+  }
+  out.set_written(done);
 }
 
 }  // namespace spmd::across

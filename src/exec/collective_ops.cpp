@@ -100,15 +100,7 @@ OpResult run_across_processes(Session &session, size_t position, Backend &backen
   const auto *storage = reinterpret_cast<const void *>(process.slot(here.rank, 0).in.ptr.bits);
   const std::vector<across::Block> blocks = across::group_blocks(storage, here.rank);
 
-  CollectiveCall call;
-  call.kind = op.transport();
-  call.op = op.traits().reduce;
-  call.dtype = sum_dtype;
-  call.device = mesh.devices()[position];
-  call.axis = op.params().axis;
-  call.concat_axis = op.params().concat_axis;
-  call.tiled = op.params().tiled;
-  call.source = op.source_of(me);
+  CollectiveCall call = across::member_call(op, sum_dtype, mesh.devices()[position], me);
   if (call.kind == Transport::AllReduce) {
     call.out_shape = in.shape;
   } else {
@@ -119,31 +111,14 @@ OpResult run_across_processes(Session &session, size_t position, Backend &backen
   const size_t bytes = byte_size(cat(what, ": result").c_str(), call.out_shape, sum_dtype);
   Buffer *out = op.traits().mean && sum_dtype != out_dtype ? &mem.scratch(bytes, 1)
                                                            : &mem.output(bytes);
-  const bool direct = across::reads_in_place(runtime);
-  EventPtr done;
-  if (bytes && direct) {
-    // Device memory is host memory: the result is written where it stays.
-    out->before_write().wait();
-    across::compute(call, blocks, me, reinterpret_cast<void *>(out->place().ptr.bits));
-  } else if (bytes) {
-    std::vector<std::byte> result(bytes);
-    across::compute(call, blocks, me, result.data());
-    const Shape origin(call.out_shape.size(), 0);
-    const BoxCopy copy{{Place::host(result.data()), call.out_shape, origin},
-                       {out->place(), call.out_shape, origin},
-                       call.out_shape,
-                       es};
-    done = backend.copy_boxes({&copy, 1}, out->before_write());
-    // The result's host memory is freed on return.
-    if (done) done->wait();
-  }
-  out->set_written(done);
+  across::write_result(runtime, call, blocks, me, *out);
   // Blocks read in place stay untouched until every device here has read
   // them: one more meeting.
-  if (direct && !partials) process.barrier(here.rank, what);
+  if (across::reads_in_place(runtime) && !partials) process.barrier(here.rank, what);
+  // Written by now: nothing is left to wait for.
   const LocalBlock summed{out->place(), sum_dtype, call.out_shape};
-  if (!op.traits().mean) return {summed, done};
-  return finish_mean(backend, n, out, sum_dtype, out_dtype, summed, done, mem);
+  if (!op.traits().mean) return {summed, nullptr};
+  return finish_mean(backend, n, out, sum_dtype, out_dtype, summed, nullptr, mem);
 }
 
 }  // namespace

@@ -249,39 +249,13 @@ void PersistentCollective::run_across_processes(const Array &input, const Array 
 
   // Each member's result, from its group's blocks, into its output (or
   // the sum's scratch of a pmean that changes type).
-  const bool direct = across::reads_in_place(rt);
   for (size_t k = 0; k < positions.size(); ++k) {
     const size_t p = positions[k];
-    CollectiveCall call;
-    call.kind = op_.transport();
-    call.op = op_.traits().reduce;
-    call.dtype = sum_dtype_;
-    call.device = m.devices()[p];
-    call.axis = op_.params().axis;
-    call.concat_axis = op_.params().concat_axis;
-    call.tiled = op_.params().tiled;
-    call.source = op_.source_of(locals[k].rank);
+    CollectiveCall call = across::member_call(op_, sum_dtype_, m.devices()[p], locals[k].rank);
     call.out_shape = out_local_[p];
     const size_t bytes = static_cast<size_t>(shape_elements(call.out_shape)) * es;
     Buffer &out = promote_out ? scratch(p, 1, bytes) : output.buffer(p);
-    const std::vector<across::Block> blocks = across::group_blocks(storage, k);
-    EventPtr done;
-    if (bytes && direct) {
-      out.before_write().wait();
-      across::compute(call, blocks, locals[k].rank, reinterpret_cast<void *>(out.place().ptr.bits));
-    } else if (bytes) {
-      std::vector<std::byte> result(bytes);
-      across::compute(call, blocks, locals[k].rank, result.data());
-      const Shape origin(call.out_shape.size(), 0);
-      const BoxCopy copy{{Place::host(result.data()), call.out_shape, origin},
-                         {out.place(), call.out_shape, origin},
-                         call.out_shape,
-                         es};
-      done = backend.copy_boxes({&copy, 1}, out.before_write());
-      if (done) done->wait();  // the result's host memory is freed here
-    }
-    out.set_written(done);
-    in_buffer(p).add_read(done);
+    across::write_result(rt, call, across::group_blocks(storage, k), locals[k].rank, out);
   }
   // Every result is written by now (computed here, or its copy waited for).
   if (op_.traits().mean) finish_means(output, positions, nullptr);

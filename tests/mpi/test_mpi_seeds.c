@@ -9,6 +9,7 @@
  * benchmarked collectives), the same models written with global ops, and
  * the data-parallel training loops both ways. Results compare byte for
  * byte under SPMD_EXACT_REDUCTIONS=1, else within the summation bound. */
+#include "mpi_compare.h"
 #include "seed_cells.h"
 #include "seed_train.h"
 #include "seed_train_ops.h"
@@ -60,33 +61,8 @@ static spmd_array *put(spmd_mesh *mesh, const char *spec, spmd_dtype dtype, size
   return test_put(mesh, spec, dtype, ndim, shape, data);
 }
 
-/* The two results agree: bytes under exact reductions (and for integers),
- * else floats within the summation bound relative to the largest value. */
 static void assert_same(spmd_array *dist, spmd_array *single, const char *what) {
-  size_t nd = 0, ns = 0;
-  assert_ok(spmd_array_nbytes(dist, &nd));
-  assert_ok(spmd_array_nbytes(single, &ns));
-  if (nd != ns) fail_msg("%s: %zu bytes over processes, %zu in one", what, nd, ns);
-  spmd_dtype td, ts;
-  assert_ok(spmd_array_dtype(dist, &td));
-  assert_ok(spmd_array_dtype(single, &ts));
-  assert_int_equal(td, ts);
-  unsigned char *a = malloc(nd + 1), *b = malloc(ns + 1);
-  assert_ok(spmd_array_process_allgather(dist, a, nd));
-  assert_ok(spmd_array_to_host(single, b, ns));
-  if (exact || td != SPMD_F32) {
-    if (memcmp(a, b, nd) != 0) fail_msg("%s: the bytes differ", what);
-  } else {
-    const float *x = (const float *)a, *y = (const float *)b;
-    float scale = 1.0f;
-    for (size_t i = 0; i < nd / 4; ++i) scale = fmaxf(scale, fabsf(y[i]));
-    for (size_t i = 0; i < nd / 4; ++i)
-      if (fabsf(x[i] - y[i]) > 1e-5f * scale)
-        fail_msg("%s: element %zu: %g over processes, %g in one", what, i, (double)x[i],
-                 (double)y[i]);
-  }
-  free(a);
-  free(b);
+  assert_same_as_one_process(dist, single, exact, what);
 }
 
 static void jit_cells_agree(void **state) {
