@@ -83,8 +83,8 @@ ArrayPtr dot_general(const ArrayPtr &lhs_in, const ArrayPtr &rhs_in, propagate::
   check_result(names.result, out_shape, dtype);
   const ShardingPtr requested = requested_sharding(options, mesh, out_shape.size());
 
-  ArrayPtr lhs = lhs_in->dtype() == dtype ? lhs_in : astype(lhs_in, dtype, {});
-  ArrayPtr rhs = rhs_in->dtype() == dtype ? rhs_in : astype(rhs_in, dtype, {});
+  ArrayPtr lhs = converted(lhs_in, dtype, names.lhs);
+  ArrayPtr rhs = converted(rhs_in, dtype, names.rhs);
   const propagate::Contraction c = propagate::dot_general(
       propagate::padded(lhs->sharding()->spec(), lr), propagate::padded(rhs->sharding()->spec(), rr), dd);
   lhs = laid_out(lhs, mesh, c.lhs);
@@ -227,8 +227,8 @@ ArrayPtr einsum(const std::string &subscripts, const ArrayPtr &a_in, const Array
   // Both operands in their promoted type first, as jnp.einsum converts
   // them; then letters only one operand has and the output lacks are
   // summed in that type (uint8 wraps, bool ORs, as lax.reduce_sum does).
-  ArrayPtr a = a_in->dtype() == t ? a_in : astype(a_in, t, {});
-  ArrayPtr b = b_in->dtype() == t ? b_in : astype(b_in, t, {});
+  ArrayPtr a = converted(a_in, t, "a");
+  ArrayPtr b = converted(b_in, t, "b");
   std::string la = sa, lb = sb;
   auto sum_alone = [&](ArrayPtr &x, std::string &s, const std::string &other) {
     std::vector<int64_t> axes;

@@ -176,9 +176,9 @@ std::pair<spmd_dtype, spmd_dtype> binary_types(ew::Op op, spmd_dtype t) {
 // the op: only integers meeting a 16-bit float change (int32 2049 is 2048
 // in float16); every other conversion the kernel does in its compute type
 // is exact.
-ArrayPtr in_promoted(const ArrayPtr &a, spmd_dtype t) {
+ArrayPtr in_promoted(const ArrayPtr &a, spmd_dtype t, const char *arg) {
   const bool wide_int = a->dtype() == SPMD_I32 || a->dtype() == SPMD_I64;
-  if (wide_int && (t == SPMD_F16 || t == SPMD_BF16)) return astype(a, t, {});
+  if (wide_int && (t == SPMD_F16 || t == SPMD_BF16)) return converted(a, t, arg);
   return a;
 }
 
@@ -210,6 +210,22 @@ ArrayPtr unary(ew::Op op, const ArrayPtr &x, const OpOptions &options) {
   return run(op, {{x, "x", 0, x->dtype()}}, compute_type(t), t, nullptr, options);
 }
 
+ArrayPtr converted(const ArrayPtr &x, spmd_dtype dtype, const char *arg) {
+  if (x->dtype() == dtype) return x;
+  try {
+    return astype(x, dtype, {});
+  } catch (const Error &e) {
+    // An empty operand whose wider type would pass the shape bound (a
+    // (0, 2^62) bool as int32) is used as it is: no element of it is ever
+    // read, and the op's result type is already the promoted one.
+    if (x->size() == 0 && e.status() == SPMD_ERR_INVALID_ARGUMENT) return x;
+    std::string why = e.what();
+    if (why.rfind("x: ", 0) == 0) why.erase(0, 3);
+    fail(e.status(), arg, ": converted to ", dtype_name(dtype), " first, as JAX converts it: ",
+         why);
+  }
+}
+
 ArrayPtr astype(const ArrayPtr &x, spmd_dtype dtype, const OpOptions &options) {
   // Floats convert through their own precision; a float to an integer
   // goes through f64 (exact for every float type) and then as jnp.astype.
@@ -222,7 +238,7 @@ ArrayPtr astype(const ArrayPtr &x, spmd_dtype dtype, const OpOptions &options) {
 ArrayPtr binary(ew::Op op, const ArrayPtr &x, const ArrayPtr &y, const OpOptions &options) {
   const spmd_dtype t = promote_types(x->dtype(), y->dtype());
   const auto [out, compute] = binary_types(op, t);
-  const ArrayPtr xs = in_promoted(x, t), ys = in_promoted(y, t);
+  const ArrayPtr xs = in_promoted(x, t, "x"), ys = in_promoted(y, t, "y");
   return run(bool_form(op, t), {{xs, "x", 0, xs->dtype()}, {ys, "y", 0, ys->dtype()}}, compute,
              out, nullptr, options);
 }
@@ -246,8 +262,8 @@ ArrayPtr where(const ArrayPtr &cond_in, const ArrayPtr &x, const ArrayPtr &y,
   // the kernel compares in the result's type, which would truncate 0.5 to
   // an integer 0.
   const ArrayPtr cond =
-      cond_in->dtype() == SPMD_BOOL ? cond_in : astype(cond_in, SPMD_BOOL, {});
-  const ArrayPtr xs = in_promoted(x, t), ys = in_promoted(y, t);
+      converted(cond_in, SPMD_BOOL, "cond");
+  const ArrayPtr xs = in_promoted(x, t, "x"), ys = in_promoted(y, t, "y");
   return run(ew::Op::Select,
              {{cond, "cond", 0, cond->dtype()}, {xs, "x", 0, xs->dtype()}, {ys, "y", 0, ys->dtype()}},
              compute_type(t), t, nullptr, options);

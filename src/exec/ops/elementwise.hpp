@@ -10,6 +10,11 @@ namespace spmd::ops {
 
 ArrayPtr unary(ew::Op op, const ArrayPtr &x, const OpOptions &options);
 ArrayPtr astype(const ArrayPtr &x, spmd_dtype dtype, const OpOptions &options);
+// x converted to dtype as an op converts its operand `arg` first (JAX's
+// promotion): a conversion that fails names `arg`, not the conversion's
+// own x; an empty x whose converted shape would pass the shape bound comes
+// back unconverted (none of its elements is read).
+ArrayPtr converted(const ArrayPtr &x, spmd_dtype dtype, const char *arg);
 ArrayPtr binary(ew::Op op, const ArrayPtr &x, const ArrayPtr &y, const OpOptions &options);
 // x op s, or s op x when scalar_first; s is a Python scalar (weakly typed).
 ArrayPtr binary_scalar(ew::Op op, const ArrayPtr &x, double s, bool scalar_first,

@@ -152,7 +152,7 @@ ArrayPtr concatenate(const std::vector<ArrayPtr> &xs, int64_t axis, const OpOpti
   auto out = std::make_shared<Array>(target, dtype, out_shape);
   Shape shift(nd, 0);
   for (const auto &x : xs) {
-    const ArrayPtr part = x->dtype() == dtype ? x : astype(x, dtype, {});
+    const ArrayPtr part = converted(x, dtype, "xs");
     copy_region(*part, *out, shift);
     shift[a] += x->shape()[a];
   }
