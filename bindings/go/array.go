@@ -189,12 +189,8 @@ func (a *Array) BlockUntilReady() error {
 // (np.asarray(a)), waiting for pending work. ErrInvalidArgument when T is
 // not the array's dtype.
 func ToHost[T Element](a *Array) ([]T, error) {
-	d, err := a.DType()
-	if err != nil {
+	if err := checkElement[T](a, "spmd.ToHost"); err != nil {
 		return nil, err
-	}
-	if want := DTypeOf[T](); d != want {
-		return nil, invalid("spmd.ToHost: the array holds %v, not %v", d, want)
 	}
 	return ToHostAs[T](a)
 }
@@ -202,21 +198,9 @@ func ToHost[T Element](a *Array) ([]T, error) {
 // ToHostAs copies the array's bytes into a new slice of T, whatever the
 // dtype, as long as the sizes fit (uint16 for F16 and BF16 bit patterns).
 func ToHostAs[T HostElement](a *Array) ([]T, error) {
-	defer runtime.KeepAlive(a)
-	nbytes, err := a.NBytes()
-	if err != nil {
-		return nil, err
-	}
-	var zero T
-	size := int64(unsafe.Sizeof(zero))
-	if nbytes%size != 0 {
-		return nil, invalid("spmd.ToHostAs: %d bytes are no whole number of %d-byte elements", nbytes, size)
-	}
-	out := make([]T, nbytes/size)
-	if err := check(capi.Spmd_array_to_host(a.handle(), bytesOf(out))); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return readAll[T](a, "spmd.ToHostAs", func(b []byte) error {
+		return check(capi.Spmd_array_to_host(a.handle(), b))
+	})
 }
 
 // ProcessAllgather copies the global array into a new row-major slice in
@@ -228,12 +212,8 @@ func ToHostAs[T HostElement](a *Array) ([]T, error) {
 // when T is not the array's dtype; ErrTimeout when a process does not take
 // part in time.
 func ProcessAllgather[T Element](a *Array) ([]T, error) {
-	d, err := a.DType()
-	if err != nil {
+	if err := checkElement[T](a, "spmd.ProcessAllgather"); err != nil {
 		return nil, err
-	}
-	if want := DTypeOf[T](); d != want {
-		return nil, invalid("spmd.ProcessAllgather: the array holds %v, not %v", d, want)
 	}
 	return ProcessAllgatherAs[T](a)
 }
@@ -241,6 +221,26 @@ func ProcessAllgather[T Element](a *Array) ([]T, error) {
 // ProcessAllgatherAs is ProcessAllgather into a slice of T, whatever the
 // dtype, as long as the sizes fit (uint16 for F16 and BF16 bit patterns).
 func ProcessAllgatherAs[T HostElement](a *Array) ([]T, error) {
+	return readAll[T](a, "spmd.ProcessAllgatherAs", func(b []byte) error {
+		return check(capi.Spmd_array_process_allgather(a.handle(), b))
+	})
+}
+
+// checkElement refuses a T that is not the array's dtype, naming fn.
+func checkElement[T Element](a *Array, fn string) error {
+	d, err := a.DType()
+	if err != nil {
+		return err
+	}
+	if want := DTypeOf[T](); d != want {
+		return invalid("%s: the array holds %v, not %v", fn, d, want)
+	}
+	return nil
+}
+
+// readAll makes a slice of T as large as the array and fills its bytes
+// with read (the whole array, row-major); fn names the caller.
+func readAll[T HostElement](a *Array, fn string, read func([]byte) error) ([]T, error) {
 	defer runtime.KeepAlive(a)
 	nbytes, err := a.NBytes()
 	if err != nil {
@@ -249,10 +249,10 @@ func ProcessAllgatherAs[T HostElement](a *Array) ([]T, error) {
 	var zero T
 	size := int64(unsafe.Sizeof(zero))
 	if nbytes%size != 0 {
-		return nil, invalid("spmd.ProcessAllgatherAs: %d bytes are no whole number of %d-byte elements", nbytes, size)
+		return nil, invalid("%s: %d bytes are no whole number of %d-byte elements", fn, nbytes, size)
 	}
 	out := make([]T, nbytes/size)
-	if err := check(capi.Spmd_array_process_allgather(a.handle(), bytesOf(out))); err != nil {
+	if err := read(bytesOf(out)); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -26,10 +26,21 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <vector>
 
 namespace spmd::dist {
+
+// Keeps memory that an abandoned send may still read (after a failure or a
+// timeout, MPI may read it later) alive until the process ends. Only
+// failures call it, so what it keeps stays small.
+inline void keep_until_exit(std::shared_ptr<const void> memory) {
+  static std::mutex mu;
+  static std::vector<std::shared_ptr<const void>> kept;
+  std::lock_guard<std::mutex> lock(mu);
+  kept.push_back(std::move(memory));
+}
 
 using Clock = std::chrono::steady_clock;
 using Deadline = Clock::time_point;

@@ -68,16 +68,6 @@ struct Peer {
   std::vector<std::pair<const std::byte *, size_t>> blocks;
 };
 
-// Memory that sends abandoned after a failure may still read: kept until
-// the process ends (only after a failure).
-template <typename T>
-void keep_until_exit(T &&memory) {
-  static std::mutex mu;
-  static std::vector<std::shared_ptr<void>> kept;
-  std::lock_guard<std::mutex> lock(mu);
-  kept.push_back(std::make_shared<std::decay_t<T>>(std::forward<T>(memory)));
-}
-
 }  // namespace
 
 bool reads_in_place(const Runtime &rt) {
@@ -410,9 +400,9 @@ void *exchange(Runtime &rt, const std::vector<int> &processes,
     }
   } catch (const Error &e) {
     // The messages are abandoned; what they may still read stays alive.
-    keep_until_exit(staged);
-    keep_until_exit(partial);
-    keep_until_exit(std::move(peers));
+    dist::keep_until_exit(staged);
+    dist::keep_until_exit(partial);
+    dist::keep_until_exit(std::make_shared<std::map<int, Peer>>(std::move(peers)));
     fail(e.status(), what, ": ", e.what());
   }
   return base;
@@ -442,19 +432,6 @@ void compute(const CollectiveCall &call, const std::vector<Block> &blocks, size_
     slots[r].in_shape = &blocks[r].shape;
   }
   host::run_phase(call, out, host::HostGroup(slots, rank), 0, /*reduce_whole=*/true);
-}
-
-CollectiveCall member_call(const Collective &op, spmd_dtype dtype, int device, size_t rank) {
-  CollectiveCall call;
-  call.kind = op.transport();
-  call.op = op.traits().reduce;
-  call.dtype = dtype;
-  call.device = device;
-  call.axis = op.params().axis;
-  call.concat_axis = op.params().concat_axis;
-  call.tiled = op.params().tiled;
-  call.source = op.source_of(rank);
-  return call;
 }
 
 void write_result(Runtime &rt, const CollectiveCall &call, const std::vector<Block> &blocks,

@@ -81,10 +81,6 @@ std::vector<Block> group_blocks(const void *storage, size_t index);
 // blocks, into host memory `out`.
 void compute(const CollectiveCall &call, const std::vector<Block> &blocks, size_t rank, void *out);
 
-// The call of member `rank` (on `device`) of `op`, moving `dtype`; its
-// out_shape is left to the caller.
-CollectiveCall member_call(const Collective &op, spmd_dtype dtype, int device, size_t rank);
-
 // Member `rank`'s result of `call` into `out`, a buffer of its out_shape:
 // computed where it stays on the CPU platform, else through host memory.
 // Returns once it is written, having recorded the write.

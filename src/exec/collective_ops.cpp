@@ -13,6 +13,19 @@ size_t LocalBlock::bytes() const {
   return static_cast<size_t>(shape_elements(shape)) * dtype_size(dtype);
 }
 
+CollectiveCall collective_call(const Collective &op, spmd_dtype dtype, int device, size_t rank) {
+  CollectiveCall call;
+  call.kind = op.transport();
+  call.op = op.traits().reduce;
+  call.dtype = dtype;
+  call.device = device;
+  call.axis = op.params().axis;
+  call.concat_axis = op.params().concat_axis;
+  call.tiled = op.params().tiled;
+  call.source = op.source_of(rank);
+  return call;
+}
+
 namespace {
 
 // A pmean's division by the group size (after the sum's conversion to the
@@ -100,7 +113,7 @@ OpResult run_across_processes(Session &session, size_t position, Backend &backen
   const auto *storage = reinterpret_cast<const void *>(process.slot(here.rank, 0).in.ptr.bits);
   const std::vector<across::Block> blocks = across::group_blocks(storage, here.rank);
 
-  CollectiveCall call = across::member_call(op, sum_dtype, mesh.devices()[position], me);
+  CollectiveCall call = collective_call(op, sum_dtype, mesh.devices()[position], me);
   if (call.kind == Transport::AllReduce) {
     call.out_shape = in.shape;
   } else {
@@ -174,15 +187,7 @@ OpResult run_collective_op(Session &session, size_t position, Backend &backend,
   if (across) return run_across_processes(session, position, backend, op, in0.dtype, in, ready, mem);
 
   const Transport transport = op.transport();
-  CollectiveCall call;
-  call.kind = transport;
-  call.op = op.traits().reduce;
-  call.dtype = sum_dtype;
-  call.device = device;
-  call.axis = op.params().axis;
-  call.concat_axis = op.params().concat_axis;
-  call.tiled = op.params().tiled;
-  call.source = op.source_of(me);
+  CollectiveCall call = collective_call(op, sum_dtype, device, me);
   call.after = ready;
 
   // All-reduce results are read by peers, so their memory is published. A

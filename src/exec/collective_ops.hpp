@@ -42,6 +42,10 @@ struct OpResult {
   EventPtr done;
 };
 
+// The call of member `rank` (on `device`) of `op`, moving `dtype`; its
+// out_shape, places and events are left to the caller.
+CollectiveCall collective_call(const Collective &op, spmd_dtype dtype, int device, size_t rank);
+
 // Runs one device's part of `op` inside `session` on an input whose
 // readiness is `in_ready`. The result lives in memory from mem.output; the
 // buffers it writes record their writes. Throws on bad parameters, a

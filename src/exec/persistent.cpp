@@ -71,15 +71,8 @@ PersistentCollective::PersistentCollective(ShardingPtr input_sharding, Collectiv
     }
     members_.push_back({it->second, mem.rank});
     CollectiveCall &c = groups_[it->second].calls[mem.rank];
-    c.kind = op_.transport();
-    c.op = op_.traits().reduce;
-    c.dtype = sum_dtype_;
-    c.device = m.devices()[p];
+    c = collective_call(op_, sum_dtype_, m.devices()[p], mem.rank);
     c.out_shape = out_local[p];
-    c.axis = op_.params().axis;
-    c.concat_axis = op_.params().concat_axis;
-    c.tiled = op_.params().tiled;
-    c.source = op_.source_of(mem.rank);
     groups_[it->second].slots[mem.rank].in_shape = in_local_[p];
   }
 }
@@ -251,7 +244,7 @@ void PersistentCollective::run_across_processes(const Array &input, const Array 
   // the sum's scratch of a pmean that changes type).
   for (size_t k = 0; k < positions.size(); ++k) {
     const size_t p = positions[k];
-    CollectiveCall call = across::member_call(op_, sum_dtype_, m.devices()[p], locals[k].rank);
+    CollectiveCall call = collective_call(op_, sum_dtype_, m.devices()[p], locals[k].rank);
     call.out_shape = out_local_[p];
     const size_t bytes = static_cast<size_t>(shape_elements(call.out_shape)) * es;
     Buffer &out = promote_out ? scratch(p, 1, bytes) : output.buffer(p);

@@ -27,15 +27,6 @@ struct Staged {
   std::unique_ptr<dist::Transfer> transfer;
 };
 
-// The memory of a send abandoned after a failure: MPI may still read it,
-// so it is kept until the process ends (only after a failure).
-void keep_until_exit(std::vector<std::byte> bytes) {
-  static std::mutex mu;
-  static std::vector<std::vector<std::byte>> kept;
-  std::lock_guard<std::mutex> lock(mu);
-  kept.push_back(std::move(bytes));
-}
-
 // The processes owning the devices of the two arrays.
 std::vector<int> processes_of(const Runtime &rt, const Array &src, const Array &dst) {
   std::vector<int> devices;
@@ -138,7 +129,8 @@ void move_shards(const Array &src, Array &dst, const std::vector<ShardMove> &mov
         finished = finished || s.transfer->done();
       } catch (const Error &) {
       }
-      if (!finished) keep_until_exit(std::move(s.bytes));
+      if (!finished)
+        dist::keep_until_exit(std::make_shared<std::vector<std::byte>>(std::move(s.bytes)));
     }
     fail(e.status(), what, ": moving blocks between processes: ", e.what());
   }

@@ -20,15 +20,6 @@ constexpr int kExchangeTag = 1;
 constexpr int kGroupMeetingTag = 2;
 constexpr int kGroupMakingTag = 3;
 
-// What an abandoned exchange sent: a late peer may still read it, so it is
-// kept for the life of the process (a few bytes, and only after a failure).
-void keep_for_late_peers(std::shared_ptr<const std::vector<std::byte>> message) {
-  static std::mutex mu;
-  static std::vector<std::shared_ptr<const std::vector<std::byte>>> kept;
-  std::lock_guard<std::mutex> lock(mu);
-  kept.push_back(std::move(message));
-}
-
 int message_size(const char *what, size_t bytes) {
   if (bytes > static_cast<size_t>(INT_MAX))
     invalid(what, ": ", bytes, " bytes are more than one MPI message holds (", INT_MAX, ")");
@@ -135,7 +126,7 @@ std::vector<std::byte> MpiCommunicator::exchange(std::span<const std::byte> mine
     }
   } catch (...) {
     abandon(receives, sends);
-    keep_for_late_peers(message);
+    keep_until_exit(message);  // a late peer may still read it
     unusable_ = cat("a ", what, " failed");
     throw;
   }
