@@ -373,26 +373,38 @@ inline std::vector<spmd_dtype> outputs_of(spmd_dtype compute, Op op) {
 }
 
 
+// The reduction as the CUDA kernels compute it with `lanes` lanes per team
+// and each output's elements cut into `parts` parts (dev::red::Teams).
+struct BodySplit {
+  int lanes = 1;
+  int parts = 1;
+  int64_t part_len = 0;  // 0: the reduced elements over `parts`, rounded up
+};
+
 template <typename K, typename A>
-inline void reduce_body(const dev::red::Plan &plan, const unsigned char *in, int lanes, unsigned char *out) {
-  for (int64_t o = 0; o < plan.outputs; ++o) dev::red::reduce_output<K, A>(plan, in, o, lanes, out);
+inline void reduce_body(const dev::red::Plan &plan, const unsigned char *in, BodySplit split,
+                        unsigned char *out) {
+  const int64_t part_len = split.part_len > 0 ? split.part_len : (plan.reduced + split.parts - 1) / split.parts;
+  const int parts = split.parts > 1 ? static_cast<int>((plan.reduced + part_len - 1) / part_len) : 1;
+  for (int64_t o = 0; o < plan.outputs; ++o)
+    dev::red::reduce_output<K, A>(plan, in, o, split.lanes, parts, part_len, out);
 }
 
 template <typename A>
-inline void reduce_typed(const dev::red::Plan &plan, const unsigned char *in, int lanes, unsigned char *out) {
+inline void reduce_typed(const dev::red::Plan &plan, const unsigned char *in, BodySplit split, unsigned char *out) {
   switch (plan.op) {
-    case red::Op::Sum: return reduce_body<dev::red::Sum<A>, A>(plan, in, lanes, out);
+    case red::Op::Sum: return reduce_body<dev::red::Sum<A>, A>(plan, in, split, out);
     case red::Op::Max:
-    case red::Op::Min: return reduce_body<dev::red::Extreme<A>, A>(plan, in, lanes, out);
-    case red::Op::ArgMax: return reduce_body<dev::red::ArgMax<A>, A>(plan, in, lanes, out);
+    case red::Op::Min: return reduce_body<dev::red::Extreme<A>, A>(plan, in, split, out);
+    case red::Op::ArgMax: return reduce_body<dev::red::ArgMax<A>, A>(plan, in, split, out);
   }
 }
 
-inline void run_reduce_body(const dev::red::Plan &plan, const unsigned char *in, int lanes, unsigned char *out) {
+inline void run_reduce_body(const dev::red::Plan &plan, const unsigned char *in, BodySplit split, unsigned char *out) {
   switch (dev::red::acc_type(plan.in)) {
-    case dev::red::AccType::F32: return reduce_typed<float>(plan, in, lanes, out);
-    case dev::red::AccType::F64: return reduce_typed<double>(plan, in, lanes, out);
-    case dev::red::AccType::I64: return reduce_typed<int64_t>(plan, in, lanes, out);
+    case dev::red::AccType::F32: return reduce_typed<float>(plan, in, split, out);
+    case dev::red::AccType::F64: return reduce_typed<double>(plan, in, split, out);
+    case dev::red::AccType::I64: return reduce_typed<int64_t>(plan, in, split, out);
   }
 }
 

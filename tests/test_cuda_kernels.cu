@@ -402,13 +402,15 @@ void check_reduction_on_gpu(const red::Params &p, const Bytes &x, Mismatches &ba
   compare_reduction(p, x, want, got, "gpu", bad);
   const dev::red::Plan plan = dev::red::make_plan(p);
   Bytes body(out_bytes + 8, 0xa5);
-  run_reduce_body(plan, x.data(), dev::red::teams(plan).lanes, body.data());
+  const dev::red::Teams teams = dev::red::teams(plan);
+  run_reduce_body(plan, x.data(), {teams.lanes, teams.parts, teams.part_len}, body.data());
   const size_t os = dtype_size(p.out);
   for (size_t o = 0; o * os < out_bytes; ++o)
     if (std::memcmp(body.data() + o * os, got.data() + o * os, os)) {
       const dev::red::Teams t = dev::red::teams(plan);
       bad.note(std::string(red::op_name(p.op)) + " of " + dtype_name(p.in) + " " + shape_text(p.shape) +
-               " output " + std::to_string(o) + " (lanes " + std::to_string(t.lanes) +
+               " output " + std::to_string(o) + " (lanes " + std::to_string(t.lanes) + ", parts " +
+               std::to_string(t.parts) +
                (t.outputs_fastest ? ", outputs fastest" : "") + "): cpu " + hex(want.data() + o * os, os) +
                " gpu " + hex(got.data() + o * os, os) + " body " + hex(body.data() + o * os, os));
       break;
@@ -426,9 +428,13 @@ void reductions_match_the_cpu_and_the_body(void **) {
         check_reduction_on_gpu(p, reduction_input(p, r), bad);
       }
       // Large: everything to one value, rows, columns, the middle axis.
-      const Shape shapes[] = {{1 << 22}, {2048, 2049}, {2049, 2048}, {64, 1000, 33}};
-      const std::vector<bool> axes[] = {{true}, {false, true}, {true, false}, {false, true, false}};
-      for (int s = 0; s < 4; ++s) {
+      // Then few outputs of many elements, whose elements are cut into
+      // parts (dev::red::Teams): a row each, two columns.
+      const Shape shapes[] = {{1 << 22}, {2048, 2049}, {2049, 2048}, {64, 1000, 33},
+                              {3, (1 << 20) + 77}, {(1 << 20) + 5, 2}};
+      const std::vector<bool> axes[] = {{true},        {false, true}, {true, false},
+                                        {false, true, false}, {false, true}, {true, false}};
+      for (int s = 0; s < 6; ++s) {
         if (op == red::Op::ArgMax && s == 0) continue;
         red::Params p;
         p.op = op;
@@ -672,6 +678,8 @@ int main(void) {
   g_env.stream = stream;
   g_env.blas = g_blas;
   g_env.device_label = "GPU 0";
+  cudaMalloc(&g_env.scratch, cuda::kKernelScratchBytes);
+  g_env.scratch_bytes = cuda::kKernelScratchBytes;
   std::printf("host MXCSR %08x (flush bits 0x8040 should be clear)\n", _mm_getcsr());
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(arithmetic_on_the_device_equals_the_hosts),
@@ -685,6 +693,7 @@ int main(void) {
   };
   const int failed = cmocka_run_group_tests(tests, NULL, NULL);
   cublasDestroy(g_blas);
+  cudaFree(g_env.scratch);
   cudaStreamDestroy(stream);
   return failed;
 }

@@ -355,15 +355,51 @@ void reductions_match_the_cpu(void **) {
         Bytes want(static_cast<size_t>(red::out_elements(p)) * dtype_size(p.out) + 8, 0x77);
         red::run(p, want.data(), x.data());
         const dev::red::Plan plan = dev::red::make_plan(p);
-        // The GPU's team size, and others: the order may change a float
-        // sum's rounding and nothing else.
-        for (int lanes : {dev::red::teams(plan).lanes, 1, 4, 32, 256}) {
+        // The GPU's split, and others (lanes, and parts of the reduced
+        // elements): the order may change a float sum's rounding and
+        // nothing else.
+        const dev::red::Teams gpu = dev::red::teams(plan);
+        const BodySplit splits[] = {{gpu.lanes, gpu.parts, gpu.part_len}, {1, 1}, {4, 1}, {32, 1}, {256, 1},
+                                    {1, 3}, {4, 2}, {32, 7}, {256, 5}};
+        for (const BodySplit &split : splits) {
+          if (split.parts > 1 && split.parts > plan.reduced) continue;
           Bytes got(want.size(), 0x77);
-          run_reduce_body(plan, x.data(), lanes, got.data());
-          compare_reduction(p, x, want, got, "lanes " + std::to_string(lanes), bad);
+          run_reduce_body(plan, x.data(), split, got.data());
+          compare_reduction(p, x, want, got,
+                            "lanes " + std::to_string(split.lanes) + ", parts " + std::to_string(split.parts), bad);
         }
       }
   bad.check("reductions");
+}
+
+// Few outputs of many elements are cut into parts that cover each output's
+// elements once, within the scratch the CUDA platform keeps for them.
+void large_reductions_are_cut_into_parts(void **) {
+  const struct {
+    Shape shape;
+    std::vector<bool> reduced;
+    int parts;
+  } cases[] = {{{1 << 22}, {true}, 16},
+               {{3, (1 << 20) + 77}, {false, true}, 4},
+               {{(1 << 20) + 5, 2}, {true, false}, 4},
+               {{1 << 19}, {true}, 2},
+               {{(1 << 19) - 1}, {true}, 1},
+               {{2048, 2049}, {false, true}, 1},
+               {{1 << 30}, {true}, dev::red::kMaxParts},
+               {{64, 1 << 26}, {false, true}, static_cast<int>(dev::red::kMaxPartials / 64)}};
+  for (const auto &c : cases) {
+    red::Params p;
+    p.op = red::Op::Sum;
+    p.shape = c.shape;
+    p.reduced = c.reduced;
+    const dev::red::Plan plan = dev::red::make_plan(p);
+    const dev::red::Teams t = dev::red::teams(plan);
+    assert_int_equal(t.parts, c.parts);
+    assert_true(t.part_len * t.parts >= plan.reduced);
+    assert_true(t.part_len * (t.parts - 1) < plan.reduced);
+    assert_true(plan.outputs * t.parts <= dev::red::kMaxPartials);
+    if (t.parts > 1) assert_int_equal(t.lanes, dev::red::kThreads);
+  }
 }
 
 // ---- random ----
@@ -592,6 +628,58 @@ void box_copies_match_the_host_copy(void **) {
   bad.check("box copies");
 }
 
+// The collectives' copies between strided views (a transposed source, a
+// destination with gaps), planned by make_strided_box.
+void strided_boxes_match_the_host_strided_copy(void **) {
+  Rng r{17};
+  Mismatches bad;
+  for (int trial = 0; trial < 400; ++trial) {
+    const size_t nd = static_cast<size_t>(1 + r.below(5));
+    const size_t es = size_t{1} << r.below(4);
+    Shape ext(nd), src_dims(nd), dst_gap(nd);
+    for (size_t d = 0; d < nd; ++d) {
+      ext[d] = 1 + r.below(trial % 5 == 0 && d + 1 == nd ? 600 : 7);
+      dst_gap[d] = r.below(2) == 0 ? 0 : r.below(3);
+    }
+    // The source: a dense buffer of ext's dimensions in a random order.
+    std::vector<size_t> order(nd);
+    for (size_t d = 0; d < nd; ++d) order[d] = d;
+    for (size_t d = nd; d-- > 1;) std::swap(order[d], order[static_cast<size_t>(r.below(static_cast<int64_t>(d) + 1))]);
+    Shape src_strides(nd), dst_strides(nd);
+    int64_t stride = 1;
+    for (size_t k = nd; k-- > 0;) {
+      src_strides[order[k]] = stride;
+      stride *= ext[order[k]];
+    }
+    const int64_t src_elems = stride;
+    stride = 1;
+    for (size_t d = nd; d-- > 0;) {
+      dst_strides[d] = stride;
+      stride *= ext[d] + dst_gap[d];
+    }
+    const int64_t dst_elems = stride;
+    const size_t shift = static_cast<size_t>(r.below(2) == 0 ? 0 : r.below(16));
+    Bytes src(static_cast<size_t>(src_elems) * es + 32), want(static_cast<size_t>(dst_elems) * es + 32), got;
+    for (auto &c : src) c = static_cast<unsigned char>(r.next());
+    for (auto &c : want) c = static_cast<unsigned char>(r.next());
+    got = want;
+    host::strided_copy(ext, reinterpret_cast<const char *>(src.data()) + shift, src_strides,
+                       reinterpret_cast<char *>(want.data()) + shift, dst_strides, es);
+    dev::copy::Box box;
+    if (!dev::copy::make_strided_box(src.data() + shift, src_strides, got.data() + shift, dst_strides, ext, es, box)) {
+      bad.note("strided box of rank " + std::to_string(nd) + " not planned");
+      continue;
+    }
+    for (int64_t tile = 0; tile < box.tiles; ++tile)
+      for (int t = 0; t < dev::copy::kThreads; ++t) dev::copy::copy_tile(box, tile, t);
+    if (want != got)
+      bad.note("strided box " + shape_text(ext) + " of " + std::to_string(es) + "-byte elements, source strides " +
+               shape_text(src_strides) + ", destination strides " + shape_text(dst_strides) + " (width " +
+               std::to_string(box.width) + ")");
+  }
+  bad.check("strided boxes");
+}
+
 }  // namespace
 
 int main(void) {
@@ -608,11 +696,13 @@ int main(void) {
       cmocka_unit_test(elementwise_long_runs_match_the_cpu),
       cmocka_unit_test(flushing_boundaries_match_the_cpu),
       cmocka_unit_test(reductions_match_the_cpu),
+      cmocka_unit_test(large_reductions_are_cut_into_parts),
       cmocka_unit_test(random_bits_and_floats_match_the_cpu_bit_for_bit),
       cmocka_unit_test(random_f64_normals_differ_only_where_the_c_library_log_does),
       cmocka_unit_test(f64_log_is_within_an_ulp_of_the_c_library),
       cmocka_unit_test(integer_products_match_the_cpu),
       cmocka_unit_test(box_copies_match_the_host_copy),
+      cmocka_unit_test(strided_boxes_match_the_host_strided_copy),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -344,6 +344,10 @@ for path in native nccl; do
   bench "spmd-gpu-bench collectives, SPMD_CUDA_COLLECTIVES=$path" 20 "gpu-bench-$path.txt" \
     env SPMD_CUDA_COLLECTIVES="$path" "$build/tools/spmd-gpu-bench" -o collectives -n 10 -w 3
 done
+# The sum on one logical device: the kernel without the combining across
+# devices that the 8-device figure includes.
+bench "spmd-gpu-bench sum, one device" 15 gpu-bench-one.txt "$build/tools/spmd-gpu-bench" \
+  -o sum -g 1 -n 10 -w 3
 bench "spmd-bench" 25 spmd-bench.txt "${cuda_env[@]}" "$build/tools/spmd-bench" \
   -b 1M -e 64M -f 8 -n 5 -w 2
 # Its shard_map versions are host callbacks: they need host-mapped blocks.
@@ -374,9 +378,9 @@ done
   echo "total $(($(now) - start))s of $budget"
 
   echo
-  echo "## figures (libspmd: 8 logical devices on one GPU; JAX: one device)"
-  printf '%-22s %12s %12s %12s %12s  %s\n' figure "libspmd" "native" "nccl" "JAX" goal
-  for key in copy_gbs add_gbs add_ratio matmul_tflops cublas_tflops matmul_ratio tiny_add_us \
+  echo "## figures (libspmd: 8 logical devices on one GPU, or one; JAX: one device)"
+  printf '%-22s %12s %12s %12s %12s %12s  %s\n' figure "libspmd" "native" "nccl" "one device" "JAX" goal
+  for key in copy_gbs add_gbs add_ratio sum_gbs sum_ratio matmul_tflops cublas_tflops matmul_ratio tiny_add_us \
     all_gather_busbw all_gather_ratio reduce_scatter_busbw reduce_scatter_ratio all_reduce_busbw \
     all_reduce_ratio all_to_all_busbw all_to_all_ratio; do
     case $key in
@@ -385,9 +389,9 @@ done
       tiny_add_us) goal="<= 10" ;;
       *) goal= ;;
     esac
-    printf '%-22s %12s %12s %12s %12s  %s\n' "$key" "$(result "$key" "$logs/gpu-bench-auto.txt")" \
+    printf '%-22s %12s %12s %12s %12s %12s  %s\n' "$key" "$(result "$key" "$logs/gpu-bench-auto.txt")" \
       "$(result "$key" "$logs/gpu-bench-native.txt")" "$(result "$key" "$logs/gpu-bench-nccl.txt")" \
-      "$(result "$key" "$logs/jax.txt")" "$goal"
+      "$(result "$key" "$logs/gpu-bench-one.txt")" "$(result "$key" "$logs/jax.txt")" "$goal"
   done
   echo "(GB/s count bytes read + written; *_ratio of collectives: 2 * devices * busbw / copy;"
   echo " spmd-gpu-bench -h has every definition)"

@@ -88,6 +88,15 @@ def main():
         return rate("jit(x + y) f32 (2 reads + 1 write)", 3.0 * GIB,
                     timed(lambda: f(x, y), iters, warmups), 1e9, "GB/s", "add_gbs")
 
+    def total():
+        x = jax.device_put(jnp.full((GIB // 4,), 0.5, jnp.float32), dev)
+        f = jax.jit(jnp.sum)
+        got = float(f(x))
+        if got != 0.5 * (GIB // 4):
+            print(f"  WRONG: sum {got}, want {0.5 * (GIB // 4)}")
+        return rate("jit(jnp.sum) f32 to one value (reads)", 1.0 * GIB,
+                    timed(lambda: f(x), iters, warmups), 1e9, "GB/s", "sum_gbs")
+
     def matmul():
         n = 8192
         idx = jnp.arange(n * n, dtype=jnp.int32)
@@ -122,6 +131,9 @@ def main():
     add_gbs = figure("add", add)
     if copy_gbs > 0 and add_gbs > 0:
         print(f"RESULT add_ratio {add_gbs / copy_gbs:.3f} of copy")
+    sum_gbs = figure("sum", total)
+    if copy_gbs > 0 and sum_gbs > 0:
+        print(f"RESULT sum_ratio {sum_gbs / copy_gbs:.3f} of copy")
     figure("matmul", matmul)
     figure("dispatch", dispatch)
     return 0

@@ -22,8 +22,8 @@ static void usage(FILE *f) {
   fprintf(f,
 "usage: spmd-gpu-bench [options]\n"
 "\n"
-"  -o FIGURES  comma separated: copy, collectives, matmul, add, dispatch, or\n"
-"              all (default all; copy, the reference, is always measured)\n"
+"  -o FIGURES  comma separated: copy, collectives, matmul, add, sum, dispatch,\n"
+"              or all (default all; copy, the reference, is always measured)\n"
 "  -n ITERS    timed repetitions of each figure (default 10)\n"
 "  -w ITERS    warm-up repetitions (default 3)\n"
 "  -g N        logical devices per GPU, the mesh's size (default 8)\n"
@@ -58,6 +58,9 @@ static void usage(FILE *f) {
 "               beside one cublasGemmEx (bf16, f32 compute) of N^3.\n"
 "  add          spmd_binary add of two f32 arrays sharded over the mesh; GB/s\n"
 "               counting 2 reads + 1 write; ratio to the copy rate.\n"
+"  sum          spmd_reduce sum of the add's first operand to one value (each\n"
+"               device folds its shard, then the shards' sums combine); GB/s\n"
+"               counting the bytes read; ratio to the copy rate.\n"
 "  dispatch     host time per spmd_binary add of two 8 x 8 f32 arrays\n"
 "               sharded over the mesh: OPS adds queued, then one\n"
 "               spmd_array_block_until_ready, divided by OPS.\n");
@@ -393,6 +396,43 @@ done:
   free(t);
 }
 
+/* ---- a full reduction ---- */
+
+static void sum(const options *o, spmd_mesh *mesh, double copy_gbs) {
+  const int64_t count = (int64_t)(o->add_bytes / sizeof(float) / (size_t)o->devices) * o->devices;
+  const double bytes = (double)count * sizeof(float);
+  double *t = malloc((size_t)o->iters * sizeof *t);
+  spmd_sharding *s_x = NULL;
+  spmd_array *x = NULL;
+  float total = 0;
+  printf("# sum f32 of %.0f MiB sharded over %d devices to one value\n",
+         (double)count * sizeof(float) / (1 << 20), o->devices);
+  TRY(spmd_sharding_named_text(mesh, "x", &s_x));
+  TRY(spmd_array_full(s_x, SPMD_F32, 1, &count, 0.5, &x));
+  for (int i = -o->warmups; i < o->iters; ++i) {
+    spmd_array *z = NULL;
+    const double t0 = now();
+    TRY(spmd_reduce(SPMD_REDUCE_SUM, x, 0, NULL, 0, NULL, &z));
+    const spmd_status st = spmd_array_block_until_ready(z);
+    if (i >= 0) t[i] = now() - t0;
+    if (st == SPMD_OK && i == o->iters - 1) spmd_array_to_host(z, &total, sizeof total);
+    spmd_array_destroy(z);
+    TRY(st);
+  }
+  /* Halves add exactly while partial sums stay below 2^24. */
+  if (total != 0.5f * (float)count) printf("  WRONG: sum %.1f, want %.1f\n", total, 0.5 * count);
+  const spread s = spread_of(t, o->iters);
+  print_rate("spmd_reduce sum f32 to one value (reads)", bytes, s, 1e9, "GB/s");
+  const double gbs = bytes / s.med / 1e9;
+  printf("RESULT sum_gbs %.2f GB/s\n", gbs);
+  if (copy_gbs > 0) printf("RESULT sum_ratio %.3f of copy\n", gbs / copy_gbs);
+done:
+  fflush(stdout);
+  spmd_array_destroy(x);
+  spmd_sharding_destroy(s_x);
+  free(t);
+}
+
 /* ---- dispatch of tiny ops ---- */
 
 static void dispatch(const options *o, spmd_mesh *mesh) {
@@ -493,6 +533,7 @@ int main(int argc, char **argv) {
   if (wanted(&o, "collectives")) collectives(&o, mesh, copy_gbs);
   if (wanted(&o, "matmul")) matmul(&o, mesh);
   if (wanted(&o, "add")) add(&o, mesh, copy_gbs);
+  if (wanted(&o, "sum")) sum(&o, mesh, copy_gbs);
   if (wanted(&o, "dispatch")) dispatch(&o, mesh);
 
   spmd_mesh_destroy(mesh);

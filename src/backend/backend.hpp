@@ -97,6 +97,11 @@ class Backend {
   // kernels of one batch are independent: they may run in any order, at
   // once.
   virtual EventPtr launch(std::span<const Kernel> kernels, const EventList &after) = 0;
+  // The part of `done`, an event launch() returned, that stands for its
+  // kernels on `device`: what a buffer written by one of those kernels
+  // keeps, so that its later users and its free wait for that device's
+  // work alone rather than every device's. The whole event by default.
+  virtual EventPtr part_on(const EventPtr &done, int /*device*/) { return done; }
   // An event for everything queued on `device` so far, by the backend or
   // by a callback on device_stream(device); null when that is all done.
   virtual EventPtr fence(int /*device*/) { return nullptr; }

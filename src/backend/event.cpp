@@ -1,5 +1,7 @@
 #include "backend/event.hpp"
 
+#include <algorithm>
+
 #include "base/error.hpp"
 
 namespace spmd {
@@ -45,10 +47,28 @@ EventList::EventList(std::initializer_list<EventPtr> events) {
 }
 
 void EventList::add(const EventPtr &event) {
-  if (!event) return;
+  if (!event || holds(event)) return;
   if (event->done() && event->wait_status() == SPMD_OK) return;
+  push(event);
+}
+
+void EventList::add_open(const EventPtr &event) {
+  if (!event || holds(event)) return;
+  if (event->completed() && event->wait_status() == SPMD_OK) return;
+  push(event);
+}
+
+bool EventList::holds(const EventPtr &event) const {
   for (const auto &e : events_)
-    if (e == event) return;
+    if (e == event) return true;
+  return false;
+}
+
+void EventList::push(const EventPtr &event) {
+  if (events_.size() >= prune_at_) {
+    std::erase_if(events_, [](const EventPtr &e) { return e->done() && e->wait_status() == SPMD_OK; });
+    prune_at_ = std::max(kPruneAt, 2 * events_.size());
+  }
   events_.push_back(event);
 }
 

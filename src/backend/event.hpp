@@ -31,6 +31,9 @@ class Event {
   void complete(spmd_status status = SPMD_OK, std::string message = {}) noexcept;
 
   bool done() const;
+  // Whether the event is known to be complete, without asking the device
+  // (done() asks: a call per open CUDA event).
+  bool completed() const;
   // Blocks until done; throws the work's error (an Error with its status).
   void wait() const;
   // Blocks until done; returns the status without throwing.
@@ -44,7 +47,6 @@ class Event {
   // Called by wait_status() while the event is open: blocks until the work
   // has finished and completes the event. The default does nothing.
   virtual void settle() const {}
-  bool completed() const;
 
  private:
   mutable std::mutex mu_;
@@ -66,6 +68,10 @@ class EventList {
 
   void add(const EventPtr &event);
   void add(const EventList &other);
+  // The same for an event just made for work just queued, which is all but
+  // certainly open: kept unless already known complete, without asking the
+  // device (a call per open CUDA event).
+  void add_open(const EventPtr &event);
   bool empty() const { return events_.empty(); }
   const std::vector<EventPtr> &events() const { return events_; }
 
@@ -73,7 +79,16 @@ class EventList {
   void wait() const;
 
  private:
+  bool holds(const EventPtr &event) const;
+  // Appends; first, when the list has grown to prune_at_, drops the events
+  // finished without error: the readers a long-lived buffer (weights read
+  // every step) remembers stay as many as are still running, and each
+  // event is asked O(1) times on average.
+  void push(const EventPtr &event);
+
+  static constexpr size_t kPruneAt = 16;
   std::vector<EventPtr> events_;
+  size_t prune_at_ = kPruneAt;
 };
 
 // An event that completes when `count` parts have (with the first error any

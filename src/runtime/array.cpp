@@ -100,8 +100,10 @@ void Array::write_shards(std::vector<std::pair<size_t, Kernel>> writes) {
     after.add(buffers_.at(i)->before_write());
     kernels.push_back(std::move(k));
   }
-  const EventPtr done = runtime_->backend().launch(kernels, after);
-  for (const auto &w : writes) buffers_[w.first]->set_written(done);
+  Backend &backend = runtime_->backend();
+  const EventPtr done = backend.launch(kernels, after);
+  for (size_t k = 0; k < writes.size(); ++k)
+    buffers_[writes[k].first]->set_written(backend.part_on(done, kernels[k].device));
 }
 
 ArrayPtr Array::from_host(ShardingPtr sharding, spmd_dtype dtype, Shape shape, const void *data,

@@ -58,6 +58,7 @@ struct CudaBackend::Impl {
       DeviceGuard guard(d->gpu->ordinal);
       if (d->blas) cublasDestroy(d->blas);
       if (d->blas_workspace) cudaFree(d->blas_workspace);
+      if (d->kernel_scratch) cudaFree(d->kernel_scratch);
       if (d->pool) cudaMemPoolDestroy(d->pool);
       cudaStreamDestroy(d->stream);
     }
@@ -97,6 +98,9 @@ struct CudaBackend::Impl {
   // cuBLAS for `d`, made on first use: its handle on the device's stream,
   // its workspace, TF32 only when allowed.
   void ensure_blas(LogicalDevice &d);
+
+  // The kernels' scratch for `d`, made on first use.
+  void ensure_kernel_scratch(LogicalDevice &d);
 
   // Synchronous transfers between pageable host memory and one device,
   // through pinned staging: the host side is packed into (or unpacked from)

@@ -2,8 +2,10 @@
 // memory on both sides): each box planned on the host into tiles
 // (kernels/device/box_copy.hpp), the descriptors passed by value, up to
 // kBoxesPerLaunch boxes a launch, and each block walking the tiles of all
-// of them in a grid-stride loop.
+// of them in a grid-stride loop. The collectives' strided copies
+// (strided_copy.hpp) batch the same way.
 #include "backend/cuda/launch.hpp"
+#include "backend/cuda/strided_copy.hpp"
 #include "kernels/device/box_copy.hpp"
 
 namespace spmd::cuda {
@@ -39,14 +41,36 @@ void launch(const BoxBatch &batch, int sm_count, cudaStream_t stream) {
   check_launch("CUDA", "box copy kernel");
 }
 
+// Adds box copies to `batch`, launching each full batch.
+class BoxLauncher {
+ public:
+  explicit BoxLauncher(cudaStream_t stream) : stream_(stream) {
+    int gpu = 0;
+    check_call(cudaGetDevice(&gpu), "CUDA", "box copy kernel");
+    check_call(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, gpu), "CUDA",
+               "box copy kernel");
+  }
+  void add(const cp::Box &box) {
+    if (box.tiles == 0) return;
+    batch_.box[batch_.count] = box;
+    batch_.first_tile[batch_.count + 1] = batch_.first_tile[batch_.count] + box.tiles;
+    if (++batch_.count == kBoxesPerLaunch) flush();
+  }
+  void flush() {
+    if (batch_.count > 0) launch(batch_, sm_count_, stream_);
+    batch_ = BoxBatch{};
+  }
+
+ private:
+  cudaStream_t stream_;
+  int sm_count_ = 1;
+  BoxBatch batch_;
+};
+
 }  // namespace
 
 void launch_box_copies(const BoxCopy *copies, size_t count, cudaStream_t stream) {
-  int gpu = 0, sm_count = 1;
-  check_call(cudaGetDevice(&gpu), "CUDA", "box copy kernel");
-  check_call(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, gpu), "CUDA",
-             "box copy kernel");
-  BoxBatch batch;
+  BoxLauncher boxes(stream);
   for (size_t i = 0; i < count; ++i) {
     const BoxCopy &c = copies[i];
     cp::Box box;
@@ -54,15 +78,21 @@ void launch_box_copies(const BoxCopy *copies, size_t count, cudaStream_t stream)
                       device_ptr(c.dst.place), c.dst.shape, c.dst.offset, c.extent, c.elem_size,
                       box))
       fail(SPMD_ERR_INTERNAL, "CUDA: box copy of ", c.extent.size(), " dimensions");
-    if (box.tiles == 0) continue;
-    batch.box[batch.count] = box;
-    batch.first_tile[batch.count + 1] = batch.first_tile[batch.count] + box.tiles;
-    if (++batch.count == kBoxesPerLaunch) {
-      launch(batch, sm_count, stream);
-      batch = BoxBatch{};
-    }
+    boxes.add(box);
   }
-  if (batch.count > 0) launch(batch, sm_count, stream);
+  boxes.flush();
+}
+
+void queue_strided_copies(const StridedCopy *copies, size_t count, cudaStream_t stream) {
+  BoxLauncher boxes(stream);
+  for (size_t i = 0; i < count; ++i) {
+    const StridedCopy &c = copies[i];
+    cp::Box box;
+    if (!cp::make_strided_box(c.src, c.src_strides, c.dst, c.dst_strides, c.ext, c.elem_size, box))
+      fail(SPMD_ERR_INTERNAL, "CUDA: strided copy of ", c.ext.size(), " dimensions");
+    boxes.add(box);
+  }
+  boxes.flush();
 }
 
 }  // namespace spmd::cuda

@@ -1,6 +1,6 @@
 // The CUDA platform's native collectives: the steps of collective_steps.hpp
 // queued on the member's stream, reductions as n-way kernels over the
-// members' buffers, copies as strided copies, fills as memsets.
+// members' buffers, copies as batches of strided copies, fills as memsets.
 #include "backend/cuda/collective_kernels.hpp"
 
 #include <cstdint>
@@ -171,13 +171,17 @@ void queue_reduce(const void *const *srcs, size_t n, void *out, int64_t count, i
   }
 }
 
-// Steps queued on one stream.
+// Steps queued on one stream. Copies wait in a batch, launched together
+// when a reduction or fill comes or the phase ends: a member's pieces from
+// all its peers are one launch (or one cudaMemcpyAsync when there is one
+// dense piece), not one per peer.
 class StreamSink final : public StepSink {
  public:
   explicit StreamSink(cudaStream_t stream) : stream_(stream) {}
 
   void reduce(spmd_dtype dtype, ReduceOp op, const void *const *srcs, size_t n, void *out,
               int64_t count, int64_t row, int64_t src_stride) override {
+    flush();
     const bool known = dev::collective::visit_reduction(dtype, op, [&](auto reduction) {
       queue_reduce<decltype(reduction)>(srcs, n, out, count, row, src_stride, stream_);
     });
@@ -188,15 +192,27 @@ class StreamSink final : public StepSink {
 
   void copy(const Shape &ext, const void *src, const Shape &src_strides, void *dst,
             const Shape &dst_strides, size_t elem_size) override {
-    queue_strided_copy(ext, src, src_strides, dst, dst_strides, elem_size, stream_);
+    copies_.push_back({ext, src, src_strides, dst, dst_strides, elem_size});
   }
 
   void zero(void *dst, size_t bytes) override {
+    flush();
     check(cudaMemsetAsync(dst, 0, bytes, stream_), "cudaMemsetAsync (collective)");
+  }
+
+  void flush() {
+    if (copies_.size() == 1) {
+      const StridedCopy &c = copies_[0];
+      queue_strided_copy(c.ext, c.src, c.src_strides, c.dst, c.dst_strides, c.elem_size, stream_);
+    } else if (!copies_.empty()) {
+      queue_strided_copies(copies_.data(), copies_.size(), stream_);
+    }
+    copies_.clear();
   }
 
  private:
   cudaStream_t stream_;
+  std::vector<StridedCopy> copies_;
 };
 
 }  // namespace
@@ -212,6 +228,7 @@ void queue_native_phase(const CollectiveCall &call, void *out, const std::vector
     members[r] = {slots[r].in, slots[r].in_shape, slots[r].out};
   StreamSink sink(stream);
   plan_native_phase(call, out, members, rank, phase, reduce_whole, sink);
+  sink.flush();
 }
 
 }  // namespace spmd::cuda

@@ -126,6 +126,18 @@ void CudaBackend::Impl::ensure_blas(LogicalDevice &d) {
   d.blas_workspace_bytes = kBlasWorkspaceBytes;
 }
 
+void CudaBackend::Impl::ensure_kernel_scratch(LogicalDevice &d) {
+  if (d.kernel_scratch) return;
+  void *p = nullptr;
+  const cudaError_t st = cudaMalloc(&p, kKernelScratchBytes);
+  if (st != cudaSuccess) {
+    cudaGetLastError();
+    fail(status_of(st), d.label(), ": cannot allocate the kernels' scratch of ",
+         kKernelScratchBytes, " bytes: ", cudaGetErrorString(st));
+  }
+  d.kernel_scratch = p;
+}
+
 void CudaBackend::Impl::host_transfer(const BoxCopy &c, const EventList &after) {
   const bool to_device = c.dst.place.kind != MemoryKind::Host;
   const bool from_device = c.src.place.kind != MemoryKind::Host;
@@ -446,6 +458,10 @@ EventPtr CudaBackend::launch(std::span<const Kernel> kernels, const EventList &a
       if (k->kind == KernelKind::Gemm) {
         m.ensure_blas(d);
         env.blas = d.blas;
+      } else if (k->kind == KernelKind::Reduce) {
+        m.ensure_kernel_scratch(d);
+        env.scratch = d.kernel_scratch;
+        env.scratch_bytes = kKernelScratchBytes;
       }
       launch_kernel(*k, env);
     }
@@ -458,6 +474,16 @@ EventPtr CudaBackend::launch(std::span<const Kernel> kernels, const EventList &a
     return nullptr;
   }
   return done;
+}
+
+EventPtr CudaBackend::part_on(const EventPtr &done, int device) {
+  const auto *whole = dynamic_cast<const StreamEvent *>(done.get());
+  if (whole == nullptr || whole->records().size() <= 1 || device < 0 ||
+      static_cast<size_t>(device) >= impl_->devices.size())
+    return done;
+  EventPtr part = whole->part(std::static_pointer_cast<const StreamEvent>(done),
+                              impl_->devices[static_cast<size_t>(device)].get());
+  return part ? part : done;
 }
 
 EventPtr CudaBackend::fence(int device) {

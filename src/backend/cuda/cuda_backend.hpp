@@ -40,6 +40,7 @@ class CudaBackend final : public Backend {
   EventPtr copy_boxes(std::span<const BoxCopy> copies, const EventList &after) override;
   EventPtr launch(std::span<const Kernel> kernels, const EventList &after) override;
   EventPtr fence(int device) override;
+  EventPtr part_on(const EventPtr &done, int device) override;
 
   EventPtr run_collective(const CollectiveCall &call, GroupSync &group) override;
   bool run_collective_groups(const std::vector<GroupCall> &groups, EventPtr &done) override;

@@ -55,6 +55,8 @@ struct LogicalDevice {
   cublasHandle_t blas = nullptr;
   void *blas_workspace = nullptr;
   size_t blas_workspace_bytes = 0;
+  // The kernels' scratch (kernels.hpp), made on first use.
+  void *kernel_scratch = nullptr;
   // Held while work is queued on the stream: the stream's order and the
   // cuBLAS handle are the device's, whichever thread queues.
   std::mutex mu;

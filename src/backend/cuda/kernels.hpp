@@ -10,14 +10,22 @@
 
 namespace spmd::cuda {
 
+// Scratch per logical device for the kernels (kernels_reduce.cu's partials).
+constexpr size_t kKernelScratchBytes = size_t{128} << 10;
+
 // What a kernel runs with: the logical device's stream and cuBLAS handle
-// (already bound to that stream and its workspace), and the GPU's shape.
+// (already bound to that stream and its workspace), its scratch, and the
+// GPU's shape.
 struct KernelEnv {
   cudaStream_t stream = nullptr;
   cublasHandle_t blas = nullptr;
   bool allow_tf32 = false;  // f32 products on TF32 tensor cores
   int sm_count = 1;
   const char *device_label = "";  // for messages: "device 3 (GPU 0)"
+  // The logical device's scratch, free between kernels on its stream: what
+  // a reduction cut into parts keeps its partials in.
+  void *scratch = nullptr;
+  size_t scratch_bytes = 0;
 };
 
 // Queues `k` on env.stream. Its places are device pointers: Device memory

@@ -2,8 +2,10 @@
 // threads per output element, as kernels/device/reduce.hpp lays it out;
 // each lane folds its share of the reduced elements, then the team
 // combines its lanes pairwise in shared memory. Nothing but the output is
-// written, so an output has one block at most: a reduction to few outputs
-// runs on few SMs.
+// written, so an output has one block at most; except that few outputs of
+// many elements each are cut into parts (red::Teams), a block per part
+// writing a partial to the logical device's scratch and a second kernel
+// combining each output's partials in order.
 #include "backend/cuda/launch.hpp"
 #include "kernels/device/reduce.hpp"
 
@@ -12,6 +14,9 @@ namespace spmd::cuda {
 namespace {
 
 namespace red = dev::red;
+
+static_assert(red::kMaxPartials * sizeof(red::Best<double>) <= kKernelScratchBytes,
+              "the partials of a reduction cut into parts outgrow the kernels' scratch");
 
 template <typename K, typename A>
 __global__ void __launch_bounds__(red::kThreads)
@@ -29,7 +34,7 @@ __global__ void __launch_bounds__(red::kThreads)
   for (int64_t first = blockIdx.x * static_cast<int64_t>(group); first < p.outputs;
        first += static_cast<int64_t>(gridDim.x) * group) {
     const int64_t o = first + g;
-    part[t] = o < p.outputs ? red::lane_partial<K, A>(p, in, o, lane, lanes) : K::identity(p);
+    part[t] = o < p.outputs ? red::lane_partial<K, A>(p, in, o, lane, lanes, 0, p.reduced) : K::identity(p);
     __syncthreads();
     for (int s = lanes / 2; s >= 1; s /= 2) {
       if (lane < s) part[slot(lane)] = K::combine(p, part[slot(lane)], part[slot(lane + s)]);
@@ -40,6 +45,58 @@ __global__ void __launch_bounds__(red::kThreads)
   }
 }
 
+// Block b takes (output, part) items b, b + gridDim.x, ...: all kThreads
+// threads are lanes of the item's part.
+template <typename K, typename A>
+__global__ void __launch_bounds__(red::kThreads)
+    reduce_parts_kernel(red::Plan p, typename K::Acc *partials, const unsigned char *in, int parts,
+                        int64_t part_len) {
+  using Acc = typename K::Acc;
+  __shared__ alignas(16) unsigned char raw[red::kThreads * sizeof(Acc)];
+  Acc *part = reinterpret_cast<Acc *>(raw);
+  const int t = threadIdx.x;
+  const int64_t items = p.outputs * parts;
+  for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
+    const int64_t o = item / parts, q = item - o * parts;
+    const int64_t begin = q * part_len;
+    const int64_t end = begin + part_len < p.reduced ? begin + part_len : p.reduced;
+    part[t] = red::lane_partial<K, A>(p, in, o, t, red::kThreads, begin, end);
+    __syncthreads();
+    for (int s = red::kThreads / 2; s >= 1; s /= 2) {
+      if (t < s) part[t] = K::combine(p, part[t], part[t + s]);
+      __syncthreads();
+    }
+    if (t == 0) partials[item] = part[0];
+    __syncthreads();
+  }
+}
+
+// Thread o combines output o's partials in order.
+template <typename K>
+__global__ void finish_parts_kernel(red::Plan p, const typename K::Acc *partials,
+                                    unsigned char *out, int parts) {
+  const int64_t o = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (o >= p.outputs) return;
+  typename K::Acc acc = partials[o * parts];
+  for (int q = 1; q < parts; ++q) acc = K::combine(p, acc, partials[o * parts + q]);
+  K::put(p, acc, out + o * dev::dtype_bytes(p.out));
+}
+
+template <typename K, typename A>
+void launch_parts(const red::Plan &p, const red::Teams &teams, unsigned char *out,
+                  const unsigned char *in, const KernelEnv &env) {
+  using Acc = typename K::Acc;
+  const int64_t items = p.outputs * teams.parts;
+  if (env.scratch == nullptr || static_cast<size_t>(items) * sizeof(Acc) > env.scratch_bytes)
+    fail(SPMD_ERR_INTERNAL, env.device_label, ": reduce kernel: ", items,
+         " partials do not fit the device's scratch of ", env.scratch_bytes, " bytes");
+  auto *partials = static_cast<Acc *>(env.scratch);
+  reduce_parts_kernel<K, A><<<grid_for(items, 1, env), red::kThreads, 0, env.stream>>>(
+      p, partials, in, teams.parts, teams.part_len);
+  const unsigned blocks = static_cast<unsigned>((p.outputs + kBlockThreads - 1) / kBlockThreads);
+  finish_parts_kernel<K><<<blocks, kBlockThreads, 0, env.stream>>>(p, partials, out, teams.parts);
+}
+
 template <typename A>
 void launch_typed(const red::Plan &p, const red::Teams &teams, unsigned char *out,
                   const unsigned char *in, const KernelEnv &env) {
@@ -47,6 +104,14 @@ void launch_typed(const red::Plan &p, const red::Teams &teams, unsigned char *ou
   const auto go = [&](auto kernel) {
     kernel<<<grid, red::kThreads, 0, env.stream>>>(p, out, in, teams.lanes, teams.outputs_fastest);
   };
+  if (teams.parts > 1) {
+    switch (p.op) {
+      case red::Op::Sum: return launch_parts<red::Sum<A>, A>(p, teams, out, in, env);
+      case red::Op::Max:
+      case red::Op::Min: return launch_parts<red::Extreme<A>, A>(p, teams, out, in, env);
+      case red::Op::ArgMax: return launch_parts<red::ArgMax<A>, A>(p, teams, out, in, env);
+    }
+  }
   switch (p.op) {
     case red::Op::Sum: go(reduce_kernel<red::Sum<A>, A>); break;
     case red::Op::Max:

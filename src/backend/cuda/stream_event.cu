@@ -44,7 +44,24 @@ std::string LogicalDevice::label() const {
 }
 
 StreamEvent::~StreamEvent() {
-  for (size_t i = 0; i < records_.size(); ++i) pools_[i]->give_back(records_[i].event);
+  for (size_t i = 0; i < pools_.size(); ++i) pools_[i]->give_back(records_[i].event);
+}
+
+EventPtr StreamEvent::part(std::shared_ptr<const StreamEvent> whole,
+                           const LogicalDevice *device) const {
+  for (const auto &r : records_) {
+    if (r.device != device) continue;
+    auto p = std::make_shared<StreamEvent>(what_);
+    p->records_.push_back(r);
+    p->verdict_ = verdict_;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      p->deps_ = deps_;
+    }
+    p->whole_ = std::move(whole);
+    return p;
+  }
+  return nullptr;
 }
 
 void StreamEvent::finish(cudaError_t device_status, bool block) const {
@@ -158,11 +175,14 @@ EventPtr failed_dependency(const EventList &after) {
   return nullptr;
 }
 
+// A record on the waiting device's own stream is behind everything queued
+// there already: stream order covers it without a call.
 void wait_on(LogicalDevice &device, const EventList &after) {
   for (const auto &e : after.events()) {
     if (auto *se = dynamic_cast<const StreamEvent *>(e.get())) {
       for (const auto &r : se->records())
-        check(cudaStreamWaitEvent(device.stream, r.event, 0), "cudaStreamWaitEvent");
+        if (r.device != &device)
+          check(cudaStreamWaitEvent(device.stream, r.event, 0), "cudaStreamWaitEvent");
     } else {
       e->wait();
     }
@@ -173,7 +193,7 @@ void wait_on_quietly(LogicalDevice &device, const EventList &after) noexcept {
   for (const auto &e : after.events()) {
     if (auto *se = dynamic_cast<const StreamEvent *>(e.get())) {
       for (const auto &r : se->records())
-        if (cudaStreamWaitEvent(device.stream, r.event, 0) != cudaSuccess) {
+        if (r.device != &device && cudaStreamWaitEvent(device.stream, r.event, 0) != cudaSuccess) {
           cudaGetLastError();
           e->wait_status();  // the device refused to wait: the host does
           break;

@@ -32,6 +32,12 @@ class StreamEvent final : public Event {
   // The CUDA events later work waits for, one per stream the work went to.
   const std::vector<Record> &records() const { return records_; }
 
+  // The event of the work on `device`'s stream alone (its record, the
+  // whole's dependencies and verdict), holding `whole` (this event) so
+  // that the CUDA event stays out of its pool while the part lives; null
+  // when no work went to that device.
+  EventPtr part(std::shared_ptr<const StreamEvent> whole, const LogicalDevice *device) const;
+
  protected:
   void try_settle() const override;
   void settle() const override;
@@ -46,7 +52,10 @@ class StreamEvent final : public Event {
   // not see (an NCCL communicator aborted under it), or empty.
   std::function<std::string()> verdict_;
   std::vector<Record> records_;
-  std::vector<std::shared_ptr<EventPool>> pools_;  // the owners of records_' events
+  // The owners of records_' events, given back when this event goes; empty
+  // for a part, whose record its whole owns.
+  std::vector<std::shared_ptr<EventPool>> pools_;
+  std::shared_ptr<const StreamEvent> whole_;  // a part's whole
   // Dependencies that were still open when the work was queued: their
   // failure is this work's failure (it ran on what they left). Let go once
   // the event completes, so chains of events do not pile up.

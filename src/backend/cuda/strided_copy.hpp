@@ -20,4 +20,21 @@ namespace spmd::cuda {
 void queue_strided_copy(const Shape &ext, const void *src, const Shape &src_strides, void *dst,
                         const Shape &dst_strides, size_t elem_size, cudaStream_t stream);
 
+// One strided copy of a batch.
+struct StridedCopy {
+  Shape ext;
+  const void *src = nullptr;
+  Shape src_strides;
+  void *dst = nullptr;
+  Shape dst_strides;
+  size_t elem_size = 1;
+};
+
+// The copies in as few launches as the kernel's parameters allow (one for
+// up to 12), so that a member's pieces of an all-to-all or gather cost one
+// launch rather than one per peer; the copies' destinations do not
+// overlap. Never synchronises or allocates; throws on a launch error.
+// (box_copies.cu, beside the box copies it shares its kernel with.)
+void queue_strided_copies(const StridedCopy *copies, size_t count, cudaStream_t stream);
+
 }  // namespace spmd::cuda

@@ -105,9 +105,13 @@ void launch_per_shard(Array &out, const std::vector<const Array *> &inputs,
     after.add(out.buffer(i).before_write());
     batch.push_back(std::move(k));
   }
-  const EventPtr done = out.runtime().backend().launch(batch, after);
+  Backend &backend = out.runtime().backend();
+  const EventPtr done = backend.launch(batch, after);
   for (const Array *a : inputs) a->add_read(done);
-  for (const auto &k : kernels) out.buffer(k.first).set_written(done);
+  // Each kernel wrote its own device's block: the block waits for that
+  // device's part of the work alone.
+  for (size_t k = 0; k < kernels.size(); ++k)
+    out.buffer(kernels[k].first).set_written(backend.part_on(done, batch[k].device));
 }
 
 }  // namespace spmd::ops

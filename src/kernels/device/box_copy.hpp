@@ -26,34 +26,27 @@ struct Box {
   int64_t src_stride[kMaxOuter] = {}, dst_stride[kMaxOuter] = {};  // bytes
 };
 
-// The plan of a copy of `extent` elements of `elem_size` bytes from the box
-// at src_offset of a buffer of shape src_shape at `src` to the box at
-// dst_offset of one of dst_shape at `dst`. Returns false when the box has
-// more dimensions than merging leaves room for (never for rank <= 8).
-inline bool make_box(const void *src, const Shape &src_shape, const Shape &src_offset, void *dst,
-                     const Shape &dst_shape, const Shape &dst_offset, const Shape &extent,
-                     size_t elem_size, Box &b) {
+// The plan of a copy of `extent` elements of `elem_size` bytes between two
+// strided views: from src (the box's first element) with element strides
+// src_strides to dst with dst_strides. Returns false when the box has more
+// dimensions than merging leaves room for (never for rank <= 8).
+inline bool make_strided_box(const void *src, const Shape &src_strides, void *dst,
+                             const Shape &dst_strides, const Shape &extent, size_t elem_size,
+                             Box &b) {
   b = Box{};
   const size_t nd = extent.size();
   if (nd > 32) return false;
   int64_t elements = 1;
   for (int64_t e : extent) elements *= e;
   if (elements <= 0) return true;  // nothing to copy: no tiles
-  // Element strides of both buffers and the corners' offsets.
-  int64_t ss = 1, ds = 1, so = 0, dso = 0;
   struct Dim { int64_t extent, s, d; };
   Dim dims[32];
   int n = 0;
-  for (size_t i = nd; i-- > 0;) {
-    so += src_offset[i] * ss;
-    dso += dst_offset[i] * ds;
-    if (extent[i] != 1) dims[n++] = {extent[i], ss, ds};  // innermost first
-    ss *= src_shape[i];
-    ds *= dst_shape[i];
-  }
+  for (size_t i = nd; i-- > 0;)
+    if (extent[i] != 1) dims[n++] = {extent[i], src_strides[i], dst_strides[i]};  // innermost first
   const auto es = static_cast<int64_t>(elem_size);
-  b.src = static_cast<const unsigned char *>(src) + so * es;
-  b.dst = static_cast<unsigned char *>(dst) + dso * es;
+  b.src = static_cast<const unsigned char *>(src);
+  b.dst = static_cast<unsigned char *>(dst);
   // The contiguous run: inner dimensions both sides walk densely.
   int64_t run = 1;
   int k = 0;
@@ -97,18 +90,76 @@ inline bool make_box(const void *src, const Shape &src_shape, const Shape &src_o
   return true;
 }
 
-SPMD_HD void copy_word(const unsigned char *s, unsigned char *d, int width) {
-#if defined(__CUDA_ARCH__)
-  switch (width) {
-    case 16: *reinterpret_cast<uint4 *>(d) = *reinterpret_cast<const uint4 *>(s); return;
-    case 8: *reinterpret_cast<uint2 *>(d) = *reinterpret_cast<const uint2 *>(s); return;
-    case 4: *reinterpret_cast<uint32_t *>(d) = *reinterpret_cast<const uint32_t *>(s); return;
-    case 2: *reinterpret_cast<uint16_t *>(d) = *reinterpret_cast<const uint16_t *>(s); return;
-    default: *d = *s; return;
+// The same for the box at src_offset of a dense row-major buffer of shape
+// src_shape at `src` and the box at dst_offset of one of dst_shape at `dst`.
+inline bool make_box(const void *src, const Shape &src_shape, const Shape &src_offset, void *dst,
+                     const Shape &dst_shape, const Shape &dst_offset, const Shape &extent,
+                     size_t elem_size, Box &b) {
+  const size_t nd = extent.size();
+  if (nd > 32) {
+    b = Box{};
+    return false;
   }
-#else
-  std::memcpy(d, s, static_cast<size_t>(width));
+  Shape ss(nd), ds(nd);
+  int64_t s = 1, d = 1, so = 0, dso = 0;
+  for (size_t i = nd; i-- > 0;) {
+    ss[i] = s;
+    ds[i] = d;
+    so += src_offset[i] * s;
+    dso += dst_offset[i] * d;
+    s *= src_shape[i];
+    d *= dst_shape[i];
+  }
+  const auto es = static_cast<int64_t>(elem_size);
+  return make_strided_box(static_cast<const unsigned char *>(src) + so * es, ss,
+                          static_cast<unsigned char *>(dst) + dso * es, ds, extent, elem_size, b);
+}
+
+// Words of `width` bytes: the GPU's vector types there, bytes here.
+template <int W>
+struct Word {
+  unsigned char b[W];
+};
+#if defined(__CUDA_ARCH__)
+template <> struct Word<16> { uint4 v; };
+template <> struct Word<8> { uint2 v; };
+template <> struct Word<4> { uint32_t v; };
+template <> struct Word<2> { uint16_t v; };
 #endif
+
+template <int W>
+SPMD_HD Word<W> load_word(const unsigned char *p) {
+#if defined(__CUDA_ARCH__)
+  return *reinterpret_cast<const Word<W> *>(p);
+#else
+  Word<W> w;
+  std::memcpy(&w, p, W);
+  return w;
+#endif
+}
+
+template <int W>
+SPMD_HD void store_word(unsigned char *p, const Word<W> &w) {
+#if defined(__CUDA_ARCH__)
+  *reinterpret_cast<Word<W> *>(p) = w;
+#else
+  std::memcpy(p, &w, W);
+#endif
+}
+
+// Up to `count` (<= kUnroll) words `step` apart from `word` on, below
+// `words`: every load issued before the first store, so that a thread has
+// its whole share in flight at once.
+template <int W>
+SPMD_HD void copy_words(const unsigned char *s, unsigned char *d, int64_t word, int64_t step,
+                        int count, int64_t words) {
+  Word<W> v[kUnroll];
+  SPMD_UNROLL
+  for (int u = 0; u < kUnroll; ++u)
+    if (u < count && word + u * step < words) v[u] = load_word<W>(s + (word + u * step) * W);
+  SPMD_UNROLL
+  for (int u = 0; u < kUnroll; ++u)
+    if (u < count && word + u * step < words) store_word<W>(d + (word + u * step) * W, v[u]);
 }
 
 // Thread t's share of tile `tile` of box b.
@@ -137,8 +188,13 @@ SPMD_HD void copy_tile(const Box &b, int64_t tile, int t) {
   }
   const unsigned char *s = b.src + so;
   unsigned char *dp = b.dst + dof;
-  for (int u = 0; u < count && word < b.words; ++u, word += step)
-    copy_word(s + word * b.width, dp + word * b.width, b.width);
+  switch (b.width) {
+    case 16: return copy_words<16>(s, dp, word, step, count, b.words);
+    case 8: return copy_words<8>(s, dp, word, step, count, b.words);
+    case 4: return copy_words<4>(s, dp, word, step, count, b.words);
+    case 2: return copy_words<2>(s, dp, word, step, count, b.words);
+    default: return copy_words<1>(s, dp, word, step, count, b.words);
+  }
 }
 
 }  // namespace spmd::dev::copy

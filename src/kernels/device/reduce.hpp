@@ -13,8 +13,10 @@
 // first), argmax its index (the first NaN, else the first largest).
 #pragma once
 
+#include <algorithm>
 #include <limits>
 #include <utility>
+#include <vector>
 
 #include "kernels/device/cpu_float.hpp"
 #include "kernels/reduce_axes.hpp"
@@ -288,26 +290,27 @@ struct ArgMax {
 // flight at once; they are folded in the same order as one by one.
 constexpr int kAhead = 8;
 
-// Lane `lane` of `lanes`'s partial of output o: the elements r = lane,
-// lane + lanes, ... folded in that order.
+// Lane `lane` of `lanes`'s partial of output o over the reduced elements
+// [begin, end): r = begin + lane, begin + lane + lanes, ... folded in that
+// order.
 template <typename K, typename A>
 SPMD_HD typename K::Acc lane_partial(const Plan &p, const unsigned char *in, int64_t o,
-                                     int64_t lane, int64_t lanes) {
+                                     int64_t lane, int64_t lanes, int64_t begin, int64_t end) {
   const int es = dtype_bytes(p.in);
   const unsigned char *base = in + kept_offset(p, o) * es;
   typename K::Acc acc = K::identity(p);
   const auto at = [&](int64_t r) {
     return p.nred <= 1 ? base + r * (p.nred ? p.red_stride[0] * es : 0) : base + red_offset(p, r) * es;
   };
-  int64_t r = lane;
-  for (; r + (kAhead - 1) * lanes < p.reduced; r += kAhead * lanes) {
+  int64_t r = begin + lane;
+  for (; r + (kAhead - 1) * lanes < end; r += kAhead * lanes) {
     A v[kAhead];
     SPMD_UNROLL
     for (int j = 0; j < kAhead; ++j) v[j] = load<A>(p.in, at(r + j * lanes));
     SPMD_UNROLL
     for (int j = 0; j < kAhead; ++j) acc = K::fold(p, acc, v[j], r + j * lanes);
   }
-  for (; r < p.reduced; r += lanes) acc = K::fold(p, acc, load<A>(p.in, at(r)), r);
+  for (; r < end; r += lanes) acc = K::fold(p, acc, load<A>(p.in, at(r)), r);
   return acc;
 }
 
@@ -320,9 +323,23 @@ SPMD_HD typename K::Acc lane_partial(const Plan &p, const unsigned char *in, int
 // are added while the outputs alone give fewer than 2^17 threads, and up to
 // 32 when the innermost dimension is reduced, never beyond the elements
 // folded.
+//
+// Few outputs of many elements each (a full sum) would leave most of the
+// GPU idle at one block per output, so their reduced elements are cut into
+// `parts` consecutive ranges of `part_len` (the last shorter), each folded
+// by a block of kThreads lanes into a partial; a second kernel then
+// combines each output's partials in order, q = 0, 1, ..., parts - 1.
+// Every choice depends on the shape alone, so a float sum rounds the same
+// from run to run and from GPU to GPU.
+constexpr int64_t kPartElements = int64_t{1} << 18;  // fewest elements a part folds
+constexpr int kMaxParts = 1024;
+constexpr int64_t kMaxPartials = 8192;  // outputs * parts: the scratch it needs
+
 struct Teams {
   int lanes = 1;
   bool outputs_fastest = true;
+  int parts = 1;
+  int64_t part_len = 0;  // reduced elements per part (the plan's `reduced` when parts is 1)
 };
 
 inline Teams teams(const Plan &p) {
@@ -331,6 +348,15 @@ inline Teams teams(const Plan &p) {
   while (t.lanes < kThreads && t.lanes * 2 <= p.reduced &&
          (p.outputs * t.lanes < (int64_t{1} << 17) || (p.inner_reduced && t.lanes < 32)))
     t.lanes *= 2;
+  t.part_len = p.reduced;
+  if (t.lanes == kThreads && p.outputs > 0) {
+    const int64_t parts = std::min<int64_t>(
+        {p.reduced / kPartElements, kMaxParts, kMaxPartials / p.outputs});
+    if (parts > 1) {
+      t.part_len = (p.reduced + parts - 1) / parts;
+      t.parts = static_cast<int>((p.reduced + t.part_len - 1) / t.part_len);
+    }
+  }
   return t;
 }
 
@@ -343,16 +369,31 @@ inline AccType acc_type(spmd_dtype in) {
   return AccType::I64;
 }
 
-// Output o exactly as the CUDA kernel computes it, lane by lane and then
-// pairwise: what the host tests compare the GPU's bits with.
+// The partial of lanes 0..lanes-1 over [begin, end) of output o, combined
+// pairwise (lane l with lane l + s, s = lanes/2, ..., 1) as a block does.
 template <typename K, typename A>
-void reduce_output(const Plan &p, const unsigned char *in, int64_t o, int lanes,
-                   unsigned char *out) {
-  typename K::Acc part[kThreads];
-  for (int l = 0; l < lanes; ++l) part[l] = lane_partial<K, A>(p, in, o, l, lanes);
+typename K::Acc team_partial(const Plan &p, const unsigned char *in, int64_t o, int lanes,
+                             int64_t begin, int64_t end) {
+  std::vector<typename K::Acc> part(static_cast<size_t>(lanes));
+  for (int l = 0; l < lanes; ++l) part[static_cast<size_t>(l)] = lane_partial<K, A>(p, in, o, l, lanes, begin, end);
   for (int s = lanes / 2; s >= 1; s /= 2)
-    for (int l = 0; l < s; ++l) part[l] = K::combine(p, part[l], part[l + s]);
-  K::put(p, part[0], out + o * dtype_bytes(p.out));
+    for (int l = 0; l < s; ++l)
+      part[static_cast<size_t>(l)] = K::combine(p, part[static_cast<size_t>(l)], part[static_cast<size_t>(l + s)]);
+  return part[0];
+}
+
+// Output o exactly as the CUDA kernels compute it, part by part (each
+// lane by lane, then pairwise), then the parts in order: what the host
+// tests compare the GPU's bits with.
+template <typename K, typename A>
+void reduce_output(const Plan &p, const unsigned char *in, int64_t o, int lanes, int parts,
+                   int64_t part_len, unsigned char *out) {
+  typename K::Acc acc = team_partial<K, A>(p, in, o, lanes, 0, parts > 1 ? part_len : p.reduced);
+  for (int q = 1; q < parts; ++q) {
+    const int64_t begin = q * part_len;
+    acc = K::combine(p, acc, team_partial<K, A>(p, in, o, lanes, begin, std::min(p.reduced, begin + part_len)));
+  }
+  K::put(p, acc, out + o * dtype_bytes(p.out));
 }
 
 }  // namespace spmd::dev::red

@@ -1,0 +1,116 @@
+// The lists of events that buffers keep of their readers and writers
+// (backend/event.hpp): duplicates kept once, events finished without error
+// dropped as they are seen, failures kept, and a long-lived buffer's list
+// of readers as long as the reads still running, however many there were.
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <memory>
+#include <vector>
+
+#include "backend/event.hpp"
+
+// Last: cmocka's macros (fail, ...) would clash with the C++ headers.
+extern "C" {
+#include <cmocka.h>
+}
+
+using namespace spmd;
+
+namespace {
+
+// An event the device is asked about when done() runs, as a CUDA event is:
+// it completes when asked once `finished` is set.
+class AskedEvent final : public Event {
+ public:
+  bool finished = false;
+  mutable int asked = 0;
+
+ protected:
+  void try_settle() const override {
+    ++asked;
+    if (finished) const_cast<AskedEvent *>(this)->complete();
+  }
+  void settle() const override { const_cast<AskedEvent *>(this)->complete(); }
+};
+
+void an_event_is_kept_once(void **) {
+  EventList list;
+  auto e = std::make_shared<AskedEvent>();
+  list.add(e);
+  list.add(e);
+  list.add_open(e);
+  assert_int_equal(list.events().size(), 1);
+}
+
+void finished_events_are_not_kept_and_failures_are(void **) {
+  EventList list;
+  auto ok = std::make_shared<Event>();
+  ok->complete();
+  auto failed = std::make_shared<Event>();
+  failed->complete(SPMD_ERR_INTERNAL, "device 3: kernel failed");
+  list.add(ok);
+  list.add_open(ok);
+  list.add(failed);
+  list.add(nullptr);
+  assert_int_equal(list.events().size(), 1);
+  assert_ptr_equal(list.events()[0].get(), failed.get());
+}
+
+void an_open_event_added_as_open_is_not_asked_about(void **) {
+  EventList list;
+  auto e = std::make_shared<AskedEvent>();
+  list.add_open(e);
+  assert_int_equal(e->asked, 0);
+  list.add(std::make_shared<AskedEvent>());  // add asks
+  assert_int_equal(e->asked, 0);
+  assert_int_equal(list.events().size(), 2);
+}
+
+void a_buffer_read_many_times_remembers_only_the_reads_still_running(void **) {
+  EventList reads;
+  std::vector<std::shared_ptr<AskedEvent>> all;
+  for (int i = 0; i < 100000; ++i) {
+    auto e = std::make_shared<AskedEvent>();
+    all.push_back(e);
+    reads.add_open(e);
+    // The reads finish a few steps behind.
+    if (i >= 3) all[static_cast<size_t>(i - 3)]->finished = true;
+    assert_true(reads.events().size() <= 64);
+  }
+  long asked = 0;
+  for (const auto &e : all) asked += e->asked;
+  // Each event is asked a bounded number of times on average.
+  assert_true(asked <= 3L * static_cast<long>(all.size()));
+  // The reads still running are kept.
+  for (size_t i = all.size() - 3; i < all.size(); ++i) {
+    bool kept = false;
+    for (const auto &e : reads.events()) kept = kept || e.get() == all[i].get();
+    assert_true(kept);
+  }
+}
+
+void open_events_are_never_dropped(void **) {
+  EventList reads;
+  std::vector<std::shared_ptr<AskedEvent>> all;
+  for (int i = 0; i < 1000; ++i) {
+    all.push_back(std::make_shared<AskedEvent>());
+    reads.add_open(all.back());
+  }
+  assert_int_equal(reads.events().size(), 1000);
+}
+
+}  // namespace
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(an_event_is_kept_once),
+      cmocka_unit_test(finished_events_are_not_kept_and_failures_are),
+      cmocka_unit_test(an_open_event_added_as_open_is_not_asked_about),
+      cmocka_unit_test(a_buffer_read_many_times_remembers_only_the_reads_still_running),
+      cmocka_unit_test(open_events_are_never_dropped),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
