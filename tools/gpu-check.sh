@@ -382,7 +382,8 @@ done
   printf '%-22s %12s %12s %12s %12s %12s  %s\n' figure "libspmd" "native" "nccl" "one device" "JAX" goal
   for key in copy_gbs add_gbs add_ratio sum_gbs sum_ratio matmul_tflops cublas_tflops matmul_ratio tiny_add_us \
     all_gather_busbw all_gather_ratio reduce_scatter_busbw reduce_scatter_ratio all_reduce_busbw \
-    all_reduce_ratio all_to_all_busbw all_to_all_ratio; do
+    all_reduce_ratio all_to_all_busbw all_to_all_ratio api_launch_us api_record_us api_wait_us \
+    api_alloc_free_us api_query_us; do
     case $key in
       add_ratio | *gather_ratio | *scatter_ratio | all_reduce_ratio | all_to_all_ratio) goal=">= 0.7" ;;
       matmul_ratio) goal=">= 0.8" ;;

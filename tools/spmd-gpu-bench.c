@@ -23,7 +23,8 @@ static void usage(FILE *f) {
 "usage: spmd-gpu-bench [options]\n"
 "\n"
 "  -o FIGURES  comma separated: copy, collectives, matmul, add, sum, dispatch,\n"
-"              or all (default all; copy, the reference, is always measured)\n"
+"              api, or all (default all; copy, the reference, is always\n"
+"              measured)\n"
 "  -n ITERS    timed repetitions of each figure (default 10)\n"
 "  -w ITERS    warm-up repetitions (default 3)\n"
 "  -g N        logical devices per GPU, the mesh's size (default 8)\n"
@@ -63,7 +64,12 @@ static void usage(FILE *f) {
 "               counting the bytes read; ratio to the copy rate.\n"
 "  dispatch     host time per spmd_binary add of two 8 x 8 f32 arrays\n"
 "               sharded over the mesh: OPS adds queued, then one\n"
-"               spmd_array_block_until_ready, divided by OPS.\n");
+"               spmd_array_block_until_ready, divided by OPS.\n"
+"  api          host time per CUDA runtime call of the kinds an eager op\n"
+"               makes per logical device (a small cudaMemsetAsync standing\n"
+"               for a kernel launch, cudaEventRecord, cudaStreamWaitEvent on\n"
+"               another stream's event, cudaMallocAsync with cudaFreeAsync,\n"
+"               cudaEventQuery): the floor under dispatch's figure.\n");
 }
 
 static int parse_size(const char *s, size_t *out) {
@@ -474,6 +480,63 @@ done:
   free(t);
 }
 
+/* ---- the CUDA runtime's own cost per call ---- */
+
+static void api_costs(const options *o) {
+  enum { CALLS = 20000 };
+  cudaStream_t s = NULL, other = NULL;
+  cudaEvent_t ev = NULL, theirs = NULL;
+  void *small = NULL;
+  printf("# CUDA runtime calls, host time per call (%d calls each)\n", CALLS);
+  TRY_CUDA(cudaSetDevice(0));
+  TRY_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  TRY_CUDA(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking));
+  TRY_CUDA(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+  TRY_CUDA(cudaEventCreateWithFlags(&theirs, cudaEventDisableTiming));
+  TRY_CUDA(cudaMalloc(&small, 256));
+  TRY_CUDA(cudaEventRecord(theirs, other));
+  for (int k = 0; k < 5; ++k) {
+    static const char *const names[5] = {"launch (cudaMemsetAsync 256 B)", "cudaEventRecord",
+                                         "cudaStreamWaitEvent", "cudaMallocAsync + cudaFreeAsync",
+                                         "cudaEventQuery"};
+    static const char *const keys[5] = {"api_launch_us", "api_record_us", "api_wait_us",
+                                        "api_alloc_free_us", "api_query_us"};
+    double best = 1e30;
+    for (int rep = 0; rep < (o->iters < 5 ? o->iters : 5); ++rep) {
+      const double t0 = now();
+      for (int i = 0; i < CALLS; ++i) {
+        cudaError_t e = cudaSuccess;
+        switch (k) {
+          case 0: e = cudaMemsetAsync(small, 0, 256, s); break;
+          case 1: e = cudaEventRecord(ev, s); break;
+          case 2: e = cudaStreamWaitEvent(s, theirs, 0); break;
+          case 3: {
+            void *p = NULL;
+            e = cudaMallocAsync(&p, 256, s);
+            if (e == cudaSuccess) e = cudaFreeAsync(p, s);
+            break;
+          }
+          default: e = cudaEventQuery(ev); if (e == cudaErrorNotReady) e = cudaSuccess; break;
+        }
+        TRY_CUDA(e);
+      }
+      const double per = (now() - t0) / CALLS;
+      if (per < best) best = per;
+      TRY_CUDA(cudaStreamSynchronize(s));
+    }
+    printf("%-44s %10.3f us per call (fastest of the repetitions)\n", names[k], 1e6 * best);
+    printf("RESULT %s %.3f us\n", keys[k], 1e6 * best);
+  }
+done:
+  fflush(stdout);
+  if (s) cudaStreamSynchronize(s);
+  cudaFree(small);
+  if (ev) cudaEventDestroy(ev);
+  if (theirs) cudaEventDestroy(theirs);
+  if (s) cudaStreamDestroy(s);
+  if (other) cudaStreamDestroy(other);
+}
+
 int main(int argc, char **argv) {
   options o = {10, 3, 8, 1000, (size_t)1 << 30, (size_t)256 << 20, (size_t)1 << 30, 8192, "all"};
   for (int i = 1; i < argc; ++i) {
@@ -535,6 +598,7 @@ int main(int argc, char **argv) {
   if (wanted(&o, "add")) add(&o, mesh, copy_gbs);
   if (wanted(&o, "sum")) sum(&o, mesh, copy_gbs);
   if (wanted(&o, "dispatch")) dispatch(&o, mesh);
+  if (wanted(&o, "api")) api_costs(&o);
 
   spmd_mesh_destroy(mesh);
   spmd_runtime_destroy(rt);

@@ -7,6 +7,7 @@
 // writing a partial to the logical device's scratch and a second kernel
 // combining each output's partials in order.
 #include "backend/cuda/launch.hpp"
+#include "base/dtype.hpp"
 #include "kernels/device/reduce.hpp"
 
 namespace spmd::cuda {
@@ -18,7 +19,7 @@ namespace red = dev::red;
 static_assert(red::kMaxPartials * sizeof(red::Best<double>) <= kKernelScratchBytes,
               "the partials of a reduction cut into parts outgrow the kernels' scratch");
 
-template <typename K, typename A>
+template <typename K, typename A, int In>
 __global__ void __launch_bounds__(red::kThreads)
     reduce_kernel(red::Plan p, unsigned char *out, const unsigned char *in, int lanes,
                   bool outputs_fastest) {
@@ -34,7 +35,7 @@ __global__ void __launch_bounds__(red::kThreads)
   for (int64_t first = blockIdx.x * static_cast<int64_t>(group); first < p.outputs;
        first += static_cast<int64_t>(gridDim.x) * group) {
     const int64_t o = first + g;
-    part[t] = o < p.outputs ? red::lane_partial<K, A>(p, in, o, lane, lanes, 0, p.reduced) : K::identity(p);
+    part[t] = o < p.outputs ? red::lane_partial<K, A, In>(p, in, o, lane, lanes, 0, p.reduced) : K::identity(p);
     __syncthreads();
     for (int s = lanes / 2; s >= 1; s /= 2) {
       if (lane < s) part[slot(lane)] = K::combine(p, part[slot(lane)], part[slot(lane + s)]);
@@ -47,7 +48,7 @@ __global__ void __launch_bounds__(red::kThreads)
 
 // Block b takes (output, part) items b, b + gridDim.x, ...: all kThreads
 // threads are lanes of the item's part.
-template <typename K, typename A>
+template <typename K, typename A, int In>
 __global__ void __launch_bounds__(red::kThreads)
     reduce_parts_kernel(red::Plan p, typename K::Acc *partials, const unsigned char *in, int parts,
                         int64_t part_len) {
@@ -60,7 +61,7 @@ __global__ void __launch_bounds__(red::kThreads)
     const int64_t o = item / parts, q = item - o * parts;
     const int64_t begin = q * part_len;
     const int64_t end = begin + part_len < p.reduced ? begin + part_len : p.reduced;
-    part[t] = red::lane_partial<K, A>(p, in, o, t, red::kThreads, begin, end);
+    part[t] = red::lane_partial<K, A, In>(p, in, o, t, red::kThreads, begin, end);
     __syncthreads();
     for (int s = red::kThreads / 2; s >= 1; s /= 2) {
       if (t < s) part[t] = K::combine(p, part[t], part[t + s]);
@@ -82,7 +83,7 @@ __global__ void finish_parts_kernel(red::Plan p, const typename K::Acc *partials
   K::put(p, acc, out + o * dev::dtype_bytes(p.out));
 }
 
-template <typename K, typename A>
+template <typename K, typename A, int In>
 void launch_parts(const red::Plan &p, const red::Teams &teams, unsigned char *out,
                   const unsigned char *in, const KernelEnv &env) {
   using Acc = typename K::Acc;
@@ -91,33 +92,51 @@ void launch_parts(const red::Plan &p, const red::Teams &teams, unsigned char *ou
     fail(SPMD_ERR_INTERNAL, env.device_label, ": reduce kernel: ", items,
          " partials do not fit the device's scratch of ", env.scratch_bytes, " bytes");
   auto *partials = static_cast<Acc *>(env.scratch);
-  reduce_parts_kernel<K, A><<<grid_for(items, 1, env), red::kThreads, 0, env.stream>>>(
+  reduce_parts_kernel<K, A, In><<<grid_for(items, 1, env), red::kThreads, 0, env.stream>>>(
       p, partials, in, teams.parts, teams.part_len);
   const unsigned blocks = static_cast<unsigned>((p.outputs + kBlockThreads - 1) / kBlockThreads);
   finish_parts_kernel<K><<<blocks, kBlockThreads, 0, env.stream>>>(p, partials, out, teams.parts);
 }
 
-template <typename A>
+// The kernels for input dtype In (folding in A).
+template <typename A, int In>
 void launch_typed(const red::Plan &p, const red::Teams &teams, unsigned char *out,
                   const unsigned char *in, const KernelEnv &env) {
+  if (teams.parts > 1) {
+    switch (p.op) {
+      case red::Op::Sum: return launch_parts<red::Sum<A>, A, In>(p, teams, out, in, env);
+      case red::Op::Max:
+      case red::Op::Min: return launch_parts<red::Extreme<A>, A, In>(p, teams, out, in, env);
+      case red::Op::ArgMax: return launch_parts<red::ArgMax<A>, A, In>(p, teams, out, in, env);
+    }
+  }
   const unsigned grid = grid_for(p.outputs, red::kThreads / teams.lanes, env);
   const auto go = [&](auto kernel) {
     kernel<<<grid, red::kThreads, 0, env.stream>>>(p, out, in, teams.lanes, teams.outputs_fastest);
   };
-  if (teams.parts > 1) {
-    switch (p.op) {
-      case red::Op::Sum: return launch_parts<red::Sum<A>, A>(p, teams, out, in, env);
-      case red::Op::Max:
-      case red::Op::Min: return launch_parts<red::Extreme<A>, A>(p, teams, out, in, env);
-      case red::Op::ArgMax: return launch_parts<red::ArgMax<A>, A>(p, teams, out, in, env);
-    }
-  }
   switch (p.op) {
-    case red::Op::Sum: go(reduce_kernel<red::Sum<A>, A>); break;
+    case red::Op::Sum: go(reduce_kernel<red::Sum<A>, A, In>); break;
     case red::Op::Max:
-    case red::Op::Min: go(reduce_kernel<red::Extreme<A>, A>); break;
-    case red::Op::ArgMax: go(reduce_kernel<red::ArgMax<A>, A>); break;
+    case red::Op::Min: go(reduce_kernel<red::Extreme<A>, A, In>); break;
+    case red::Op::ArgMax: go(reduce_kernel<red::ArgMax<A>, A, In>); break;
   }
+}
+
+// A, the accumulator, follows from the input's dtype (red::acc_type).
+void launch_for_input(const red::Plan &p, const red::Teams &teams, unsigned char *out,
+                      const unsigned char *in, const KernelEnv &env) {
+  switch (p.in) {
+    case SPMD_F32: return launch_typed<float, SPMD_F32>(p, teams, out, in, env);
+    case SPMD_F16: return launch_typed<float, SPMD_F16>(p, teams, out, in, env);
+    case SPMD_BF16: return launch_typed<float, SPMD_BF16>(p, teams, out, in, env);
+    case SPMD_F64: return launch_typed<double, SPMD_F64>(p, teams, out, in, env);
+    case SPMD_I32: return launch_typed<int64_t, SPMD_I32>(p, teams, out, in, env);
+    case SPMD_I64: return launch_typed<int64_t, SPMD_I64>(p, teams, out, in, env);
+    case SPMD_U8: return launch_typed<int64_t, SPMD_U8>(p, teams, out, in, env);
+    case SPMD_BOOL: return launch_typed<int64_t, SPMD_BOOL>(p, teams, out, in, env);
+    case SPMD_DTYPE_INVALID: break;
+  }
+  fail(SPMD_ERR_INTERNAL, env.device_label, ": reduce kernel of ", dtype_name(p.in));
 }
 
 }  // namespace
@@ -133,11 +152,7 @@ void launch_reduce(const Kernel &k, const KernelEnv &env) {
   const red::Teams teams = red::teams(p);
   unsigned char *out = device_ptr(k.out);
   const auto *in = device_ptr<const unsigned char>(k.in0);
-  switch (red::acc_type(p.in)) {
-    case red::AccType::F32: launch_typed<float>(p, teams, out, in, env); break;
-    case red::AccType::F64: launch_typed<double>(p, teams, out, in, env); break;
-    case red::AccType::I64: launch_typed<int64_t>(p, teams, out, in, env); break;
-  }
+  launch_for_input(p, teams, out, in, env);
   check_launch(env.device_label, "reduce kernel");
 }
 

@@ -292,25 +292,38 @@ constexpr int kAhead = 8;
 
 // Lane `lane` of `lanes`'s partial of output o over the reduced elements
 // [begin, end): r = begin + lane, begin + lane + lanes, ... folded in that
-// order.
-template <typename K, typename A>
+// order, kAhead loads in flight at a time. `In`, when given, is p.in known
+// at compile time: the load's switch over dtypes folds away, so the loads
+// of a step issue together (the GPU's kernels pass it; the host's model
+// need not).
+template <typename K, typename A, int In = -1>
 SPMD_HD typename K::Acc lane_partial(const Plan &p, const unsigned char *in, int64_t o,
                                      int64_t lane, int64_t lanes, int64_t begin, int64_t end) {
-  const int es = dtype_bytes(p.in);
+  const spmd_dtype dt = In < 0 ? p.in : static_cast<spmd_dtype>(In);
+  const int es = dtype_bytes(dt);
   const unsigned char *base = in + kept_offset(p, o) * es;
   typename K::Acc acc = K::identity(p);
-  const auto at = [&](int64_t r) {
-    return p.nred <= 1 ? base + r * (p.nred ? p.red_stride[0] * es : 0) : base + red_offset(p, r) * es;
-  };
   int64_t r = begin + lane;
+  if (p.nred <= 1) {  // the reduced elements one stride apart
+    const int64_t step = (p.nred ? p.red_stride[0] : 0) * es;
+    for (; r + (kAhead - 1) * lanes < end; r += kAhead * lanes) {
+      A v[kAhead];
+      SPMD_UNROLL
+      for (int j = 0; j < kAhead; ++j) v[j] = load<A>(dt, base + (r + j * lanes) * step);
+      SPMD_UNROLL
+      for (int j = 0; j < kAhead; ++j) acc = K::fold(p, acc, v[j], r + j * lanes);
+    }
+    for (; r < end; r += lanes) acc = K::fold(p, acc, load<A>(dt, base + r * step), r);
+    return acc;
+  }
   for (; r + (kAhead - 1) * lanes < end; r += kAhead * lanes) {
     A v[kAhead];
     SPMD_UNROLL
-    for (int j = 0; j < kAhead; ++j) v[j] = load<A>(p.in, at(r + j * lanes));
+    for (int j = 0; j < kAhead; ++j) v[j] = load<A>(dt, base + red_offset(p, r + j * lanes) * es);
     SPMD_UNROLL
     for (int j = 0; j < kAhead; ++j) acc = K::fold(p, acc, v[j], r + j * lanes);
   }
-  for (; r < end; r += lanes) acc = K::fold(p, acc, load<A>(p.in, at(r)), r);
+  for (; r < end; r += lanes) acc = K::fold(p, acc, load<A>(dt, base + red_offset(p, r) * es), r);
   return acc;
 }
 
