@@ -263,7 +263,8 @@ unpack_deps() {
   write_pc cmocka "$(pc_version "$lib/pkgconfig/cmocka.pc")" "-L$lib -lcmocka" "-I$inc"
   local f
   for f in "$lib/openblas-pthread/libopenblas.so.0" "$lib/libsleef.so.3" "$lib/libcmocka.so.0" \
-    "$inc/x86_64-linux-gnu/openblas-pthread/cblas.h" "$inc/x86_64-linux-gnu/sleef.h" "$inc/cmocka.h"; do
+    "$inc/x86_64-linux-gnu/openblas-pthread/cblas.h" "$inc/x86_64-linux-gnu/sleef.h" "$inc/cmocka.h" \
+    "$inc/dlpack/dlpack.h"; do
     [ -e "$f" ] || { echo "missing after unpacking: $f"; return 1; }
   done
   cat "$deps"/pkgconfig/*.pc
@@ -288,6 +289,7 @@ nccl_args=()
 step "configure" check 90 "$buildlog" cmake -S . -B "$build" "${generator[@]}" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCHITECTURES=90 -DSPMD_BINDINGS=OFF \
   -DSPMD_TEST_CUDA=ON -DSPMD_WITH_CUDA=ON -DPKG_CONFIG_EXECUTABLE="$(command -v pkg-config)" \
+  -DSPMD_DLPACK_INCLUDE_DIR="$deps/usr/include" \
   "${nccl_args[@]}"
 grep -h "libspmd platforms" "$buildlog" | tail -n 1 | tee -a "$summary"
 step "build (-j$jobs)" check 170 "$buildlog" cmake --build "$build" -j "$jobs"

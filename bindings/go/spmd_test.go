@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unsafe"
 
 	spmd "github.com/libspmd/libspmd/bindings/go"
 )
@@ -576,4 +577,40 @@ func TestRandom(t *testing.T) {
 	wantErr(t, err, spmd.ErrInvalidArgument)
 	_, err = spmd.Uniform(split, k0, spmd.I32, []int64{4}, 0, 1)
 	wantErr(t, err, spmd.ErrInvalidArgument)
+}
+
+func TestDLPack(t *testing.T) {
+	noLeaks(t)
+	s := named(t, mesh(t, []int64{4}, "x"), "x")
+	shape := []int64{8}
+	a := must(spmd.Arange(s, spmd.F32, shape, 0, 1))
+	n := must(a.ShardCount())
+	tensors := make([]unsafe.Pointer, n)
+	devices := make([]int, n)
+	for i := 0; i < n; i++ {
+		tensors[i] = must(a.ShardToDLPack(i))
+		devices[i] = must(a.ShardInfo(i)).Device
+	}
+	// The exports outlive the array: they hold its memory.
+	a.Close()
+
+	// Refused: the caller keeps the tensors.
+	_, err := spmd.FromDLPack(s, spmd.F32, shape, devices[:1], tensors)
+	wantErr(t, err, spmd.ErrInvalidArgument, "devices for")
+	_, err = spmd.FromDLPack(s, spmd.I32, shape, devices, tensors)
+	wantErr(t, err, spmd.ErrInvalidArgument, "tensors[0]: of float32")
+	_, err = a.ShardToDLPack(0)
+	wantErr(t, err, spmd.ErrInvalidArgument, "array")
+
+	// Adopted back without a copy: the same values; the array calls the
+	// deleters when closed.
+	b := must(spmd.FromDLPack(s, spmd.F32, shape, devices, tensors))
+	equal(t, "adopted", must(spmd.ToHost[float32](b)), []float32{0, 1, 2, 3, 4, 5, 6, 7})
+	b.Close()
+
+	// A tensor not handed on is deleted by the caller.
+	c := must(spmd.Zeros(s, spmd.F32, shape))
+	defer c.Close()
+	spmd.DeleteDLPack(must(c.ShardToDLPack(1)))
+	spmd.DeleteDLPack(nil)
 }

@@ -17,6 +17,7 @@
 
 %{
 #include "spmd/spmd.h"
+#include "spmd/dlpack.h"
 %}
 
 %include <stdint.i>
@@ -73,6 +74,14 @@ SPMD_GO_HANDLE(spmd_mesh)
 SPMD_GO_HANDLE(spmd_spec)
 SPMD_GO_HANDLE(spmd_sharding)
 SPMD_GO_HANDLE(spmd_array)
+/* A DLPack tensor (spmd/dlpack.h) is C memory another library owns: an
+ * unsafe.Pointer in Go, copied out of a C temporary as spmd_ctx_stream's
+ * stream is; a list of them is a []unsafe.Pointer holding C pointers only. */
+%typemap(gotype) DLManagedTensor **out "*unsafe.Pointer"
+%typemap(in) DLManagedTensor **out (DLManagedTensor *temp) %{ temp = NULL; $1 = &temp; %}
+%typemap(argout) DLManagedTensor **out %{ *$input = temp$argnum; %}
+%typemap(gotype) DLManagedTensor *const *tensors "[]unsafe.Pointer"
+%typemap(in) DLManagedTensor *const *tensors %{ $1 = ($1_ltype)$input.array; %}
 SPMD_GO_HANDLE(spmd_collective)
 SPMD_GO_HANDLE(spmd_ctx)
 
@@ -168,8 +177,8 @@ SPMD_GO_SCALAR_OUT(spmd_sharding_kind, int)
 %{ if (result == SPMD_OK && $1 <= SPMD_MAX_NDIM) memcpy($input.array, buf$argnum, $1 * sizeof(int64_t)); %}
 /* Device ids of spmd_mesh_create: []int32 (Go's int is 8 bytes); nil takes
  * the default order. The idiomatic layer checks the length. */
-%typemap(gotype) const int *device_ids "[]int32"
-%typemap(in) const int *device_ids %{ $1 = $input.len ? ($1_ltype)$input.array : NULL; %}
+%typemap(gotype) const int *device_ids, const int *devices "[]int32"
+%typemap(in) const int *device_ids, const int *devices %{ $1 = $input.len ? ($1_ltype)$input.array : NULL; %}
 /* Pointers stored in option structs (collective pairs, dot_general
  * dimensions) must point to C memory: uintptr from capi.CopyInt64s. */
 %typemap(gotype) const int64_t *pairs "uintptr"
@@ -243,3 +252,8 @@ SPMD_GO_SCALAR_OUT(spmd_sharding_kind, int)
 %include "spmd/shard_map.h"
 %include "spmd/collective.h"
 %include "spmd/ops.h"
+
+/* ---- DLPack (spmd/dlpack.h, which spmd/spmd.h leaves out): its struct is
+ * DLPack's own, which the header declares opaque to SWIG; a binding passes
+ * the pointer through. */
+%include "spmd/dlpack.h"

@@ -71,6 +71,15 @@ class Backend {
   // (major * 10 + minor); 0 where there is no GPU.
   virtual int64_t device_memory_bytes(int /*device*/) const { return 0; }
   virtual int device_compute_capability(int /*device*/) const { return 0; }
+  // Where another library finds the device's memory (DLPack's device):
+  // Host memory the host addresses directly (the CPU platform), a CUDA
+  // GPU's by its ordinal, or None where device memory cannot be shared
+  // (the sim platform's).
+  struct SharedMemoryDevice {
+    enum class Kind { None, Host, Cuda } kind = Kind::None;
+    int ordinal = 0;
+  };
+  virtual SharedMemoryDevice shared_memory_device(int /*device*/) const { return {}; }
 
   // ---- memory ----
   // Device or Mapped memory of `device`. Freed memory may be cached.

@@ -85,6 +85,12 @@ void Array::add_read(const EventPtr &done) const noexcept {
     if (b) b->add_read(done);
 }
 
+bool Array::viewed_externally() const {
+  for (const auto &b : buffers_)
+    if (b && b->viewed_externally()) return true;
+  return false;
+}
+
 bool Array::fully_addressable() const {
   for (const auto &b : buffers_)
     if (!b) return false;

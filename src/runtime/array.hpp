@@ -73,6 +73,9 @@ class Array {
   bool addressable(size_t i) const { return buffers_.at(i) != nullptr; }
   // Whether every shard is addressable (jax.Array.is_fully_addressable).
   bool fully_addressable() const;
+  // Whether another library holds a view of a shard's memory (a DLPack
+  // export): then no op may take the buffers over to write in place.
+  bool viewed_externally() const;
   // Shard i's buffer; only for an addressable shard.
   Buffer &buffer(size_t i) const { return *buffers_.at(i); }
   const BufferPtr &buffer_ptr(size_t i) const { return buffers_.at(i); }

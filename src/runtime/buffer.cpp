@@ -6,7 +6,20 @@ Buffer::Buffer(std::shared_ptr<Backend> backend, int device, size_t bytes, Memor
     : backend_(std::move(backend)), device_(device), bytes_(bytes), kind_(kind),
       ptr_(bytes ? backend_->allocate(device, bytes, kind) : DevicePtr{}) {}
 
+Buffer::Buffer(std::shared_ptr<Backend> backend, int device, size_t bytes, DevicePtr ptr,
+               std::function<void()> release)
+    : backend_(std::move(backend)), device_(device), bytes_(bytes), kind_(MemoryKind::Device),
+      ptr_(ptr), release_(std::move(release)) {}
+
 Buffer::~Buffer() {
+  if (release_) {
+    // Another library's memory: given back once every user has finished,
+    // failed ones included, whatever the backend still has queued.
+    if (written_) written_->wait_status();
+    for (const auto &e : reads_.events()) e->wait_status();
+    release_();
+    return;
+  }
   if (!ptr_) return;
   // Ordered after every pending user; a failed write does not keep the
   // memory alive. Should there be no room for the list of users, they are

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <mutex>
 
@@ -18,6 +19,11 @@ class Buffer {
   // Allocates `bytes` of `kind` memory on `device` (nothing for 0 bytes).
   Buffer(std::shared_ptr<Backend> backend, int device, size_t bytes,
          MemoryKind kind = MemoryKind::Device);
+  // Adopts `bytes` of another library's memory at `ptr`, Device memory of
+  // `device` (a DLPack tensor's): `release` gives it back once the work
+  // using it has finished, in place of the backend's free.
+  Buffer(std::shared_ptr<Backend> backend, int device, size_t bytes, DevicePtr ptr,
+         std::function<void()> release);
   ~Buffer();
   Buffer(const Buffer &) = delete;
   Buffer &operator=(const Buffer &) = delete;
@@ -39,12 +45,20 @@ class Buffer {
   // Waits for the last write; throws its error.
   void wait() const;
 
+  // Views of the memory held by other libraries (DLPack exports): while
+  // any is open, nothing may take the buffer over to write it in place.
+  void add_external_view() noexcept { external_views_.fetch_add(1); }
+  void drop_external_view() noexcept { external_views_.fetch_sub(1); }
+  bool viewed_externally() const noexcept { return external_views_.load() > 0; }
+
  private:
   std::shared_ptr<Backend> backend_;
   int device_;
   size_t bytes_;
   MemoryKind kind_;
   DevicePtr ptr_;
+  std::function<void()> release_;  // adopted memory's way back
+  std::atomic<int> external_views_{0};
   // False until an event is first recorded: a buffer of a backend that
   // finishes its work before returning (the CPU platform) never takes the
   // lock.

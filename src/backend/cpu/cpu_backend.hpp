@@ -20,6 +20,9 @@ class CpuBackend final : public Backend {
   const char *platform_name() const override { return "cpu"; }
   int device_count() const override { return devices_; }
   const char *device_kind(int) const override { return "cpu"; }
+  SharedMemoryDevice shared_memory_device(int) const override {
+    return {SharedMemoryDevice::Kind::Host, 0};
+  }
   std::string device_repr(int device) const override;
   const char *picture_label() const override { return "CPU"; }
 

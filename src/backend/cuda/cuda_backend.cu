@@ -287,6 +287,10 @@ int CudaBackend::device_compute_capability(int device) const {
   return impl_->dev(device).gpu->compute_capability;
 }
 
+Backend::SharedMemoryDevice CudaBackend::shared_memory_device(int device) const {
+  return {SharedMemoryDevice::Kind::Cuda, impl_->dev(device).gpu->ordinal};
+}
+
 MemoryKind CudaBackend::callback_memory() const { return impl_->config.callback_memory; }
 
 void *CudaBackend::device_stream(int device) { return impl_->dev(device).stream; }

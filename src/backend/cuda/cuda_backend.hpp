@@ -30,6 +30,7 @@ class CudaBackend final : public Backend {
   const char *picture_label() const override { return "GPU"; }
   int64_t device_memory_bytes(int device) const override;
   int device_compute_capability(int device) const override;
+  SharedMemoryDevice shared_memory_device(int device) const override;
 
   DevicePtr allocate(int device, size_t bytes, MemoryKind kind) override;
   void deallocate(int device, DevicePtr ptr, size_t bytes, MemoryKind kind,

@@ -99,13 +99,17 @@ ArrayPtr run(ew::Op op, std::vector<Input> in, spmd_dtype compute, spmd_dtype ou
   // A donated operand of the result's shape, type and layout gives its
   // buffers to the result, which the kernel then writes in place. Not when
   // a reshard must follow (an output sharding on another mesh): nothing
-  // that can fail may come after the operand's values are overwritten.
+  // that can fail may come after the operand's values are overwritten. Nor
+  // when another library views its memory (a DLPack export): the operand
+  // is consumed all the same, its memory left as the view sees it.
   ArrayPtr out;
   const bool last_step = !requested || on_mesh(requested, mesh);
   for (size_t k = 0; k < in.size() && k < 3 && !out && last_step; ++k) {
     if (!options.donate[k] || !laid[k] || laid[k] != in[k].array) continue;
     const Array &a = *laid[k];
-    if (a.shape() != out_shape || a.dtype() != out_dtype || !take_donated(options, k)) continue;
+    if (a.shape() != out_shape || a.dtype() != out_dtype || !take_donated(options, k) ||
+        a.viewed_externally())
+      continue;
     std::vector<BufferPtr> buffers;
     for (size_t i = 0; i < a.shard_count(); ++i) buffers.push_back(a.buffer_ptr(i));
     out = Array::from_buffers(out_sharding, out_dtype, out_shape, std::move(buffers));

@@ -560,6 +560,13 @@ spmd_collective_destroy. Its executions run one after another.
 """
 mutable struct spmd_collective end
 
+"""
+C `DLManagedTensor` (spmd/dlpack.h), an opaque handle: used as `Ptr{DLManagedTensor}`.
+
+DLPack's tensor, opaque to the bindings made from this header.
+"""
+mutable struct DLManagedTensor end
+
 # ---- Callback types: C function pointers, made with @cfunction -------------
 
 """
@@ -887,7 +894,7 @@ Minor version: changes when functions or options are added.
 
 (spmd/version.h; C int; a Julia Int here)
 """
-const SPMD_VERSION_MINOR = 4
+const SPMD_VERSION_MINOR = 5
 
 """
 Patch version: changes for fixes that keep the ABI.
@@ -901,14 +908,14 @@ The version as a string, such as "1.0.0".
 
 (spmd/version.h; C string)
 """
-const SPMD_VERSION_STRING = "1.4.0"
+const SPMD_VERSION_STRING = "1.5.0"
 
 """
 major * 10000 + minor * 100 + patch, comparable with '<'.
 
 (spmd/version.h; C int; a Julia Int here)
 """
-const SPMD_VERSION_NUMBER = 10400
+const SPMD_VERSION_NUMBER = 10500
 
 """
 The most worker threads a runtime takes (spmd_runtime_options.worker_threads).
@@ -4265,6 +4272,83 @@ function spmd_concatenate(n, xs, axis, options, out)
     ccall((:spmd_concatenate, libspmd[]), spmd_status,
           (Csize_t, Ptr{Ptr{spmd_array}}, Int64, Ptr{spmd_op_options}, Ptr{Ptr{spmd_array}}),
           n, xs, axis, options, out)
+end
+
+"""
+    spmd_array_shard_to_dlpack(array, index, out) -> spmd_status
+
+C (spmd/dlpack.h): `spmd_status spmd_array_shard_to_dlpack(const spmd_array *array, size_t index, DLManagedTensor **out)`
+
+Shard `index` of `array` as a DLPack tensor viewing its memory: no copy.
+Waits for the shard's pending writes first, so the consumer may read it
+at once. The tensor is compact row-major (strides NULL) of the shard's
+local shape.
+
+The tensor holds the memory until its deleter is called, even after the
+array is destroyed; call it exactly once. Read it only: libspmd writes
+that memory only when asked to write this very array
+(spmd_array_shard_write, a persistent collective's output), and an op
+that consumes the array by donation gives its result memory of its own
+while the tensor lives.
+
+@param array The array; not NULL.
+@param index The shard, in mesh device order, below the shard count.
+@param out Receives the tensor; not NULL. Left untouched on failure.
+@return SPMD_OK; SPMD_ERR_OUT_OF_RANGE for an index past the last shard;
+        SPMD_ERR_UNSUPPORTED for a shard of another process's device or
+        on the sim platform; the error of pending work that failed;
+        SPMD_ERR_INVALID_ARGUMENT for a NULL, destroyed or donated array
+        or a NULL out.
+"""
+function spmd_array_shard_to_dlpack(array, index, out)
+    ccall((:spmd_array_shard_to_dlpack, libspmd[]), spmd_status,
+          (Ptr{spmd_array}, Csize_t, Ptr{Ptr{DLManagedTensor}}),
+          array, index, out)
+end
+
+"""
+    spmd_array_from_dlpack(sharding, dtype, ndim, shape, count, devices, tensors, out) -> spmd_status
+
+C (spmd/dlpack.h): `spmd_status spmd_array_from_dlpack(const spmd_sharding *sharding, spmd_dtype dtype, size_t ndim, const int64_t *shape, size_t count, const int *devices, DLManagedTensor * const *tensors, spmd_array **out)`
+
+An array of global `shape` laid out by `sharding` whose blocks on this
+process's devices are other libraries' memory, adopted without a copy:
+tensors[k] becomes the block of device devices[k]. One tensor per device
+of this process in the sharding's mesh (replicas each have their own).
+Each must be on that device (kDLCPU on the cpu platform, kDLCUDA with the
+device's GPU ordinal on cuda), of `dtype`, of that device's block shape,
+compact row-major (strides NULL or those of a compact layout), with data
++ byte_offset aligned to the element size, and its values ready: work
+the producer queued on it must have finished.
+
+On SPMD_OK the array owns the tensors: each one's deleter (when not
+NULL) is called once, when its block is no longer used (the array and
+every array sharing the block destroyed, their work finished). Until
+then the producer must not free or write the memory. On failure the
+caller keeps every tensor.
+
+@param sharding The layout; not NULL.
+@param dtype The element type, every tensor's.
+@param ndim Number of dimensions of the global array.
+@param shape The global array's ndim sizes.
+@param count How many tensors: the number of devices of the sharding's
+       mesh that are this process's.
+@param devices count global device ids, one per tensor, each once; not
+       NULL when count > 0.
+@param tensors count tensors, each a different one; not NULL when
+       count > 0.
+@param out Receives the new array; not NULL. Left untouched on failure.
+@return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a bad shape or sharding
+        (as spmd_array_zeros), a wrong count, a device that is not this
+        process's in the mesh or given twice, a NULL tensor or one given
+        twice, one on another device or of another type or shape than
+        its block, strided or misaligned (naming its index), or a NULL
+        out; SPMD_ERR_UNSUPPORTED on the sim platform.
+"""
+function spmd_array_from_dlpack(sharding, dtype, ndim, shape, count, devices, tensors, out)
+    ccall((:spmd_array_from_dlpack, libspmd[]), spmd_status,
+          (Ptr{spmd_sharding}, spmd_dtype, Csize_t, Ptr{Int64}, Csize_t, Ptr{Cint}, Ptr{Ptr{DLManagedTensor}}, Ptr{Ptr{spmd_array}}),
+          sharding, dtype, ndim, shape, count, devices, tensors, out)
 end
 
 end # module LibSPMD

@@ -37,7 +37,8 @@ export Spec, P, Sharding, NamedSharding, replicated, single_device, is_fully_rep
 export ShardedArray, BFloat16, device_put, sharding, device, block_until_ready, shard_count,
        shard_read, shard_write!, reshard, visualize, arange, nbytes, process_allgather,
        is_fully_addressable, make_array_from_process_local_data,
-       make_array_from_single_device_arrays, save_checkpoint, load_checkpoint
+       make_array_from_single_device_arrays, save_checkpoint, load_checkpoint,
+       shard_to_dlpack, from_dlpack
 export astype, select, rsqrt, relu, sigmoid, gelu, softmax, logsoftmax, dot_general, matmul,
        einsum, reshape_rowmajor, broadcast_to, concatenate
 export Key, PRNGKey, fold_in, random_bits, uniform, normal, truncated_normal
@@ -53,5 +54,6 @@ include("ops.jl")
 include("random.jl")
 include("shard_map.jl")
 include("collective.jl")
+include("dlpack.jl")
 
 end # module SPMD

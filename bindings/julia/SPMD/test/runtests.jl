@@ -256,6 +256,22 @@ end
     @test_throws ArgumentError make_array_from_single_device_arrays(grid, size(B), ShardedArray[])
 end
 
+@testset "DLPack" begin
+    s = Sharding(Mesh(rt, (4,), ("x",)), P("x"))
+    x = device_put(Float32.(1:8), s)
+    tensors = [shard_to_dlpack(x, i) for i in 1:shard_count(x)]
+    devs = [shard_info(x, i).device for i in 1:shard_count(x)]
+    # Refused: the caller keeps the tensors.
+    e = error_of(() -> from_dlpack(Int32, s, (8,), devs, tensors))
+    @test e isa SPMDError && occursin("tensors[0]: of float32", e.message)
+    @test_throws ArgumentError from_dlpack(Float32, s, (8,), devs[1:1], tensors)
+    # Adopted back without a copy: the same values.
+    y = from_dlpack(Float32, s, (8,), devs, tensors)
+    @test Array(y) == Float32.(1:8)
+    e = error_of(() -> shard_to_dlpack(x, 9))
+    @test e isa SPMDError && e.status == LibSPMD.SPMD_ERR_OUT_OF_RANGE
+end
+
 @testset "global ops" begin
     x = device_put(A, rows)
     y = 2 .* sin.(x) .+ 1

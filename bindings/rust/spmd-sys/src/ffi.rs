@@ -12,16 +12,16 @@ use std::marker::{PhantomData, PhantomPinned};
 pub const SPMD_VERSION_MAJOR: c_int = 1;
 
 /// Minor version: changes when functions or options are added.
-pub const SPMD_VERSION_MINOR: c_int = 4;
+pub const SPMD_VERSION_MINOR: c_int = 5;
 
 /// Patch version: changes for fixes that keep the ABI.
 pub const SPMD_VERSION_PATCH: c_int = 0;
 
 /// The version as a string, such as "1.0.0".
-pub const SPMD_VERSION_STRING: &str = "1.4.0";
+pub const SPMD_VERSION_STRING: &str = "1.5.0";
 
 /// major \* 10000 + minor \* 100 + patch, comparable with '\<'.
-pub const SPMD_VERSION_NUMBER: c_int = 10400;
+pub const SPMD_VERSION_NUMBER: c_int = 10500;
 
 extern "C" {
     /// The version of the library actually loaded.
@@ -2617,6 +2617,66 @@ extern "C" {
     ///         destroyed array instead of a sharding).
     /// ```
     pub fn spmd_array_visualize(array: *const spmd_array, options: *const spmd_visualize_options, out: *mut *mut c_char) -> spmd_status;
+}
+
+// ---- spmd/dlpack.h ---------------------------------------------------------
+/// DLPack's tensor, opaque to the bindings made from this header.
+#[repr(C)]
+pub struct DLManagedTensor {
+    _data: [u8; 0],
+    _marker: PhantomData<(*mut u8, PhantomPinned)>,
+}
+
+extern "C" {
+    /// Shard `index` of `array` as a DLPack tensor viewing its memory: no copy. Waits for the shard's pending writes first, so the consumer may read it at once. The tensor is compact row-major (strides NULL) of the shard's local shape.
+    ///
+    /// ```text
+    /// The tensor holds the memory until its deleter is called, even after the
+    /// array is destroyed; call it exactly once. Read it only: libspmd writes
+    /// that memory only when asked to write this very array
+    /// (spmd_array_shard_write, a persistent collective's output), and an op
+    /// that consumes the array by donation gives its result memory of its own
+    /// while the tensor lives.
+    ///
+    /// @param array The array; not NULL.
+    /// @param index The shard, in mesh device order, below the shard count.
+    /// @param out Receives the tensor; not NULL. Left untouched on failure.
+    /// @return SPMD_OK; SPMD_ERR_OUT_OF_RANGE for an index past the last shard;
+    ///         SPMD_ERR_UNSUPPORTED for a shard of another process's device or
+    ///         on the sim platform; the error of pending work that failed;
+    ///         SPMD_ERR_INVALID_ARGUMENT for a NULL, destroyed or donated array
+    ///         or a NULL out.
+    /// ```
+    pub fn spmd_array_shard_to_dlpack(array: *const spmd_array, index: usize, out: *mut *mut DLManagedTensor) -> spmd_status;
+
+    /// An array of global `shape` laid out by `sharding` whose blocks on this process's devices are other libraries' memory, adopted without a copy: tensors\[k\] becomes the block of device devices\[k\]. One tensor per device of this process in the sharding's mesh (replicas each have their own). Each must be on that device (kDLCPU on the cpu platform, kDLCUDA with the device's GPU ordinal on cuda), of `dtype`, of that device's block shape, compact row-major (strides NULL or those of a compact layout), with data + byte_offset aligned to the element size, and its values ready: work the producer queued on it must have finished.
+    ///
+    /// ```text
+    /// On SPMD_OK the array owns the tensors: each one's deleter (when not
+    /// NULL) is called once, when its block is no longer used (the array and
+    /// every array sharing the block destroyed, their work finished). Until
+    /// then the producer must not free or write the memory. On failure the
+    /// caller keeps every tensor.
+    ///
+    /// @param sharding The layout; not NULL.
+    /// @param dtype The element type, every tensor's.
+    /// @param ndim Number of dimensions of the global array.
+    /// @param shape The global array's ndim sizes.
+    /// @param count How many tensors: the number of devices of the sharding's
+    ///        mesh that are this process's.
+    /// @param devices count global device ids, one per tensor, each once; not
+    ///        NULL when count > 0.
+    /// @param tensors count tensors, each a different one; not NULL when
+    ///        count > 0.
+    /// @param out Receives the new array; not NULL. Left untouched on failure.
+    /// @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a bad shape or sharding
+    ///         (as spmd_array_zeros), a wrong count, a device that is not this
+    ///         process's in the mesh or given twice, a NULL tensor or one given
+    ///         twice, one on another device or of another type or shape than
+    ///         its block, strided or misaligned (naming its index), or a NULL
+    ///         out; SPMD_ERR_UNSUPPORTED on the sim platform.
+    /// ```
+    pub fn spmd_array_from_dlpack(sharding: *const spmd_sharding, dtype: spmd_dtype, ndim: usize, shape: *const i64, count: usize, devices: *const c_int, tensors: *const *mut DLManagedTensor, out: *mut *mut spmd_array) -> spmd_status;
 }
 
 // ---- spmd/handles.h --------------------------------------------------------

@@ -58,6 +58,7 @@ pub use spmd_sys as sys;
 
 mod array;
 mod collective;
+mod dlpack;
 mod dtype;
 mod error;
 mod mesh;
@@ -70,6 +71,7 @@ mod spec;
 
 pub use array::Array;
 pub use collective::{Collective, CollectiveKind, CollectiveOptions};
+pub use dlpack::{delete_dlpack, DlpackTensor};
 pub use dtype::{DType, Element};
 pub use error::{clear_error, last_error, Error, Result, Status};
 pub use mesh::Mesh;

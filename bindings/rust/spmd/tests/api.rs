@@ -256,6 +256,35 @@ fn arrays_from_single_device_arrays() {
 }
 
 #[test]
+fn shards_through_dlpack() {
+    let rt = runtime(4);
+    let mesh = Mesh::new(&rt, &[4], &["x"]).unwrap();
+    let s = Sharding::named_text(&mesh, "x").unwrap();
+    let a = Array::arange(&s, DType::F32, &[8], 0.0, 1.0).unwrap();
+    let n = a.shard_count().unwrap();
+    let tensors: Vec<spmd::DlpackTensor> = (0..n).map(|i| a.shard_to_dlpack(i).unwrap()).collect();
+    let devices: Vec<i32> = (0..n).map(|i| a.shard_info(i).unwrap().device).collect();
+    // The exports outlive the array: they hold its memory.
+    drop(a);
+    // Refused: the caller keeps the tensors.
+    // SAFETY: live tensors from shard_to_dlpack.
+    let err = unsafe { Array::from_dlpack(&s, DType::I32, &[8], &devices, &tensors) }.unwrap_err();
+    assert!(err.message.contains("tensors[0]: of float32"), "{}", err.message);
+    let err = unsafe { Array::from_dlpack(&s, DType::F32, &[8], &devices[..1], &tensors) }.unwrap_err();
+    assert_eq!(err.status, Status::InvalidArgument);
+    // Adopted back without a copy; dropping the array runs the deleters.
+    let b = unsafe { Array::from_dlpack(&s, DType::F32, &[8], &devices, &tensors) }.unwrap();
+    assert_eq!(b.to_host::<f32>().unwrap(), (0..8).map(|i| i as f32).collect::<Vec<_>>());
+    drop(b);
+    // A tensor not handed on is deleted by the caller.
+    let c = Array::zeros(&s, DType::F32, &[8]).unwrap();
+    let t = c.shard_to_dlpack(1).unwrap();
+    // SAFETY: a live tensor, not used afterwards.
+    unsafe { spmd::delete_dlpack(t) };
+    assert_eq!(c.shard_to_dlpack(9).unwrap_err().status, Status::OutOfRange);
+}
+
+#[test]
 fn checkpoint_save_and_load() {
     // A fresh directory under the system's temporary one, removed at the end.
     let dir = std::env::temp_dir().join(format!("spmd-rust-checkpoint-{}", std::process::id()));
