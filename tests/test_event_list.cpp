@@ -1,7 +1,8 @@
 // The lists of events that buffers keep of their readers and writers
-// (backend/event.hpp): duplicates kept once, events finished without error
-// dropped as they are seen, failures kept, and a long-lived buffer's list
-// of readers as long as the reads still running, however many there were.
+// (backend/event.hpp): duplicates kept once, events known to have finished
+// without error dropped, no device asked when adding, failures kept, and a
+// long-lived buffer's list of readers as long as the reads still running,
+// however many there were.
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -41,7 +42,7 @@ void an_event_is_kept_once(void **) {
   auto e = std::make_shared<AskedEvent>();
   list.add(e);
   list.add(e);
-  list.add_open(e);
+  list.add(e);
   assert_int_equal(list.events().size(), 1);
 }
 
@@ -52,19 +53,19 @@ void finished_events_are_not_kept_and_failures_are(void **) {
   auto failed = std::make_shared<Event>();
   failed->complete(SPMD_ERR_INTERNAL, "device 3: kernel failed");
   list.add(ok);
-  list.add_open(ok);
+  list.add(ok);
   list.add(failed);
   list.add(nullptr);
   assert_int_equal(list.events().size(), 1);
   assert_ptr_equal(list.events()[0].get(), failed.get());
 }
 
-void an_open_event_added_as_open_is_not_asked_about(void **) {
+void adding_an_event_asks_no_device(void **) {
   EventList list;
   auto e = std::make_shared<AskedEvent>();
-  list.add_open(e);
-  assert_int_equal(e->asked, 0);
-  list.add(std::make_shared<AskedEvent>());  // add asks
+  e->finished = true;  // finished, but nobody has asked yet
+  list.add(e);
+  list.add(std::make_shared<AskedEvent>());
   assert_int_equal(e->asked, 0);
   assert_int_equal(list.events().size(), 2);
 }
@@ -75,7 +76,7 @@ void a_buffer_read_many_times_remembers_only_the_reads_still_running(void **) {
   for (int i = 0; i < 100000; ++i) {
     auto e = std::make_shared<AskedEvent>();
     all.push_back(e);
-    reads.add_open(e);
+    reads.add(e);
     // The reads finish a few steps behind.
     if (i >= 3) all[static_cast<size_t>(i - 3)]->finished = true;
     assert_true(reads.events().size() <= 64);
@@ -97,7 +98,7 @@ void open_events_are_never_dropped(void **) {
   std::vector<std::shared_ptr<AskedEvent>> all;
   for (int i = 0; i < 1000; ++i) {
     all.push_back(std::make_shared<AskedEvent>());
-    reads.add_open(all.back());
+    reads.add(all.back());
   }
   assert_int_equal(reads.events().size(), 1000);
 }
@@ -108,7 +109,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(an_event_is_kept_once),
       cmocka_unit_test(finished_events_are_not_kept_and_failures_are),
-      cmocka_unit_test(an_open_event_added_as_open_is_not_asked_about),
+      cmocka_unit_test(adding_an_event_asks_no_device),
       cmocka_unit_test(a_buffer_read_many_times_remembers_only_the_reads_still_running),
       cmocka_unit_test(open_events_are_never_dropped),
   };

@@ -48,12 +48,6 @@ EventList::EventList(std::initializer_list<EventPtr> events) {
 
 void EventList::add(const EventPtr &event) {
   if (!event || holds(event)) return;
-  if (event->done() && event->wait_status() == SPMD_OK) return;
-  push(event);
-}
-
-void EventList::add_open(const EventPtr &event) {
-  if (!event || holds(event)) return;
   if (event->completed() && event->wait_status() == SPMD_OK) return;
   push(event);
 }

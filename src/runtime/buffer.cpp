@@ -52,7 +52,7 @@ void Buffer::add_read(const EventPtr &done) noexcept {
   if (!done) return;
   std::lock_guard<std::mutex> lock(mu_);
   try {
-    reads_.add_open(done);
+    reads_.add(done);
     has_events_.store(true, std::memory_order_release);
   } catch (...) {
     // No room to remember the read: let it finish now, so nothing written

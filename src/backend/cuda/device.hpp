@@ -8,7 +8,9 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -60,6 +62,12 @@ struct LogicalDevice {
   // Held while work is queued on the stream: the stream's order and the
   // cuBLAS handle are the device's, whichever thread queues.
   std::mutex mu;
+  // Events recorded on the stream are numbered (under mu); the highest
+  // number seen finished is kept, and every event numbered below it has
+  // finished too (a stream finishes in order): asking CUDA about those
+  // would cost a call each (cudaEventQuery, over a microsecond).
+  uint64_t records_issued = 0;
+  std::atomic<uint64_t> records_finished{0};
 
   // "device 3 (GPU 0)": how messages name the device.
   std::string label() const;

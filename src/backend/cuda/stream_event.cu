@@ -109,19 +109,38 @@ void StreamEvent::finish(cudaError_t device_status, bool block) const {
   deps_ = EventList{};
 }
 
+namespace {
+// Whether a record is known finished: at or below its stream's highest
+// record seen finished.
+bool known_finished(const StreamEvent::Record &r) {
+  return r.number <= r.device->records_finished.load(std::memory_order_acquire);
+}
+void note_finished(const StreamEvent::Record &r) {
+  uint64_t seen = r.device->records_finished.load(std::memory_order_relaxed);
+  while (seen < r.number &&
+         !r.device->records_finished.compare_exchange_weak(seen, r.number,
+                                                          std::memory_order_acq_rel)) {
+  }
+}
+}  // namespace
+
 void StreamEvent::try_settle() const {
   for (const auto &r : records_) {
+    if (known_finished(r)) continue;
     const cudaError_t e = cudaEventQuery(r.event);
     if (e == cudaErrorNotReady) return;
     if (e != cudaSuccess) return finish(e, false);
+    note_finished(r);
   }
   finish(cudaSuccess, false);
 }
 
 void StreamEvent::settle() const {
   for (const auto &r : records_) {
+    if (known_finished(r)) continue;
     const cudaError_t e = cudaEventSynchronize(r.event);
     if (e != cudaSuccess) return finish(e, true);
+    note_finished(r);
   }
   finish(cudaSuccess, true);
 }
@@ -141,7 +160,7 @@ void EventBuilder::add(LogicalDevice &d) {
     d.gpu->events->give_back(ev);
     check(st, "cudaEventRecord");
   }
-  event_->records_.push_back({&d, ev});
+  event_->records_.push_back({&d, ev, ++d.records_issued});
   event_->pools_.push_back(d.gpu->events);
 }
 
@@ -151,7 +170,7 @@ void EventBuilder::set_verdict(std::function<std::string()> verdict) {
 
 EventPtr EventBuilder::finish(const EventList &after) {
   for (const auto &dep : after.events())
-    if (!dep->done()) event_->deps_.add(dep);
+    event_->deps_.add(dep);  // kept unless known finished without error
   if (event_->records_.empty() && event_->deps_.empty()) return nullptr;
   return std::move(event_);
 }

@@ -25,6 +25,7 @@ class StreamEvent final : public Event {
   struct Record {
     LogicalDevice *device;
     cudaEvent_t event;
+    uint64_t number;  // on the device's stream (LogicalDevice::records_issued)
   };
   explicit StreamEvent(std::string what) : what_(std::move(what)) {}
   ~StreamEvent() override;

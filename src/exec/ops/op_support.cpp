@@ -107,7 +107,21 @@ void launch_per_shard(Array &out, const std::vector<const Array *> &inputs,
   }
   Backend &backend = out.runtime().backend();
   const EventPtr done = backend.launch(batch, after);
-  for (const Array *a : inputs) a->add_read(done);
+  // Each input block is read by the kernels whose operands lie in it: it
+  // waits for those devices' parts of the work alone.
+  for (const Array *a : inputs)
+    for (size_t j = 0; j < a->shard_count(); ++j) {
+      if (!a->addressable(j)) continue;
+      Buffer &b = a->buffer(j);
+      if (b.bytes() == 0) continue;
+      const uintptr_t lo = b.ptr().bits, hi = lo + b.bytes();
+      for (const Kernel &k : batch)
+        for (const Place *p : {&k.in0, &k.in1, &k.in2})
+          if (p->kind == b.kind() && p->ptr.bits >= lo && p->ptr.bits < hi) {
+            b.add_read(backend.part_on(done, k.device));
+            break;
+          }
+    }
   // Each kernel wrote its own device's block: the block waits for that
   // device's part of the work alone.
   for (size_t k = 0; k < kernels.size(); ++k)
