@@ -9,9 +9,11 @@
 #   4. runs every suite on the cuda platform (ctest -L cuda; the conformance
 #      suite is among them), then the collectives suites again on each
 #      collectives path (native, nccl);
-#   5. runs the benchmarks: spmd-gpu-bench and the same work in JAX on the
-#      same GPU (tools/gpu_bench_jax.py) first, then spmd-gpu-bench's
-#      collectives on each path, spmd-bench and spmd-ops-bench.
+#   5. runs the benchmarks: spmd-gpu-bench (the CUDA runtime's cost per
+#      call included) and the same work in JAX on the same GPU
+#      (tools/gpu_bench_jax.py) first, then spmd-gpu-bench's collectives on
+#      each path, its sum on one logical device, spmd-bench and
+#      spmd-ops-bench.
 # Every step is bounded, the whole run ends within SPMD_GPU_CHECK_SECONDS
 # (default 285; later steps get what is left), and a step that fails is
 # recorded while the others still run. Exits 1 when a correctness step did

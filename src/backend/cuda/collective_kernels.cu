@@ -173,8 +173,10 @@ void queue_reduce(const void *const *srcs, size_t n, void *out, int64_t count, i
 
 // Steps queued on one stream. Copies wait in a batch, launched together
 // when a reduction or fill comes or the phase ends: a member's pieces from
-// all its peers are one launch (or one cudaMemcpyAsync when there is one
-// dense piece), not one per peer.
+// all its peers are one launch, not one per peer (on an H200, 8 members'
+// all_to_all of 4 MiB pieces went from 0.27 to 0.55 of the copy rate).
+// Large dense pieces still go by cudaMemcpyAsync each, which moved an
+// all_gather's 32 MiB pieces faster than the batched kernel did.
 class StreamSink final : public StepSink {
  public:
   explicit StreamSink(cudaStream_t stream) : stream_(stream) {}
@@ -201,16 +203,31 @@ class StreamSink final : public StepSink {
   }
 
   void flush() {
-    if (copies_.size() == 1) {
-      const StridedCopy &c = copies_[0];
-      queue_strided_copy(c.ext, c.src, c.src_strides, c.dst, c.dst_strides, c.elem_size, stream_);
-    } else if (!copies_.empty()) {
-      queue_strided_copies(copies_.data(), copies_.size(), stream_);
+    std::vector<StridedCopy> batch;
+    for (const StridedCopy &c : copies_) {
+      if (copies_.size() == 1 || large_and_dense(c))
+        queue_strided_copy(c.ext, c.src, c.src_strides, c.dst, c.dst_strides, c.elem_size, stream_);
+      else
+        batch.push_back(c);
     }
+    if (batch.size() == 1)
+      queue_strided_copy(batch[0].ext, batch[0].src, batch[0].src_strides, batch[0].dst,
+                         batch[0].dst_strides, batch[0].elem_size, stream_);
+    else if (!batch.empty())
+      queue_strided_copies(batch.data(), batch.size(), stream_);
     copies_.clear();
   }
 
  private:
+  static constexpr int64_t kLargeCopyBytes = int64_t{16} << 20;
+
+  static bool large_and_dense(const StridedCopy &c) {
+    int64_t bytes = static_cast<int64_t>(c.elem_size);
+    for (int64_t e : c.ext) bytes *= e;
+    return bytes >= kLargeCopyBytes && dense_view(c.ext, c.src_strides) &&
+           dense_view(c.ext, c.dst_strides);
+  }
+
   cudaStream_t stream_;
   std::vector<StridedCopy> copies_;
 };
