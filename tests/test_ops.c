@@ -371,6 +371,19 @@ static void a_requested_sharding_turns_the_psum_into_a_psum_scatter(void **state
   spmd_array_destroy(r);
   spmd_sharding_destroy(want);
   spmd_mesh_destroy(mesh8);
+  /* The same devices in another order: jax.jit refuses ("incompatible
+   * devices"), and so does the op, leaving `r` untouched. */
+  const int reversed[8] = {7, 6, 5, 4, 3, 2, 1, 0};
+  assert_ok(spmd_mesh_create(suite_rt, 1, s8, names, reversed, &mesh8));
+  want = test_sharding(mesh8, "d");
+  o.out_sharding = want;
+  r = NULL;
+  assert_fails(spmd_reduce(SPMD_REDUCE_SUM, x, 1, &ax0, 0, &o, &r), SPMD_ERR_INVALID_ARGUMENT,
+               "options->out_sharding: is on");
+  assert_non_null(strstr(spmd_last_error(), "device ids [7, 6, 5, 4, 3, 2, 1, 0]"));
+  assert_null(r);
+  spmd_sharding_destroy(want);
+  spmd_mesh_destroy(mesh8);
   spmd_array_destroy(x);
 }
 
@@ -772,7 +785,7 @@ static void bad_input_is_refused_with_a_clear_message(void **state) {
   spmd_op_options o = SPMD_OP_OPTIONS_INIT;
   o.out_sharding = elsewhere;
   assert_fails(spmd_unary(SPMD_UNARY_EXP, x, &o, &r), SPMD_ERR_INVALID_ARGUMENT,
-               "an output sharding must cover the operands' devices");
+               "an output sharding must name the operands' devices in the same order");
   o.out_sharding = deep;
   assert_fails(spmd_unary(SPMD_UNARY_EXP, x, &o, &r), SPMD_ERR_INVALID_ARGUMENT,
                "names 3 dimensions but the result has 2");

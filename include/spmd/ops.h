@@ -83,7 +83,8 @@ typedef enum spmd_reduce_op {
 typedef struct spmd_op_options {
   size_t struct_size; /**< sizeof(spmd_op_options) as the caller was compiled */
   /** The result's sharding (with_sharding_constraint / out_shardings), on
-   * the operands' mesh; NULL: the propagated one. */
+   * the operands' mesh or another mesh over the same devices in the same
+   * row-major order (as jax.jit requires); NULL: the propagated one. */
   const spmd_sharding *out_sharding;
   /** Bit i set: operand i is donated (donate_argnums). The op consumes it:
    * the result may reuse its buffers, and every later use of its handle

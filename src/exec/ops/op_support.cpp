@@ -43,10 +43,10 @@ MeshPtr common_mesh(const std::vector<Operand> &operands) {
 }
 
 namespace {
-std::vector<int> sorted_devices(const Mesh &m) {
-  std::vector<int> d = m.devices();
-  std::sort(d.begin(), d.end());
-  return d;
+std::string device_ids_text(const std::vector<int> &ids) {
+  std::string t = "[";
+  for (size_t i = 0; i < ids.size(); ++i) t += cat(i ? ", " : "", ids[i]);
+  return t + "]";
 }
 }  // namespace
 
@@ -55,12 +55,16 @@ ShardingPtr requested_sharding(const OpOptions &options, const MeshPtr &mesh, si
   if (!s) return nullptr;
   if (s->device_set() != mesh->device_set())
     invalid("options->out_sharding: belongs to another runtime than the operands");
-  // Another mesh over the same devices is a layout the result can be
-  // resharded to (the notebook's f_contract_2); other devices are not.
-  if (!(*s->mesh() == *mesh) && sorted_devices(*s->mesh()) != sorted_devices(*mesh))
-    invalid("options->out_sharding: is on ", s->mesh()->to_string(),
-            ", whose devices are not the operands' (", mesh->to_string(),
-            "); an output sharding must cover the operands' devices");
+  // Another mesh over the same devices in the same order (row-major) is a
+  // layout the result can be resharded to (the notebook's f_contract_2);
+  // other devices, or the same in another order, JAX refuses ("incompatible
+  // devices for jitted computation").
+  if (!(*s->mesh() == *mesh) && s->mesh()->devices() != mesh->devices())
+    invalid("options->out_sharding: is on ", s->mesh()->to_string(), " with device ids ",
+            device_ids_text(s->mesh()->devices()), " but the operands' mesh ", mesh->to_string(),
+            " has ", device_ids_text(mesh->devices()),
+            "; an output sharding must name the operands' devices in the same order, as "
+            "jax.jit requires");
   if (s->spec().ndim() > ndim)
     invalid("options->out_sharding: its spec (", s->spec().short_string(), ") names ",
             s->spec().ndim(), " dimensions but the result has ", ndim);
