@@ -63,6 +63,24 @@ static void export_all(const spmd_array *a, DLManagedTensor **t, int *devices, i
   }
 }
 
+/* The tensors adopted as a float32 array of N laid out by `spec`. */
+static spmd_array *adopt16(spmd_mesh *m, const char *spec, const int *devices,
+                           DLManagedTensor *const *t) {
+  spmd_sharding *s = test_sharding(m, spec);
+  const int64_t shape[1] = {N};
+  spmd_array *b = NULL;
+  assert_ok(spmd_array_from_dlpack(s, SPMD_F32, 1, shape, SHARDS, devices, t, &b));
+  spmd_sharding_destroy(s);
+  return b;
+}
+
+/* Asserts `a` holds scale * i at index i (float32, N elements). */
+static void assert_scaled_arange(const spmd_array *a, float scale) {
+  float got[N];
+  assert_ok(spmd_array_to_host(a, got, sizeof got));
+  for (int i = 0; i < N; ++i) assert_true(got[i] == scale * (float)i);
+}
+
 static void an_exported_shard_describes_its_block(void **state) {
   (void)state;
   skip_on_platform("sim", "the sim platform's memory cannot be shared (a test below says so)");
@@ -142,25 +160,18 @@ static void exported_shards_adopted_back_give_the_same_array_without_copies(void
     rt[i] = t[SHARDS - 1 - i];
     rdev[i] = devices[SHARDS - 1 - i];
   }
-  spmd_sharding *s = test_sharding(m, "x");
-  const int64_t shape[1] = {N};
-  spmd_array *b = NULL;
-  assert_ok(spmd_array_from_dlpack(s, SPMD_F32, 1, shape, SHARDS, rdev, rt, &b));
+  spmd_array *b = adopt16(m, "x", rdev, rt);
   assert_int_equal(calls, 0);
   /* The original goes first: the exports keep its memory. */
   spmd_array_destroy(a);
-  float got[N];
-  assert_ok(spmd_array_to_host(b, got, sizeof got));
-  for (int i = 0; i < N; ++i) assert_true(got[i] == (float)i);
+  assert_scaled_arange(b, 1.0f);
   /* Ops read the adopted blocks where they are. */
   spmd_array *twice = NULL;
   assert_ok(spmd_binary(SPMD_BINARY_ADD, b, b, NULL, &twice));
-  assert_ok(spmd_array_to_host(twice, got, sizeof got));
-  for (int i = 0; i < N; ++i) assert_true(got[i] == 2.0f * (float)i);
+  assert_scaled_arange(twice, 2.0f);
   spmd_array_destroy(twice);
   spmd_array_destroy(b);
   assert_int_equal(calls, SHARDS); /* each deleter once */
-  spmd_sharding_destroy(s);
   spmd_mesh_destroy(m);
 }
 
@@ -176,16 +187,13 @@ static void a_replicated_array_takes_one_tensor_per_device(void **state) {
   int devices[SHARDS], calls = 0;
   export_all(a, t, devices, &calls);
   assert_int_equal(t[5]->dl_tensor.shape[0], N);
-  spmd_sharding *s = test_sharding(m, "");
-  spmd_array *b = NULL;
-  assert_ok(spmd_array_from_dlpack(s, SPMD_F32, 1, shape, SHARDS, devices, t, &b));
+  spmd_array *b = adopt16(m, "", devices, t);
   float got[N];
   assert_ok(spmd_array_shard_read(b, 6, got, sizeof got));
   for (int i = 0; i < N; ++i) assert_true(got[i] == v[i]);
   spmd_array_destroy(b);
   spmd_array_destroy(a);
   assert_int_equal(calls, SHARDS);
-  spmd_sharding_destroy(s);
   spmd_mesh_destroy(m);
 }
 
@@ -206,17 +214,11 @@ static void a_donated_array_leaves_an_exported_shard_as_it_was(void **state) {
   assert_fails(spmd_array_to_host(a, got, sizeof got), SPMD_ERR_INVALID_ARGUMENT, "donated");
   spmd_array_destroy(a);
   /* ...but the exported memory still holds the old values. */
-  spmd_sharding *s = test_sharding(m, "x");
-  const int64_t shape[1] = {N};
-  spmd_array *b = NULL;
-  assert_ok(spmd_array_from_dlpack(s, SPMD_F32, 1, shape, SHARDS, devices, t, &b));
-  assert_ok(spmd_array_to_host(b, got, sizeof got));
-  for (int i = 0; i < N; ++i) assert_true(got[i] == (float)i);
-  assert_ok(spmd_array_to_host(sum, got, sizeof got));
-  for (int i = 0; i < N; ++i) assert_true(got[i] == 2.0f * (float)i);
+  spmd_array *b = adopt16(m, "x", devices, t);
+  assert_scaled_arange(b, 1.0f);
+  assert_scaled_arange(sum, 2.0f);
   spmd_array_destroy(b);
   spmd_array_destroy(sum);
-  spmd_sharding_destroy(s);
   spmd_mesh_destroy(m);
 }
 
@@ -348,9 +350,7 @@ static void bad_tensors_are_refused_by_name_and_stay_the_callers(void **state) {
   copy.manager_ctx = NULL;
   copy.deleter = NULL; /* t[5] keeps the memory and is freed below */
   assert_ok(spmd_array_from_dlpack(s, SPMD_F32, 1, shape, SHARDS, devices, bad, &b));
-  float got[N];
-  assert_ok(spmd_array_to_host(b, got, sizeof got));
-  for (int i = 0; i < N; ++i) assert_true(got[i] == (float)i);
+  assert_scaled_arange(b, 1.0f);
   spmd_array_destroy(b);
   assert_int_equal(calls, SHARDS - 1); /* the others' deleters ran; copy had none */
   t[5]->deleter(t[5]);
