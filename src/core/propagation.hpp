@@ -31,6 +31,25 @@ Dim meet(const Dim &a, const Dim &b);
 // uses (a spec names each mesh axis once).
 void drop_repeated_axes(Dims &dims);
 
+// A result's dimensions as jax.jit lays them out when the caller asks for
+// no layout: each keeps the longest prefix of its axes whose sizes'
+// product divides the dimension (('x', 'y') over 2 x 4 on a dimension of
+// 6 keeps ('x',); ('y', 'x') keeps nothing). Uneven layouts stay for
+// results the caller asks for. axis_size(name) is the mesh axis's size.
+template <typename AxisSize>
+void keep_dividing_axes(Dims &dims, const Shape &shape, AxisSize &&axis_size) {
+  for (size_t d = 0; d < dims.size() && d < shape.size(); ++d) {
+    int64_t product = 1;
+    size_t keep = 0;
+    while (keep < dims[d].size()) {
+      product *= axis_size(dims[d][keep]);
+      if (product <= 0 || shape[d] % product != 0) break;
+      ++keep;
+    }
+    dims[d].resize(keep);
+  }
+}
+
 // Elementwise ops with NumPy broadcasting: operands are right-aligned to
 // `out`; an operand dimension of size 1 against a larger one, or one not
 // split, does not vote. Each result dimension is the meet of the votes;

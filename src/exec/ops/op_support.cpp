@@ -79,6 +79,14 @@ ShardingPtr sharding_of(const MeshPtr &mesh, const propagate::Dims &dims) {
   return Sharding::named(mesh, PartitionSpec(dims, PartitionSpec::Unchecked{}));
 }
 
+ShardingPtr result_sharding(const MeshPtr &mesh, propagate::Dims dims, const Shape &shape) {
+  const Mesh &m = *mesh;
+  propagate::keep_dividing_axes(dims, shape, [&](const std::string &axis) {
+    return m.shape()[static_cast<size_t>(m.axis_index(axis))];
+  });
+  return sharding_of(mesh, dims);
+}
+
 ArrayPtr laid_out(const ArrayPtr &a, const MeshPtr &mesh, const propagate::Dims &dims) {
   const Sharding &s = *a->sharding();
   if (s.kind() == Sharding::Kind::Named && (s.mesh() == mesh || *s.mesh() == *mesh) &&

@@ -47,6 +47,11 @@ ArrayPtr laid_out(const ArrayPtr &a, const MeshPtr &mesh, const propagate::Dims 
 
 ShardingPtr sharding_of(const MeshPtr &mesh, const propagate::Dims &dims);
 
+// The layout of a result of `shape` whose rule gave `dims`, as jax.jit
+// places it when no layout is asked for: axes that do not divide their
+// dimension dropped (propagate::keep_dividing_axes).
+ShardingPtr result_sharding(const MeshPtr &mesh, propagate::Dims dims, const Shape &shape);
+
 // A result `propagated` becomes `requested` (when set) by a reshard.
 ArrayPtr honour(const ArrayPtr &result, const ShardingPtr &requested);
 

@@ -111,8 +111,9 @@ ArrayPtr slice(const ArrayPtr &x, const Shape &start, const Shape &stop, const O
   const MeshPtr mesh = x->sharding()->mesh();
   const ShardingPtr requested = requested_sharding(options, mesh, nd);
   const ShardingPtr target =
-      on_mesh(requested, mesh) ? requested
-                               : sharding_of(mesh, propagate::padded(x->sharding()->spec(), nd));
+      on_mesh(requested, mesh)
+          ? requested
+          : result_sharding(mesh, propagate::padded(x->sharding()->spec(), nd), out_shape);
   auto out = std::make_shared<Array>(target, x->dtype(), out_shape);
   copy_region(*x, *out, shift);
   return honour(out, requested);
@@ -147,8 +148,9 @@ ArrayPtr concatenate(const std::vector<ArrayPtr> &xs, int64_t axis, const OpOpti
   check_result("xs", out_shape, dtype);
   const ShardingPtr requested = requested_sharding(options, mesh, nd);
   const ShardingPtr target =
-      on_mesh(requested, mesh) ? requested
-                               : sharding_of(mesh, propagate::padded(xs[0]->sharding()->spec(), nd));
+      on_mesh(requested, mesh)
+          ? requested
+          : result_sharding(mesh, propagate::padded(xs[0]->sharding()->spec(), nd), out_shape);
   auto out = std::make_shared<Array>(target, dtype, out_shape);
   Shape shift(nd, 0);
   for (const auto &x : xs) {
