@@ -844,7 +844,8 @@ struct spmd_op_options
     # sizeof(spmd_op_options) as the caller was compiled
     struct_size::Csize_t  # C: size_t
     # The result's sharding (with_sharding_constraint / out_shardings), on
-    # the operands' mesh; NULL: the propagated one.
+    # the operands' mesh or another mesh over the same devices in the same
+    # row-major order (as jax.jit requires); NULL: the propagated one.
     out_sharding::Ptr{spmd_sharding}  # C: const spmd_sharding *
     # Bit i set: operand i is donated (donate_argnums). The op consumes it:
     # the result may reuse its buffers, and every later use of its handle

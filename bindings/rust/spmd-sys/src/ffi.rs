@@ -642,7 +642,7 @@ pub const SPMD_REDUCE_MIN: spmd_reduce_op = 4;
 pub struct spmd_op_options {
     /// sizeof(spmd_op_options) as the caller was compiled
     pub struct_size: usize,
-    /// The result's sharding (with_sharding_constraint / out_shardings), on the operands' mesh; NULL: the propagated one.
+    /// The result's sharding (with_sharding_constraint / out_shardings), on the operands' mesh or another mesh over the same devices in the same row-major order (as jax.jit requires); NULL: the propagated one.
     pub out_sharding: *const spmd_sharding,
     /// Bit i set: operand i is donated (donate_argnums). The op consumes it: the result may reuse its buffers, and every later use of its handle but spmd_array_destroy fails with SPMD_ERR_INVALID_ARGUMENT. A call refused before the op runs (bad arguments) leaves it usable; once the op has run it is consumed, even if the result's handle then cannot be made (SPMD_ERR_OUT_OF_MEMORY). Other threads may use the array meanwhile: calls that started before the op finish with its old values (the result then gets memory of its own), later ones fail.
     pub donate: c_uint,
