@@ -579,9 +579,10 @@ static void results_drop_the_axes_that_do_not_divide_them(void **state) {
   spmd_array_destroy(a);
 }
 
-/* Slices and concatenations keep the (first) operand's spec, less the axes
- * that do not divide their dimension: jax.jit gives x[2:6, 1:8] of
- * P('x', 'y') P('x'), the 7 columns not dividing by 'y' (4). */
+/* Slices keep the operand's spec, less the axes that do not divide their
+ * dimension: jax.jit gives x[2:6, 1:8] of P('x', 'y') P('x'), the 7 columns
+ * not dividing by 'y' (4). Concatenations merge the operands' splits:
+ * P('x', 'y') with P('y', None) along 0 gives P(None, 'y'), as jax.jit. */
 static void slice_and_concatenate_keep_the_spec(void **state) {
   (void)state;
   spmd_array *x = put88("x, y", a64), *y = put88("y, None", b64), *s = NULL, *c = NULL;
@@ -594,7 +595,7 @@ static void slice_and_concatenate_keep_the_spec(void **state) {
     for (int j = 0; j < 7; ++j) assert_true(got[7 * i + j] == a64[8 * (i + 2) + j + 1]);
   const spmd_array *parts[2] = {x, y};
   assert_ok(spmd_concatenate(2, parts, 0, NULL, &c));
-  assert_sharding(c, "x, y");
+  assert_sharding(c, "None, y");
   host_f32(c, got, 128);
   for (int i = 0; i < 64; ++i) {
     assert_true(got[i] == a64[i]);

@@ -66,12 +66,58 @@ def _values(shape, dtype, salt):
     return jnp.asarray(np.asarray(v).reshape(shape)).astype(dtype)
 
 
+def _random_concatenations(case, count=64, seed=20261126):
+    """concatenate of 2 or 3 operands sharded at random (each axis once per
+    operand, splits that divide their dimension), along a random axis of 1-3
+    dimensions, on meshes of 8 devices (one in a permuted order): JAX merges
+    the operands' splits and drops the axes that do not divide the result."""
+    import random
+    rng = random.Random(seed)
+    sizes = {"2x4": {"x": 2, "y": 4}, "2x2x2": {"x": 2, "y": 2, "z": 2}, "8": {"x": 8},
+             "2x4_perm2": {"x": 2, "y": 4}}
+    for n in range(count):
+        mesh = rng.choice(list(sizes))
+        axes = sizes[mesh]
+        nd = rng.choice([1, 2, 2, 3])
+        axis = rng.randrange(nd)
+        base = [rng.choice([2, 4, 8]) for _ in range(nd)]
+        inputs = []
+        for k in range(rng.choice([2, 3])):
+            shape = list(base)
+            shape[axis] = rng.choice([2, 4, 6, 8])
+            free = list(axes)
+            rng.shuffle(free)
+            spec = []
+            for d in range(nd):
+                r = rng.random()
+                take = 0 if r < 0.4 or not free else (1 if r < 0.8 else min(2, len(free)))
+                dim = [free.pop() for _ in range(take)]
+                product = 1
+                for a in dim:
+                    product *= axes[a]
+                if shape[d] % product:
+                    free.extend(dim)
+                    dim = []
+                spec.append(dim)
+            while spec and not spec[-1]:
+                spec.pop()
+            inputs.append((tuple(shape), "float32", spec))
+        case(f"concatenate_random_{n:02d}", "concatenate", {"axis": axis},
+             lambda *xs, a=axis: jnp_concatenate(xs, a), inputs, mesh=mesh)
+
+
+def jnp_concatenate(xs, axis):
+    import jax.numpy as jnp
+    return jnp.concatenate(xs, axis)
+
+
 def generate(out_dir: pathlib.Path) -> None:
     import jax
     import jax.numpy as jnp
     from jax.sharding import NamedSharding
 
-    meshes = {"2x4": refio.jax_mesh("2x4"), "2x2_data_model": refio.jax_mesh("2x2_data_model")}
+    meshes = {name: refio.jax_mesh(name) for name in ("2x4", "2x2_data_model", "2x2x2", "8",
+                                                          "2x4_perm2")}
     cases = []
 
     def case(name, op, params, fn, inputs, mesh="2x4", out_spec=None, ulps=0, atol=None,
@@ -225,6 +271,8 @@ def generate(out_dir: pathlib.Path) -> None:
          [((8, 8), f32, _XY)])
     case("concatenate0_xy_xy", "concatenate", {"axis": 0}, lambda u, v: jnp.concatenate([u, v], 0),
          [((8, 8), f32, _XY), ((8, 8), f32, _XY)])
+
+    _random_concatenations(case)
 
     refio.write_json(out_dir / "cases.json",
                      {"meshes": refio.mesh_table(list(meshes)), "cases": cases})

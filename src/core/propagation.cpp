@@ -42,6 +42,81 @@ void drop_repeated_axes(Dims &dims) {
       }
 }
 
+namespace {
+// Two operands' splits of one dimension: the finer of a refinement, else
+// their common prefix (empty when they part at once).
+Dim merge_splits(const Dim &a, const Dim &b) {
+  if (a.empty()) return b;
+  if (b.empty()) return a;
+  size_t i = 0;
+  while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
+  if (i == a.size()) return b;
+  if (i == b.size()) return a;
+  return Dim(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(i));
+}
+}  // namespace
+
+Dims concatenate(const std::vector<Dims> &operands, size_t axis) {
+  const size_t n = operands.empty() ? 0 : operands[0].size();
+  Dims merged(n);
+  for (size_t d = 0; d < n; ++d) {
+    Dim acc;
+    for (const Dims &op : operands) {
+      if (op[d].empty()) continue;
+      const bool first = acc.empty();
+      acc = merge_splits(acc, op[d]);
+      if (!first && acc.empty()) break;  // a conflict is final
+    }
+    merged[d] = acc;
+  }
+  // (earliest operand claiming position i of dimension d, d, i)
+  struct Claim {
+    size_t op, dim, pos;
+  };
+  std::vector<Claim> claims;
+  for (size_t d = 0; d < n; ++d) {
+    if (d == axis) continue;
+    for (size_t i = 0; i < merged[d].size(); ++i) {
+      size_t k = 0;
+      for (; k < operands.size(); ++k) {
+        const Dim &o = operands[k][d];
+        if (o.size() > i && std::equal(o.begin(), o.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+                                       merged[d].begin()))
+          break;
+      }
+      claims.push_back({k, d, i});
+    }
+  }
+  std::stable_sort(claims.begin(), claims.end(), [](const Claim &a, const Claim &b) {
+    return a.op != b.op ? a.op < b.op : a.dim != b.dim ? a.dim < b.dim : a.pos < b.pos;
+  });
+  Dims result(n);
+  std::vector<bool> stopped(n, false);
+  std::vector<std::string> used;
+  const auto taken = [&](const std::string &a) {
+    return std::find(used.begin(), used.end(), a) != used.end();
+  };
+  for (const Claim &c : claims) {
+    if (stopped[c.dim] || result[c.dim].size() != c.pos) {
+      stopped[c.dim] = true;
+      continue;
+    }
+    const std::string &a = merged[c.dim][c.pos];
+    if (taken(a)) {
+      stopped[c.dim] = true;
+      continue;
+    }
+    result[c.dim].push_back(a);
+    used.push_back(a);
+  }
+  if (axis < n)
+    for (const std::string &a : merged[axis]) {
+      if (taken(a)) break;
+      result[axis].push_back(a);
+    }
+  return result;
+}
+
 Dims elementwise(const std::vector<Dims> &operands, const std::vector<Shape> &shapes,
                  const Shape &out) {
   const size_t n = out.size();

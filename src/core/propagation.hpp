@@ -31,6 +31,17 @@ Dim meet(const Dim &a, const Dim &b);
 // uses (a spec names each mesh axis once).
 void drop_repeated_axes(Dims &dims);
 
+// concatenate along `axis` (every operand of the same rank): each result
+// dimension merges the operands' splits of it (an unsplit operand does not
+// vote; one split a refinement of another gives the finer; splits that
+// part ways keep their common prefix, and none at all is final). Axes are
+// then handed out by claim: an axis goes to the dimension of the earliest
+// operand that splits by it there (dimensions in order among one
+// operand's), each dimension keeping the prefix of its merged split it
+// could take whole; the concatenated dimension comes last. This is
+// jax.jit's placement on every case of the conformance family.
+Dims concatenate(const std::vector<Dims> &operands, size_t axis);
+
 // A result's dimensions as jax.jit lays them out when the caller asks for
 // no layout: each keeps the longest prefix of its axes whose sizes'
 // product divides the dimension (('x', 'y') over 2 x 4 on a dimension of

@@ -147,10 +147,12 @@ ArrayPtr concatenate(const std::vector<ArrayPtr> &xs, int64_t axis, const OpOpti
   }
   check_result("xs", out_shape, dtype);
   const ShardingPtr requested = requested_sharding(options, mesh, nd);
+  std::vector<propagate::Dims> operand_dims;
+  for (const auto &x : xs) operand_dims.push_back(propagate::padded(x->sharding()->spec(), nd));
   const ShardingPtr target =
       on_mesh(requested, mesh)
           ? requested
-          : result_sharding(mesh, propagate::padded(xs[0]->sharding()->spec(), nd), out_shape);
+          : result_sharding(mesh, propagate::concatenate(operand_dims, a), out_shape);
   auto out = std::make_shared<Array>(target, dtype, out_shape);
   Shape shift(nd, 0);
   for (const auto &x : xs) {
