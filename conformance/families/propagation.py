@@ -106,6 +106,62 @@ def _random_concatenations(case, count=64, seed=20261126):
              lambda *xs, a=axis: jnp_concatenate(xs, a), inputs, mesh=mesh)
 
 
+def _random_spec(rng, shape, axes):
+    """A spec naming each of the mesh's axes at most once, every split
+    dividing its dimension."""
+    free = list(axes)
+    rng.shuffle(free)
+    spec = []
+    for size in shape:
+        r = rng.random()
+        take = 0 if r < 0.4 or not free else (1 if r < 0.8 else min(2, len(free)))
+        dim = [free.pop() for _ in range(take)]
+        product = 1
+        for a in dim:
+            product *= axes[a]
+        if size % product:
+            free.extend(dim)
+            dim = []
+        spec.append(dim)
+    while spec and not spec[-1]:
+        spec.pop()
+    return spec
+
+
+_MESH_AXES = {"2x4": {"x": 2, "y": 4}, "2x2x2": {"x": 2, "y": 2, "z": 2}, "8": {"x": 8},
+              "2x4_perm2": {"x": 2, "y": 4}}
+
+
+def _random_elementwise(case, count=64, seed=20261127):
+    """add of two operands sharded at random, of one shape or broadcasting
+    (fewer dimensions, or dimensions of size 1), on meshes of 8 devices:
+    jax.jit's choice where the operands' splits agree, refine, conflict or
+    name one axis on different dimensions."""
+    import random
+    rng = random.Random(seed)
+    for n in range(count):
+        mesh = rng.choice(list(_MESH_AXES))
+        axes = _MESH_AXES[mesh]
+        nd = rng.choice([1, 2, 2, 3])
+        shape = [rng.choice([2, 4, 8]) for _ in range(nd)]
+        other = list(shape)
+        kind = rng.random()
+        if kind < 0.25 and nd > 1:
+            other = other[rng.randrange(1, nd):]  # fewer dimensions
+        elif kind < 0.5:
+            other[rng.randrange(nd)] = 1  # a broadcast dimension
+        inputs = [(tuple(shape), "float32", _random_spec(rng, shape, axes)),
+                  (tuple(other), "float32", _random_spec(rng, other, axes))]
+        if rng.random() < 0.5:
+            inputs.reverse()
+        case(f"add_random_{n:02d}", "binary", {"op": "add"}, jnp_add, inputs, mesh=mesh)
+
+
+def jnp_add(u, v):
+    import jax.numpy as jnp
+    return jnp.add(u, v)
+
+
 def jnp_concatenate(xs, axis):
     import jax.numpy as jnp
     return jnp.concatenate(xs, axis)
@@ -273,6 +329,7 @@ def generate(out_dir: pathlib.Path) -> None:
          [((8, 8), f32, _XY), ((8, 8), f32, _XY)])
 
     _random_concatenations(case)
+    _random_elementwise(case)
 
     refio.write_json(out_dir / "cases.json",
                      {"meshes": refio.mesh_table(list(meshes)), "cases": cases})

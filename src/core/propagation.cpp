@@ -121,6 +121,10 @@ Dims elementwise(const std::vector<Dims> &operands, const std::vector<Shape> &sh
                  const Shape &out) {
   const size_t n = out.size();
   Dims result(n);
+  // Per dimension: the largest operand splitting it, and the first operand
+  // (in order) whose split the result keeps.
+  std::vector<int64_t> weight(n, 0);
+  std::vector<size_t> first(n, operands.size());
   for (size_t d = 0; d < n; ++d) {
     // The votes: (operand size, sharding) of operands that have the
     // dimension at full size and split it.
@@ -141,19 +145,48 @@ Dims elementwise(const std::vector<Dims> &operands, const std::vector<Shape> &sh
       return true;
     };
     Dim m;
+    int64_t largest = 0;
+    for (const auto &v : votes) largest = std::max(largest, v.first);
     if (!agree(votes, m)) {
       // A conflict: the largest operands decide, if they agree and no
       // operand of their size disagrees; otherwise the dimension is gathered.
-      int64_t largest = 0;
-      for (const auto &v : votes) largest = std::max(largest, v.first);
       std::vector<std::pair<int64_t, Dim>> top;
       for (const auto &v : votes)
         if (v.first == largest) top.push_back(v);
       if (!agree(top, m)) m.clear();
     }
     result[d] = m;
+    weight[d] = m.empty() ? 0 : largest;
+    for (size_t i = 0; i < operands.size() && !m.empty(); ++i) {
+      const size_t r = shapes[i].size();
+      if (d + r < n) continue;
+      const Dim &o = operands[i][d + r - n];
+      if (!o.empty() && (is_prefix(o, m) || is_prefix(m, o))) {
+        first[d] = i;
+        break;
+      }
+    }
   }
-  drop_repeated_axes(result);
+  // An axis named by several dimensions stays with one: the dimension the
+  // largest operand splits, then the one split over more axes, then the
+  // one the earlier operand splits, then the earlier dimension. The others
+  // keep the prefix of their split before it.
+  std::vector<size_t> order(n);
+  for (size_t d = 0; d < n; ++d) order[d] = d;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (weight[a] != weight[b]) return weight[a] > weight[b];
+    if (result[a].size() != result[b].size()) return result[a].size() > result[b].size();
+    return first[a] < first[b];
+  });
+  std::vector<std::string> used;
+  for (size_t d : order) {
+    size_t keep = 0;
+    while (keep < result[d].size() &&
+           std::find(used.begin(), used.end(), result[d][keep]) == used.end())
+      ++keep;
+    result[d].resize(keep);
+    used.insert(used.end(), result[d].begin(), result[d].end());
+  }
   return result;
 }
 

@@ -65,8 +65,10 @@ void keep_dividing_axes(Dims &dims, const Shape &shape, AxisSize &&axis_size) {
 // `out`; an operand dimension of size 1 against a larger one, or one not
 // split, does not vote. Each result dimension is the meet of the votes;
 // when they conflict, the largest operands (by element count) decide if
-// they agree among themselves, else the dimension is gathered. Then
-// repeated axes are dropped from later dimensions.
+// they agree among themselves, else the dimension is gathered. An axis
+// that several dimensions name then stays with the dimension the largest
+// operand splits by it (the earlier among equals); the others keep the
+// prefix of their split before it.
 Dims elementwise(const std::vector<Dims> &operands, const std::vector<Shape> &shapes,
                  const Shape &out);
 
