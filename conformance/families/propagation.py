@@ -157,6 +157,40 @@ def _random_elementwise(case, count=64, seed=20261127):
         case(f"add_random_{n:02d}", "binary", {"op": "add"}, jnp_add, inputs, mesh=mesh)
 
 
+def _random_matmuls(case, count=64, seed=20261128):
+    """matmul of two operands sharded at random, 2-d or batched (3-d by 3-d
+    or by 2-d), on meshes of 8 devices: jax.jit's choice where free
+    dimensions, batch dimensions and the contraction name the same axes.
+    Values are small integers, so every order of summation gives the same
+    float."""
+    import random
+    rng = random.Random(seed)
+    for n in range(count):
+        mesh = rng.choice(list(_MESH_AXES))
+        axes = _MESH_AXES[mesh]
+        m, k, nn = (rng.choice([2, 4, 8]) for _ in range(3))
+        batch = rng.choice([None, None, 2, 4])
+        a_shape = [m, k] if batch is None else [batch, m, k]
+        b_shape = [k, nn] if batch is None or rng.random() < 0.3 else [batch, k, nn]
+        inputs = [(tuple(a_shape), "float32", _random_spec(rng, a_shape, axes)),
+                  (tuple(b_shape), "float32", _random_spec(rng, b_shape, axes))]
+        data = [[float((i * 7 + 3 * j) % 5 - 2) for i in range(_count(sh))]
+                for j, sh in enumerate((a_shape, b_shape))]
+        case(f"matmul_random_{n:02d}", "matmul", {}, jnp_matmul, inputs, mesh=mesh, data=data)
+
+
+def _count(shape):
+    c = 1
+    for s in shape:
+        c *= s
+    return c
+
+
+def jnp_matmul(u, v):
+    import jax.numpy as jnp
+    return jnp.matmul(u, v)
+
+
 def jnp_add(u, v):
     import jax.numpy as jnp
     return jnp.add(u, v)
@@ -330,6 +364,7 @@ def generate(out_dir: pathlib.Path) -> None:
 
     _random_concatenations(case)
     _random_elementwise(case)
+    _random_matmuls(case)
 
     refio.write_json(out_dir / "cases.json",
                      {"meshes": refio.mesh_table(list(meshes)), "cases": cases})

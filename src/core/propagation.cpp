@@ -229,19 +229,54 @@ std::vector<int64_t> free_dims(size_t rank, const std::vector<int64_t> &batch,
   return f;
 }
 
-Contraction dot_general(const Dims &lhs, const Dims &rhs, const DotDims &dd) {
+Contraction dot_general(const Dims &lhs, const Dims &rhs, const DotDims &dd,
+                        int64_t lhs_elements, int64_t rhs_elements) {
   const auto lf = free_dims(lhs.size(), dd.lhs_batch, dd.lhs_contract);
   const auto rf = free_dims(rhs.size(), dd.rhs_batch, dd.rhs_contract);
   Contraction c;
   c.lhs.assign(lhs.size(), {});
   c.rhs.assign(rhs.size(), {});
-  // The result: batch dimensions met, then the free dimensions of each side.
-  for (size_t i = 0; i < dd.lhs_batch.size(); ++i)
-    c.out.push_back(meet(lhs[static_cast<size_t>(dd.lhs_batch[i])],
-                         rhs[static_cast<size_t>(dd.rhs_batch[i])]));
-  for (int64_t d : lf) c.out.push_back(lhs[static_cast<size_t>(d)]);
-  for (int64_t d : rf) c.out.push_back(rhs[static_cast<size_t>(d)]);
-  drop_repeated_axes(c.out);
+  // The result: batch dimensions met, then the free dimensions of each side,
+  // each with the weight of the operands whose split it keeps and the
+  // first of them (0 lhs, 1 rhs).
+  std::vector<int64_t> weight;
+  std::vector<int> first;
+  for (size_t i = 0; i < dd.lhs_batch.size(); ++i) {
+    const Dim &l = lhs[static_cast<size_t>(dd.lhs_batch[i])];
+    const Dim &r = rhs[static_cast<size_t>(dd.rhs_batch[i])];
+    const Dim m = meet(l, r);
+    c.out.push_back(m);
+    const bool from_l = !l.empty() && (is_prefix(l, m) || is_prefix(m, l));
+    const bool from_r = !r.empty() && (is_prefix(r, m) || is_prefix(m, r));
+    weight.push_back(std::max(from_l ? lhs_elements : 0, from_r ? rhs_elements : 0));
+    first.push_back(from_l ? 0 : 1);
+  }
+  for (int64_t d : lf) {
+    c.out.push_back(lhs[static_cast<size_t>(d)]);
+    weight.push_back(lhs_elements);
+    first.push_back(0);
+  }
+  for (int64_t d : rf) {
+    c.out.push_back(rhs[static_cast<size_t>(d)]);
+    weight.push_back(rhs_elements);
+    first.push_back(1);
+  }
+  std::vector<size_t> order(c.out.size());
+  for (size_t d = 0; d < order.size(); ++d) order[d] = d;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (weight[a] != weight[b]) return weight[a] > weight[b];
+    if (c.out[a].size() != c.out[b].size()) return c.out[a].size() > c.out[b].size();
+    return first[a] < first[b];
+  });
+  std::vector<std::string> used;
+  for (size_t d : order) {
+    size_t keep = 0;
+    while (keep < c.out[d].size() &&
+           std::find(used.begin(), used.end(), c.out[d][keep]) == used.end())
+      ++keep;
+    c.out[d].resize(keep);
+    used.insert(used.end(), c.out[d].begin(), c.out[d].end());
+  }
   const size_t nb = dd.lhs_batch.size();
   for (size_t i = 0; i < nb; ++i) {
     c.lhs[static_cast<size_t>(dd.lhs_batch[i])] = c.out[i];

@@ -96,13 +96,18 @@ struct Contraction {
   Dims out;
   std::vector<std::string> summed;  // axes of the contracting dimensions
 };
-// Batch dimensions meet; free dimensions keep their operand's sharding
-// (the lhs's first when both name an axis); contracting dimensions sharded
+// Batch dimensions meet; free dimensions keep their operand's sharding.
+// An axis two result dimensions name stays with the dimension of the
+// larger operand (by element count: lhs_elements, rhs_elements; a batch
+// dimension counts the larger of those splitting it), then the one split
+// over more axes, then the lhs's, then the earlier; the other keeps the
+// prefix of its split before it. Contracting dimensions sharded
 // alike multiply locally and are summed over their axes; sharded on one
 // side only, the other side is split alike (free to do: every device holds
 // what it needs) unless the axes are taken by the result; sharded
 // differently, or by an axis the result uses, they are gathered.
-Contraction dot_general(const Dims &lhs, const Dims &rhs, const DotDims &dims);
+Contraction dot_general(const Dims &lhs, const Dims &rhs, const DotDims &dims,
+                        int64_t lhs_elements = 1, int64_t rhs_elements = 1);
 
 // An operand's free dimensions (neither batch nor contracting), in order.
 std::vector<int64_t> free_dims(size_t rank, const std::vector<int64_t> &batch,

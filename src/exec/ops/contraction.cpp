@@ -86,7 +86,8 @@ ArrayPtr dot_general(const ArrayPtr &lhs_in, const ArrayPtr &rhs_in, propagate::
   ArrayPtr lhs = converted(lhs_in, dtype, names.lhs);
   ArrayPtr rhs = converted(rhs_in, dtype, names.rhs);
   const propagate::Contraction c = propagate::dot_general(
-      propagate::padded(lhs->sharding()->spec(), lr), propagate::padded(rhs->sharding()->spec(), rr), dd);
+      propagate::padded(lhs->sharding()->spec(), lr), propagate::padded(rhs->sharding()->spec(), rr), dd,
+      lhs->size(), rhs->size());
   lhs = laid_out(lhs, mesh, c.lhs);
   rhs = laid_out(rhs, mesh, c.rhs);
 
