@@ -179,6 +179,34 @@ def _random_matmuls(case, count=64, seed=20261128):
         case(f"matmul_random_{n:02d}", "matmul", {}, jnp_matmul, inputs, mesh=mesh, data=data)
 
 
+def _random_reshapes(case, count=64, seed=20261129):
+    """reshape of an operand sharded at random into another shape of the
+    same size (merging, splitting and regrouping dimensions), on meshes of
+    8 devices: jax.jit's layout of the result."""
+    import random
+    rng = random.Random(seed)
+    factors = [2, 2, 2, 2, 2, 2]
+    for n in range(count):
+        mesh = rng.choice(list(_MESH_AXES))
+        axes = _MESH_AXES[mesh]
+        # Sizes as groups of the same 2^6 elements, cut two ways.
+        def cut():
+            sizes, f = [], list(factors)
+            while f:
+                take = rng.randint(1, min(3, len(f)))
+                p = 1
+                for _ in range(take):
+                    p *= f.pop()
+                sizes.append(p)
+            return sizes
+        src, dst = cut(), cut()
+        if rng.random() < 0.2:
+            dst.insert(rng.randrange(len(dst) + 1), 1)
+        inputs = [(tuple(src), "float32", _random_spec(rng, src, axes))]
+        case(f"reshape_random_{n:02d}", "reshape", {"shape": dst},
+             lambda u, d=tuple(dst): u.reshape(d), inputs, mesh=mesh)
+
+
 def _count(shape):
     c = 1
     for s in shape:
@@ -365,6 +393,7 @@ def generate(out_dir: pathlib.Path) -> None:
     _random_concatenations(case)
     _random_elementwise(case)
     _random_matmuls(case)
+    _random_reshapes(case)
 
     refio.write_json(out_dir / "cases.json",
                      {"meshes": refio.mesh_table(list(meshes)), "cases": cases})

@@ -301,8 +301,11 @@ Contraction dot_general(const Dims &lhs, const Dims &rhs, const DotDims &dd,
   return c;
 }
 
-Reshape reshape(const Dims &in, const Shape &in_shape, const Shape &out_shape,
-                const std::vector<std::string> &axis_names, const Shape &axis_sizes) {
+namespace {
+// The older rule: per run of dimensions, the first input dimension's split
+// when it divides both sides.
+Reshape reshape_by_runs(const Dims &in, const Shape &in_shape, const Shape &out_shape,
+                        const std::vector<std::string> &axis_names, const Shape &axis_sizes) {
   auto shards = [&](const Dim &d) {
     int64_t n = 1;
     for (const auto &a : d)
@@ -342,6 +345,94 @@ Reshape reshape(const Dims &in, const Shape &in_shape, const Shape &out_shape,
       r.out[b] = d;
     }
   }
+  return r;
+}
+
+// JAX's layout by the factor stream (see the header).
+enum class FactorPlan { Local, Holes, Unplanned };
+FactorPlan reshape_by_factors(const Dims &in, const Shape &in_shape, const Shape &out_shape,
+                        const std::vector<std::string> &axis_names, const Shape &axis_sizes,
+                        Reshape &r) {
+  auto size_of = [&](const std::string &a) {
+    for (size_t k = 0; k < axis_names.size(); ++k)
+      if (axis_names[k] == a) return axis_sizes[k];
+    return int64_t{1};
+  };
+  // Empty arrays keep the older rule (no factors to read).
+  for (int64_t n : in_shape)
+    if (n <= 0) return FactorPlan::Unplanned;
+  for (int64_t n : out_shape)
+    if (n <= 0) return FactorPlan::Unplanned;
+  struct Factor {
+    int64_t size;
+    std::string axis;  // empty: unsplit
+    size_t dim;
+  };
+  std::vector<Factor> stream;
+  for (size_t d = 0; d < in_shape.size(); ++d) {
+    int64_t split = 1;
+    for (const auto &a : in[d]) {
+      stream.push_back({size_of(a), a, d});
+      split *= size_of(a);
+    }
+    stream.push_back({split > 0 && in_shape[d] % split == 0 ? in_shape[d] / split : 0, "", d});
+  }
+  r.in.assign(in_shape.size(), {});
+  r.result.assign(out_shape.size(), {});
+  std::vector<bool> dropped_in(in_shape.size(), false);
+  bool holes = false;
+  size_t k = 0;
+  for (size_t o = 0; o < out_shape.size(); ++o) {
+    int64_t need = out_shape[o];
+    bool unsplit_seen = false;
+    while (k < stream.size()) {
+      Factor &f = stream[k];
+      if (f.size == 1) {
+        ++k;
+        continue;
+      }
+      if (need == 1) break;
+      if (f.size <= 0) return FactorPlan::Unplanned;
+      if (f.axis.empty()) {
+        if (f.size <= need) {
+          if (need % f.size != 0) return FactorPlan::Unplanned;
+          need /= f.size;
+          ++k;
+        } else {
+          if (f.size % need != 0) return FactorPlan::Unplanned;
+          f.size /= need;
+          need = 1;
+        }
+        unsplit_seen = true;
+        continue;
+      }
+      if (!unsplit_seen && f.size <= need && need % f.size == 0) {
+        r.result[o].push_back(f.axis);
+        if (dropped_in[f.dim]) holes = true;
+        r.in[f.dim].push_back(f.axis);
+        need /= f.size;
+        ++k;
+      } else {
+        dropped_in[f.dim] = true;  // the axis becomes unsplit data
+        f.axis.clear();
+      }
+    }
+    if (need != 1) return FactorPlan::Unplanned;
+  }
+  r.out = r.result;
+  return holes ? FactorPlan::Holes : FactorPlan::Local;
+}
+}  // namespace
+
+Reshape reshape(const Dims &in, const Shape &in_shape, const Shape &out_shape,
+                const std::vector<std::string> &axis_names, const Shape &axis_sizes) {
+  Reshape r;
+  const FactorPlan plan = reshape_by_factors(in, in_shape, out_shape, axis_names, axis_sizes, r);
+  if (plan == FactorPlan::Local) return r;
+  const Dims result = r.result;
+  r = reshape_by_runs(in, in_shape, out_shape, axis_names, axis_sizes);
+  // Uneven or empty inputs the stream cannot read keep the older rule's.
+  r.result = plan == FactorPlan::Holes ? result : r.out;
   return r;
 }
 

@@ -113,16 +113,25 @@ Contraction dot_general(const Dims &lhs, const Dims &rhs, const DotDims &dims,
 std::vector<int64_t> free_dims(size_t rank, const std::vector<int64_t> &batch,
                                const std::vector<int64_t> &contract);
 
-// jnp.reshape: dimensions are grouped into runs whose sizes multiply to
-// the same number on both sides; in each run the sharding of the first
-// input dimension larger than 1 carries to the first output dimension
-// larger than 1 when its number of shards divides both sizes (so every
-// device's block stays one contiguous run of the flattened array), and
-// every other dimension of the run is gathered. Shard counts come from the
-// mesh's axis sizes.
+// jnp.reshape, placed as jax.jit places it. The input is read as a stream
+// of factors, each dimension's axes (major first) and then its unsplit
+// rest; each output dimension takes factors from the stream in order. An
+// axis stays on the output dimension that takes its whole factor before any
+// unsplit factor larger than 1; an axis whose factor would straddle two
+// output dimensions, or follow unsplit data within one, becomes unsplit
+// data itself. That is `result`, jax.jit's layout (every case of the
+// conformance family). Each device's block is the same run of elements on
+// both sides when the kept axes of every input dimension come before the
+// dropped ones: then the input is brought to `in` (the kept axes) and
+// reshaped in place to `out` == `result`. Otherwise (an axis kept after a
+// dropped one, minor within its factor) `in` and `out` are the older rule's
+// (a run's first dimension's split carries over when it divides both
+// sides; the rest of the run is gathered) and the result is resharded to
+// `result` afterwards. Shard counts come from the mesh's axis sizes.
 struct Reshape {
   Dims in;   // the layout the input is brought to
-  Dims out;
+  Dims out;  // the layout the local reshape gives
+  Dims result;  // jax.jit's layout of the result
 };
 Reshape reshape(const Dims &in, const Shape &in_shape, const Shape &out_shape,
                 const std::vector<std::string> &axis_names, const Shape &axis_sizes);

@@ -222,9 +222,11 @@ ArrayPtr reshape(const ArrayPtr &x, Shape shape, const OpOptions &options) {
                          shape, mesh->axis_names(), mesh->shape());
   const ShardingPtr requested = requested_sharding(options, mesh, shape.size());
   const ArrayPtr in = laid_out(x, mesh, r.in);
-  auto out = std::make_shared<Array>(sharding_of(mesh, r.out), x->dtype(), shape);
+  ArrayPtr out = std::make_shared<Array>(sharding_of(mesh, r.out), x->dtype(), shape);
   // Each device's block is the same run of elements on both sides.
   local_copies(*in, *out, [](const Shape &, const Shape &out_block) { return dense_strides(out_block); });
+  // jax.jit's layout, when the local reshape cannot give it directly.
+  if (!requested && r.result != r.out) out = out->reshard(sharding_of(mesh, r.result));
   return honour(out, requested);
 }
 
