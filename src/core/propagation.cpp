@@ -358,7 +358,7 @@ FactorPlan reshape_by_factors(const Dims &in, const Shape &in_shape, const Shape
       if (axis_names[k] == a) return axis_sizes[k];
     return int64_t{1};
   };
-  // Empty arrays keep the older rule (no factors to read).
+  // Empty arrays keep the older rule (no factors to read), as do uneven ones.
   for (int64_t n : in_shape)
     if (n <= 0) return FactorPlan::Unplanned;
   for (int64_t n : out_shape)
@@ -375,7 +375,9 @@ FactorPlan reshape_by_factors(const Dims &in, const Shape &in_shape, const Shape
       stream.push_back({size_of(a), a, d});
       split *= size_of(a);
     }
-    stream.push_back({split > 0 && in_shape[d] % split == 0 ? in_shape[d] / split : 0, "", d});
+    // An uneven input (a split not dividing its dimension) keeps the older rule.
+    if (split <= 0 || in_shape[d] % split != 0) return FactorPlan::Unplanned;
+    stream.push_back({in_shape[d] / split, "", d});
   }
   r.in.assign(in_shape.size(), {});
   r.result.assign(out_shape.size(), {});
