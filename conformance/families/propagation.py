@@ -66,7 +66,7 @@ def _values(shape, dtype, salt):
     return jnp.asarray(np.asarray(v).reshape(shape)).astype(dtype)
 
 
-def _random_concatenations(case, count=64, seed=20261126):
+def _random_concatenations(case, count=256, seed=20261126):
     """concatenate of 2 or 3 operands sharded at random (each axis once per
     operand, splits that divide their dimension), along a random axis of 1-3
     dimensions, on meshes of 8 devices (one in a permuted order): JAX merges
@@ -132,7 +132,7 @@ _MESH_AXES = {"2x4": {"x": 2, "y": 4}, "2x2x2": {"x": 2, "y": 2, "z": 2}, "8": {
               "2x4_perm2": {"x": 2, "y": 4}}
 
 
-def _random_elementwise(case, count=64, seed=20261127):
+def _random_elementwise(case, count=256, seed=20261127):
     """add of two operands sharded at random, of one shape or broadcasting
     (fewer dimensions, or dimensions of size 1), on meshes of 8 devices:
     jax.jit's choice where the operands' splits agree, refine, conflict or
@@ -157,7 +157,7 @@ def _random_elementwise(case, count=64, seed=20261127):
         case(f"add_random_{n:02d}", "binary", {"op": "add"}, jnp_add, inputs, mesh=mesh)
 
 
-def _random_matmuls(case, count=64, seed=20261128):
+def _random_matmuls(case, count=256, seed=20261128):
     """matmul of two operands sharded at random, 2-d or batched (3-d by 3-d
     or by 2-d), on meshes of 8 devices: jax.jit's choice where free
     dimensions, batch dimensions and the contraction name the same axes.
@@ -179,7 +179,7 @@ def _random_matmuls(case, count=64, seed=20261128):
         case(f"matmul_random_{n:02d}", "matmul", {}, jnp_matmul, inputs, mesh=mesh, data=data)
 
 
-def _random_reshapes(case, count=64, seed=20261129):
+def _random_reshapes(case, count=256, seed=20261129):
     """reshape of an operand sharded at random into another shape of the
     same size (merging, splitting and regrouping dimensions), on meshes of
     8 devices: jax.jit's layout of the result."""

@@ -1,6 +1,7 @@
 #include "core/propagation.hpp"
 
 #include <algorithm>
+#include <functional>
 
 namespace spmd::propagate {
 
@@ -121,10 +122,10 @@ Dims elementwise(const std::vector<Dims> &operands, const std::vector<Shape> &sh
                  const Shape &out) {
   const size_t n = out.size();
   Dims result(n);
-  // Per dimension: the largest operand splitting it, and the first operand
-  // (in order) whose split the result keeps.
-  std::vector<int64_t> weight(n, 0);
+  // Per dimension: the first operand (in order) whose split the result
+  // keeps, and what supports each position of the split.
   std::vector<size_t> first(n, operands.size());
+  std::vector<std::vector<int64_t>> support(n);
   for (size_t d = 0; d < n; ++d) {
     // The votes: (operand size, sharding) of operands that have the
     // dimension at full size and split it.
@@ -156,38 +157,52 @@ Dims elementwise(const std::vector<Dims> &operands, const std::vector<Shape> &sh
       if (!agree(top, m)) m.clear();
     }
     result[d] = m;
-    weight[d] = m.empty() ? 0 : largest;
+    // Each position of the split is supported by the operands whose own
+    // split reaches it; the largest of them weighs it.
+    support[d].assign(m.size(), 0);
     for (size_t i = 0; i < operands.size() && !m.empty(); ++i) {
       const size_t r = shapes[i].size();
       if (d + r < n) continue;
-      const Dim &o = operands[i][d + r - n];
-      if (!o.empty() && (is_prefix(o, m) || is_prefix(m, o))) {
-        first[d] = i;
-        break;
-      }
+      const size_t od = d + r - n;
+      if (shapes[i][od] == 1 && out[d] != 1) continue;
+      const Dim &o = operands[i][od];
+      if (o.empty() || !(is_prefix(o, m) || is_prefix(m, o))) continue;
+      first[d] = std::min(first[d], i);
+      for (size_t p = 0; p < o.size() && p < m.size(); ++p)
+        support[d][p] = std::max(support[d][p], shape_elements(shapes[i]));
     }
   }
-  // An axis named by several dimensions stays with one: the dimension the
-  // largest operand splits, then the one split over more axes, then the
-  // one the earlier operand splits, then the earlier dimension. The others
-  // keep the prefix of their split before it.
+  // An axis named by several dimensions stays with one. The splits are
+  // handed out by weight, heaviest first: at each weight, the dimensions
+  // (those split over more axes first, then the one the earlier operand
+  // splits, then the earlier) extend their result by the positions that
+  // weigh that much, a dimension stopping for good at an axis already
+  // given out.
+  Dims split(n);
+  std::vector<bool> stopped(n, false);
+  std::vector<std::string> used;
+  std::vector<int64_t> levels;
+  for (const auto &sd : support) levels.insert(levels.end(), sd.begin(), sd.end());
+  std::sort(levels.begin(), levels.end(), std::greater<>());
+  levels.erase(std::unique(levels.begin(), levels.end()), levels.end());
   std::vector<size_t> order(n);
   for (size_t d = 0; d < n; ++d) order[d] = d;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    if (weight[a] != weight[b]) return weight[a] > weight[b];
     if (result[a].size() != result[b].size()) return result[a].size() > result[b].size();
     return first[a] < first[b];
   });
-  std::vector<std::string> used;
-  for (size_t d : order) {
-    size_t keep = 0;
-    while (keep < result[d].size() &&
-           std::find(used.begin(), used.end(), result[d][keep]) == used.end())
-      ++keep;
-    result[d].resize(keep);
-    used.insert(used.end(), result[d].begin(), result[d].end());
-  }
-  return result;
+  for (int64_t w : levels)
+    for (size_t d : order)
+      while (!stopped[d] && split[d].size() < result[d].size() && support[d][split[d].size()] == w) {
+        const std::string &a = result[d][split[d].size()];
+        if (std::find(used.begin(), used.end(), a) != used.end()) {
+          stopped[d] = true;
+          break;
+        }
+        split[d].push_back(a);
+        used.push_back(a);
+      }
+  return split;
 }
 
 Dims operand_layout(const Dims &out, const Shape &shape, const Shape &out_shape) {
@@ -236,46 +251,67 @@ Contraction dot_general(const Dims &lhs, const Dims &rhs, const DotDims &dd,
   Contraction c;
   c.lhs.assign(lhs.size(), {});
   c.rhs.assign(rhs.size(), {});
-  // The result: batch dimensions met, then the free dimensions of each side,
-  // each with the weight of the operands whose split it keeps and the
-  // first of them (0 lhs, 1 rhs).
-  std::vector<int64_t> weight;
-  std::vector<int> first;
+  // The result: batch dimensions met, then the free dimensions of each side.
+  // Each position of a split is claimed by the operands whose split reaches
+  // it: weighed by the larger, owned by the first (0 lhs, 1 rhs).
+  struct Claim {
+    int64_t weight;
+    int op;
+    size_t dim, pos;
+  };
+  std::vector<Claim> claims;
+  auto claim = [&](size_t dim, const Dim &split, const Dim &side, int op, int64_t elements) {
+    for (size_t p = 0; p < split.size() && p < side.size() && side[p] == split[p]; ++p) {
+      bool found = false;
+      for (auto &c : claims)
+        if (c.dim == dim && c.pos == p) {
+          c.weight = std::max(c.weight, elements);
+          found = true;
+        }
+      if (!found) claims.push_back({elements, op, dim, p});
+    }
+  };
   for (size_t i = 0; i < dd.lhs_batch.size(); ++i) {
     const Dim &l = lhs[static_cast<size_t>(dd.lhs_batch[i])];
     const Dim &r = rhs[static_cast<size_t>(dd.rhs_batch[i])];
-    const Dim m = meet(l, r);
-    c.out.push_back(m);
-    const bool from_l = !l.empty() && (is_prefix(l, m) || is_prefix(m, l));
-    const bool from_r = !r.empty() && (is_prefix(r, m) || is_prefix(m, r));
-    weight.push_back(std::max(from_l ? lhs_elements : 0, from_r ? rhs_elements : 0));
-    first.push_back(from_l ? 0 : 1);
+    c.out.push_back(meet(l, r));
+    claim(i, c.out.back(), l, 0, lhs_elements);
+    claim(i, c.out.back(), r, 1, rhs_elements);
   }
   for (int64_t d : lf) {
     c.out.push_back(lhs[static_cast<size_t>(d)]);
-    weight.push_back(lhs_elements);
-    first.push_back(0);
+    claim(c.out.size() - 1, c.out.back(), c.out.back(), 0, lhs_elements);
   }
   for (int64_t d : rf) {
     c.out.push_back(rhs[static_cast<size_t>(d)]);
-    weight.push_back(rhs_elements);
-    first.push_back(1);
+    claim(c.out.size() - 1, c.out.back(), c.out.back(), 1, rhs_elements);
   }
-  std::vector<size_t> order(c.out.size());
-  for (size_t d = 0; d < order.size(); ++d) order[d] = d;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    if (weight[a] != weight[b]) return weight[a] > weight[b];
-    if (c.out[a].size() != c.out[b].size()) return c.out[a].size() > c.out[b].size();
-    return first[a] < first[b];
+  // An axis two result dimensions name stays with the heavier claim, then
+  // the lhs's, then the earlier dimension; a dimension stops for good at an
+  // axis already given out.
+  std::stable_sort(claims.begin(), claims.end(), [](const Claim &a, const Claim &b) {
+    if (a.weight != b.weight) return a.weight > b.weight;
+    if (a.op != b.op) return a.op < b.op;
+    return a.dim != b.dim ? a.dim < b.dim : a.pos < b.pos;
   });
-  std::vector<std::string> used;
-  for (size_t d : order) {
-    size_t keep = 0;
-    while (keep < c.out[d].size() &&
-           std::find(used.begin(), used.end(), c.out[d][keep]) == used.end())
-      ++keep;
-    c.out[d].resize(keep);
-    used.insert(used.end(), c.out[d].begin(), c.out[d].end());
+  {
+    Dims split(c.out.size());
+    std::vector<bool> stopped(c.out.size(), false);
+    std::vector<std::string> used;
+    for (const Claim &cl : claims) {
+      if (stopped[cl.dim] || split[cl.dim].size() != cl.pos) {
+        stopped[cl.dim] = true;
+        continue;
+      }
+      const std::string &a = c.out[cl.dim][cl.pos];
+      if (std::find(used.begin(), used.end(), a) != used.end()) {
+        stopped[cl.dim] = true;
+        continue;
+      }
+      split[cl.dim].push_back(a);
+      used.push_back(a);
+    }
+    c.out = split;
   }
   const size_t nb = dd.lhs_batch.size();
   for (size_t i = 0; i < nb; ++i) {

