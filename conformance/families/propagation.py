@@ -207,6 +207,33 @@ def _random_reshapes(case, count=256, seed=20261129):
              lambda u, d=tuple(dst): u.reshape(d), inputs, mesh=mesh)
 
 
+def _random_reductions(case, count=128, seed=20261130):
+    """sum and max over random axes (kept or not) of an operand sharded at
+    random, on meshes of 8 devices: jax.jit's layout of the result, partial
+    sums combined over the reduced axes. Small integers, so every order of
+    summation gives the same float."""
+    import random
+    rng = random.Random(seed)
+    for n in range(count):
+        mesh = rng.choice(list(_MESH_AXES))
+        axes = _MESH_AXES[mesh]
+        nd = rng.choice([1, 2, 2, 3])
+        shape = [rng.choice([2, 4, 8]) for _ in range(nd)]
+        reduced = sorted(rng.sample(range(nd), rng.randint(1, nd)))
+        keep = rng.random() < 0.3
+        op = rng.choice(["sum", "max"])
+        data = [[float((i * 7 + 3) % 9 - 4) for i in range(_count(shape))]]
+        inputs = [(tuple(shape), "float32", _random_spec(rng, shape, axes))]
+        case(f"reduce_random_{n:03d}", "reduce", {"op": op, "axes": reduced, "keepdims": keep},
+             lambda u, o=op, a=tuple(reduced), k=keep: jnp_reduce(u, o, a, k), inputs,
+             mesh=mesh, data=data)
+
+
+def jnp_reduce(u, op, axes, keep):
+    import jax.numpy as jnp
+    return (jnp.sum if op == "sum" else jnp.max)(u, axis=axes, keepdims=keep)
+
+
 def _count(shape):
     c = 1
     for s in shape:
@@ -394,6 +421,7 @@ def generate(out_dir: pathlib.Path) -> None:
     _random_elementwise(case)
     _random_matmuls(case)
     _random_reshapes(case)
+    _random_reductions(case)
 
     refio.write_json(out_dir / "cases.json",
                      {"meshes": refio.mesh_table(list(meshes)), "cases": cases})
