@@ -57,6 +57,42 @@ Dim merge_splits(const Dim &a, const Dim &b) {
 }
 }  // namespace
 
+namespace {
+// A claim on position `pos` of result dimension `dim`'s split: by operand
+// `op`, weighing `weight`.
+struct Claim {
+  int64_t weight;
+  size_t op, dim, pos;
+};
+
+// Hands out the axes of `splits` by claim: heavier claims first, then the
+// earlier operand's, then the earlier dimension's, then the earlier
+// position's. A dimension takes its positions in order and stops for good
+// at an axis already given out (or a position claimed before the one
+// before it).
+Dims hand_out(const Dims &splits, std::vector<Claim> claims) {
+  std::stable_sort(claims.begin(), claims.end(), [](const Claim &a, const Claim &b) {
+    if (a.weight != b.weight) return a.weight > b.weight;
+    if (a.op != b.op) return a.op < b.op;
+    return a.dim != b.dim ? a.dim < b.dim : a.pos < b.pos;
+  });
+  Dims result(splits.size());
+  std::vector<bool> stopped(splits.size(), false);
+  std::vector<std::string> used;
+  for (const Claim &c : claims) {
+    if (stopped[c.dim]) continue;
+    const std::string &a = splits[c.dim][c.pos];
+    if (result[c.dim].size() != c.pos || std::find(used.begin(), used.end(), a) != used.end()) {
+      stopped[c.dim] = true;
+      continue;
+    }
+    result[c.dim].push_back(a);
+    used.push_back(a);
+  }
+  return result;
+}
+}  // namespace
+
 Dims concatenate(const std::vector<Dims> &operands, size_t axis) {
   const size_t n = operands.empty() ? 0 : operands[0].size();
   Dims merged(n);
@@ -70,13 +106,10 @@ Dims concatenate(const std::vector<Dims> &operands, size_t axis) {
     }
     merged[d] = acc;
   }
-  // (earliest operand claiming position i of dimension d, d, i)
-  struct Claim {
-    size_t op, dim, pos;
-  };
+  // Each position is claimed by the earliest operand whose split reaches
+  // it; the concatenated dimension's positions come last.
   std::vector<Claim> claims;
-  for (size_t d = 0; d < n; ++d) {
-    if (d == axis) continue;
+  for (size_t d = 0; d < n; ++d)
     for (size_t i = 0; i < merged[d].size(); ++i) {
       size_t k = 0;
       for (; k < operands.size(); ++k) {
@@ -85,37 +118,9 @@ Dims concatenate(const std::vector<Dims> &operands, size_t axis) {
                                        merged[d].begin()))
           break;
       }
-      claims.push_back({k, d, i});
+      claims.push_back({d == axis ? -1 : 0, k, d, i});
     }
-  }
-  std::stable_sort(claims.begin(), claims.end(), [](const Claim &a, const Claim &b) {
-    return a.op != b.op ? a.op < b.op : a.dim != b.dim ? a.dim < b.dim : a.pos < b.pos;
-  });
-  Dims result(n);
-  std::vector<bool> stopped(n, false);
-  std::vector<std::string> used;
-  const auto taken = [&](const std::string &a) {
-    return std::find(used.begin(), used.end(), a) != used.end();
-  };
-  for (const Claim &c : claims) {
-    if (stopped[c.dim] || result[c.dim].size() != c.pos) {
-      stopped[c.dim] = true;
-      continue;
-    }
-    const std::string &a = merged[c.dim][c.pos];
-    if (taken(a)) {
-      stopped[c.dim] = true;
-      continue;
-    }
-    result[c.dim].push_back(a);
-    used.push_back(a);
-  }
-  if (axis < n)
-    for (const std::string &a : merged[axis]) {
-      if (taken(a)) break;
-      result[axis].push_back(a);
-    }
-  return result;
+  return hand_out(merged, std::move(claims));
 }
 
 Dims elementwise(const std::vector<Dims> &operands, const std::vector<Shape> &shapes,
@@ -254,13 +259,8 @@ Contraction dot_general(const Dims &lhs, const Dims &rhs, const DotDims &dd,
   // The result: batch dimensions met, then the free dimensions of each side.
   // Each position of a split is claimed by the operands whose split reaches
   // it: weighed by the larger, owned by the first (0 lhs, 1 rhs).
-  struct Claim {
-    int64_t weight;
-    int op;
-    size_t dim, pos;
-  };
   std::vector<Claim> claims;
-  auto claim = [&](size_t dim, const Dim &split, const Dim &side, int op, int64_t elements) {
+  auto claim = [&](size_t dim, const Dim &split, const Dim &side, size_t op, int64_t elements) {
     for (size_t p = 0; p < split.size() && p < side.size() && side[p] == split[p]; ++p) {
       bool found = false;
       for (auto &c : claims)
@@ -287,32 +287,8 @@ Contraction dot_general(const Dims &lhs, const Dims &rhs, const DotDims &dd,
     claim(c.out.size() - 1, c.out.back(), c.out.back(), 1, rhs_elements);
   }
   // An axis two result dimensions name stays with the heavier claim, then
-  // the lhs's, then the earlier dimension; a dimension stops for good at an
-  // axis already given out.
-  std::stable_sort(claims.begin(), claims.end(), [](const Claim &a, const Claim &b) {
-    if (a.weight != b.weight) return a.weight > b.weight;
-    if (a.op != b.op) return a.op < b.op;
-    return a.dim != b.dim ? a.dim < b.dim : a.pos < b.pos;
-  });
-  {
-    Dims split(c.out.size());
-    std::vector<bool> stopped(c.out.size(), false);
-    std::vector<std::string> used;
-    for (const Claim &cl : claims) {
-      if (stopped[cl.dim] || split[cl.dim].size() != cl.pos) {
-        stopped[cl.dim] = true;
-        continue;
-      }
-      const std::string &a = c.out[cl.dim][cl.pos];
-      if (std::find(used.begin(), used.end(), a) != used.end()) {
-        stopped[cl.dim] = true;
-        continue;
-      }
-      split[cl.dim].push_back(a);
-      used.push_back(a);
-    }
-    c.out = split;
-  }
+  // the lhs's, then the earlier dimension.
+  c.out = hand_out(c.out, std::move(claims));
   const size_t nb = dd.lhs_batch.size();
   for (size_t i = 0; i < nb; ++i) {
     c.lhs[static_cast<size_t>(dd.lhs_batch[i])] = c.out[i];
