@@ -7,6 +7,7 @@
 #include "exec/ops/elementwise.hpp"
 #include "exec/ops/reduction.hpp"
 #include "exec/ops/shape_ops.hpp"
+#include "exec/ops/table.hpp"
 #include "spmd/ops.h"
 
 using namespace spmd;
@@ -88,52 +89,23 @@ void complete(const char *fn, const Operands &in, const spmd_op_options *options
   finish(c, make(c), out);
 }
 
+// An enumerator's row of the op table (exec/ops/table.hpp).
 ew::Op unary_op(const spmd_unary_op &op) {
-  switch (raw_enum(op)) {
-    case SPMD_UNARY_NEG: return ew::Op::Neg;
-    case SPMD_UNARY_ABS: return ew::Op::Abs;
-    case SPMD_UNARY_EXP: return ew::Op::Exp;
-    case SPMD_UNARY_LOG: return ew::Op::Log;
-    case SPMD_UNARY_SIN: return ew::Op::Sin;
-    case SPMD_UNARY_COS: return ew::Op::Cos;
-    case SPMD_UNARY_TANH: return ew::Op::Tanh;
-    case SPMD_UNARY_SQRT: return ew::Op::Sqrt;
-    case SPMD_UNARY_RSQRT: return ew::Op::Rsqrt;
-    case SPMD_UNARY_RELU: return ew::Op::Relu;
-    case SPMD_UNARY_LOGISTIC: return ew::Op::Logistic;
-    case SPMD_UNARY_GELU_TANH: return ew::Op::GeluTanh;
-    case SPMD_UNARY_GELU_EXACT: return ew::Op::GeluExact;
-    default: invalid("op: ", raw_enum(op), " is not a spmd_unary_op");
-  }
+  const auto *row = ops::table::find_unary(raw_enum(op));
+  if (row == nullptr) invalid("op: ", raw_enum(op), " is not a spmd_unary_op");
+  return row->kernel;
 }
 
 ew::Op binary_op(const spmd_binary_op &op) {
-  switch (raw_enum(op)) {
-    case SPMD_BINARY_ADD: return ew::Op::Add;
-    case SPMD_BINARY_SUB: return ew::Op::Sub;
-    case SPMD_BINARY_MUL: return ew::Op::Mul;
-    case SPMD_BINARY_DIV: return ew::Op::Div;
-    case SPMD_BINARY_MAX: return ew::Op::Max;
-    case SPMD_BINARY_MIN: return ew::Op::Min;
-    case SPMD_BINARY_POW: return ew::Op::Pow;
-    case SPMD_BINARY_EQ: return ew::Op::Eq;
-    case SPMD_BINARY_NE: return ew::Op::Ne;
-    case SPMD_BINARY_LT: return ew::Op::Lt;
-    case SPMD_BINARY_LE: return ew::Op::Le;
-    case SPMD_BINARY_GT: return ew::Op::Gt;
-    case SPMD_BINARY_GE: return ew::Op::Ge;
-    default: invalid("op: ", raw_enum(op), " is not a spmd_binary_op");
-  }
+  const auto *row = ops::table::find_binary(raw_enum(op));
+  if (row == nullptr) invalid("op: ", raw_enum(op), " is not a spmd_binary_op");
+  return row->kernel;
 }
 
 ops::ReduceKind reduce_op(const spmd_reduce_op &op) {
-  switch (raw_enum(op)) {
-    case SPMD_REDUCE_SUM: return ops::ReduceKind::Sum;
-    case SPMD_REDUCE_MEAN: return ops::ReduceKind::Mean;
-    case SPMD_REDUCE_MAX: return ops::ReduceKind::Max;
-    case SPMD_REDUCE_MIN: return ops::ReduceKind::Min;
-    default: invalid("op: ", raw_enum(op), " is not a spmd_reduce_op");
-  }
+  const auto *row = ops::table::find_reduction(raw_enum(op));
+  if (row == nullptr) invalid("op: ", raw_enum(op), " is not a spmd_reduce_op");
+  return row->kind;
 }
 
 std::vector<int64_t> int_list(const char *what, size_t n, const int64_t *values) {

@@ -13,18 +13,23 @@
 namespace spmd::ew {
 
 int arity(Op op) {
-  if (op == Op::Select) return 3;
-  return op >= Op::Add ? 2 : 1;
+  switch (op) {
+#define SPMD_EW_ARITY(o, name, n) case Op::o: return n;
+    SPMD_EW_OPS(SPMD_EW_ARITY)
+#undef SPMD_EW_ARITY
+  }
+  return 0;
 }
 
 bool is_comparison(Op op) { return op >= Op::Eq && op <= Op::Ge; }
 
 const char *op_name(Op op) {
-  static const char *const names[] = {
-      "copy", "neg",  "abs", "exp",  "log", "sin", "cos", "tanh", "sqrt", "rsqrt",
-      "relu", "logistic", "gelu_tanh", "gelu_exact", "add", "sub", "mul", "div", "max",
-      "min",  "pow",  "eq",  "ne",   "lt",  "le",  "gt",  "ge",   "select"};
-  return names[static_cast<int>(op)];
+  switch (op) {
+#define SPMD_EW_NAME(o, name, n) case Op::o: return name;
+    SPMD_EW_OPS(SPMD_EW_NAME)
+#undef SPMD_EW_NAME
+  }
+  return "?";
 }
 
 size_t input_elements(const Params &p, int i) {

@@ -14,17 +14,28 @@
 
 namespace spmd::ew {
 
+// Every kernel op once: its name in messages and its number of operands.
+// The enum, op_name and arity all come from this list.
+#define SPMD_EW_OPS(X)                                                                        \
+  X(Copy, "copy", 1) /* the operand converted to the result's type (astype, transpose, ...) */ \
+  X(Neg, "neg", 1) X(Abs, "abs", 1) X(Exp, "exp", 1) X(Log, "log", 1) X(Sin, "sin", 1)         \
+  X(Cos, "cos", 1) X(Tanh, "tanh", 1) X(Sqrt, "sqrt", 1) X(Rsqrt, "rsqrt", 1)                  \
+  X(Relu, "relu", 1) X(Logistic, "logistic", 1) X(GeluTanh, "gelu_tanh", 1)                    \
+  X(GeluExact, "gelu_exact", 1)                                                                \
+  X(Add, "add", 2) X(Sub, "sub", 2) X(Mul, "mul", 2) X(Div, "div", 2) X(Max, "max", 2)         \
+  X(Min, "min", 2) X(Pow, "pow", 2)                                                            \
+  X(Eq, "eq", 2) X(Ne, "ne", 2) X(Lt, "lt", 2) X(Le, "le", 2) X(Gt, "gt", 2) X(Ge, "ge", 2)    \
+  X(Select, "select", 3) /* in[0] ? in[1] : in[2], in[0] bool */
+
 enum class Op : uint8_t {
-  Copy,  // the operand converted to the result's type (astype, transpose, broadcast)
-  Neg, Abs, Exp, Log, Sin, Cos, Tanh, Sqrt, Rsqrt, Relu, Logistic, GeluTanh, GeluExact,
-  Add, Sub, Mul, Div, Max, Min, Pow,
-  Eq, Ne, Lt, Le, Gt, Ge,  // results are bool
-  Select,                  // in[0] ? in[1] : in[2], in[0] bool
+#define SPMD_EW_ENUM(op, name, n) op,
+  SPMD_EW_OPS(SPMD_EW_ENUM)
+#undef SPMD_EW_ENUM
 };
 
 int arity(Op op);
 const char *op_name(Op op);  // "add", "sin", ...
-bool is_comparison(Op op);
+bool is_comparison(Op op);  // eq ... ge: results are bool
 
 struct Operand {
   spmd_dtype dtype = SPMD_F32;

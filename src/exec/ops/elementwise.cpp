@@ -3,6 +3,7 @@
 #include "base/dtype.hpp"
 #include "base/error.hpp"
 #include "base/promotion.hpp"
+#include "exec/ops/table.hpp"
 
 namespace spmd::ops {
 
@@ -151,17 +152,17 @@ double rounded_to(spmd_dtype d, double v) {
   return load_as_double(d, bytes);
 }
 
+// How an op's result type follows from its operands' (the op table).
+table::Result result_of(ew::Op op) {
+  const table::Elementwise *row = table::find_kernel(op);
+  return row ? row->result : table::Result::Same;
+}
+
 // The functions whose result is a float whatever the operand (sin of an
 // int32 is a float32).
 bool is_transcendental(ew::Op op) {
-  switch (op) {
-    case ew::Op::Exp: case ew::Op::Log: case ew::Op::Sin: case ew::Op::Cos: case ew::Op::Tanh:
-    case ew::Op::Sqrt: case ew::Op::Rsqrt: case ew::Op::Logistic: case ew::Op::GeluTanh:
-    case ew::Op::GeluExact:
-      return true;
-    default:
-      return false;
-  }
+  const table::Result r = result_of(op);
+  return r == table::Result::Float || r == table::Result::FloatOnly;
 }
 
 // The result type and the type computed in for a binary op on `t` (the
@@ -169,10 +170,11 @@ bool is_transcendental(ew::Op op) {
 std::pair<spmd_dtype, spmd_dtype> binary_types(ew::Op op, spmd_dtype t) {
   if (t == SPMD_BOOL && op == ew::Op::Sub)
     invalid("op: sub is not defined for bool operands (JAX raises TypeError); use ne or where");
-  if (op == ew::Op::Div) t = float_result(t);
+  const table::Result r = result_of(op);
+  if (r == table::Result::Float) t = float_result(t);
   if (op == ew::Op::Pow && t == SPMD_BOOL) t = SPMD_I32;  // jnp.power(bool, bool) is int32
   const spmd_dtype compute = compute_type(t);
-  if (ew::is_comparison(op)) return {SPMD_BOOL, compute};
+  if (r == table::Result::Bool) return {SPMD_BOOL, compute};
   return {t, compute};
 }
 
@@ -200,7 +202,7 @@ ArrayPtr unary(ew::Op op, const ArrayPtr &x, const OpOptions &options) {
   spmd_dtype t = x->dtype();
   // lax.rsqrt and lax.logistic take floats only (jnp's other functions
   // convert integers to a float first).
-  if ((op == ew::Op::Rsqrt || op == ew::Op::Logistic) && !dtype_is_float(t))
+  if (result_of(op) == table::Result::FloatOnly && !dtype_is_float(t))
     invalid("op: ", ew::op_name(op), " is not defined for ", dtype_name(t),
             " operands (JAX raises TypeError); convert x to a float type first");
   if (t == SPMD_BOOL && !is_transcendental(op)) {
