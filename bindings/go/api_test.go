@@ -191,8 +191,10 @@ func TestErrorsNameGoCalls(t *testing.T) {
 	x := must(spmd.Arange(named(t, m, "x, y"), spmd.F32, []int{4, 4}, 0, 1))
 	defer x.Close()
 
-	_, err := spmd.Sum(x, []int{5})
-	wantGoErr(t, err, spmd.ErrInvalidArgument, "Sum: axes[0]: 5 is out of range")
+	_, err := spmd.ParseSpec("x,,y")
+	wantGoErr(t, err, spmd.ErrInvalidArgument, "ParseSpec: spec 'x,,y': column 3")
+	_, err = spmd.Sum(x, []int{5})
+	wantGoErr(t, err, spmd.ErrInvalidArgument, "Sum: axes[0]: 5 is out of range for an array of 2 dimensions")
 	_, err = spmd.Reduce(spmd.ReduceMax, x, []int{0, -3})
 	wantGoErr(t, err, spmd.ErrInvalidArgument, "Reduce: axes[1]")
 	_, err = spmd.Argmax(x, 7)
