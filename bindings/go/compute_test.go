@@ -73,7 +73,6 @@ func TestOps(t *testing.T) {
 	r := must(spmd.Mean(x, []int{0}, spmd.OutSharding(rep)))
 	defer r.Close()
 	rs := must(r.Sharding())
-	defer rs.Close()
 	if full := must(rs.IsFullyReplicated()); !full {
 		t.Errorf("out sharding %v", rs)
 	}
@@ -111,7 +110,6 @@ func TestCollective(t *testing.T) {
 		t.Errorf("psum dtype %v", d)
 	}
 	os := must(psum.OutputSharding())
-	defer os.Close()
 	if full := must(os.IsFullyReplicated()); !full {
 		t.Errorf("psum sharding %v", os)
 	}

@@ -273,12 +273,10 @@ func TestSharding(t *testing.T) {
 		t.Errorf("sharding %q", s)
 	}
 	sm := must(s.Mesh())
-	defer sm.Close()
 	if eq := must(sm.Equal(m)); !eq {
 		t.Error("sharding's mesh differs")
 	}
 	spec := must(s.Spec())
-	defer spec.Close()
 	want := must(spmd.NewSpec([]string{"x"}, []string{"y"}))
 	defer want.Close()
 	if eq := must(spec.Equal(want)); !eq {
@@ -444,7 +442,6 @@ func TestArrayCreatorsAndShards(t *testing.T) {
 		t.Errorf("device %d", d)
 	}
 	bs := must(b.Sharding())
-	defer bs.Close()
 	if eq := must(bs.Equal(single)); !eq {
 		t.Errorf("resharded onto %v", bs)
 	}
@@ -482,7 +479,6 @@ func TestFromSingleDeviceArrays(t *testing.T) {
 	a := must(spmd.FromSingleDeviceArrays(s, spmd.F32, shape, blocks))
 	defer a.Close()
 	as := must(a.Sharding())
-	defer as.Close()
 	if eq := must(as.Equal(s)); !eq {
 		t.Errorf("sharding %v", as)
 	}
@@ -512,7 +508,6 @@ func TestCheckpoint(t *testing.T) {
 	}
 	equal(t, "loaded shape", must(b.Shape()), []int{2, 4})
 	bs := must(b.Sharding())
-	defer bs.Close()
 	if eq := must(bs.Equal(cols)); !eq {
 		t.Errorf("loaded onto %v", bs)
 	}
