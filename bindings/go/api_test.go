@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -92,6 +93,33 @@ func TestGettersLeakNothing(t *testing.T) {
 		t.Errorf("live handles with a collective: %d, want %d", n, before+1)
 	}
 	ok(t, c.Close())
+}
+
+// TestGettersConcurrently: goroutines asking the same array for its
+// sharding and mesh at once share one handle of each (run under -race).
+func TestGettersConcurrently(t *testing.T) {
+	noLeaks(t)
+	s := named(t, mesh(t, []int{4}, "x"), "x")
+	a := must(spmd.Zeros(s, spmd.F32, []int{8}))
+	defer a.Close()
+	before := must(spmd.LiveHandles())
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 50; i++ {
+				if _, err := must(a.Sharding()).Mesh(); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if n := must(spmd.LiveHandles()); n != before+2 {
+		t.Errorf("live handles %d, want %d", n, before+2)
+	}
 }
 
 // TestViewsKeepTheirOwner: a view in use keeps the array it came from
