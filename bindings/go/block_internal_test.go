@@ -41,14 +41,14 @@ func wantDeviceRefusal(t *testing.T, err error, origin string) {
 
 func TestBlockDataRefusesDeviceMemory(t *testing.T) {
 	data := []float32{1, 2, 3, 4}
-	b := &Block{ctx: &ShardContext{}, dtype: F32, shape: []int64{4}, data: unsafe.Pointer(&data[0]),
+	b := &Block{ctx: &ShardContext{}, dtype: F32, shape: []int{4}, data: unsafe.Pointer(&data[0]),
 		kind: MemoryDevice, origin: "the block of input 1"}
 	wantDeviceRefusal(t, refusal(b), "the block of input 1")
 	// An empty device block is refused too: the kind, not the size, decides.
-	b.shape = []int64{0}
+	b.shape = []int{0}
 	wantDeviceRefusal(t, refusal(b), "the block of input 1")
 
-	b.shape = []int64{4}
+	b.shape = []int{4}
 	for _, kind := range []MemoryKind{MemoryHost, MemoryHostMapped} {
 		b.kind = kind
 		if err := refusal(b); err != nil {
@@ -69,7 +69,7 @@ func TestBlockDataRefusesDeviceMemory(t *testing.T) {
 func TestBlockFromDeviceDescriptorIsRefused(t *testing.T) {
 	d := capi.NewSpmd_block()
 	defer capi.DeleteSpmd_block(d)
-	if err := check(capi.Spmd_block_init(d, capi.SizeofBlock)); err != nil {
+	if err := check("test", capi.Spmd_block_init(d, capi.SizeofBlock)); err != nil {
 		t.Fatal(err)
 	}
 	d.SetDtype(capi.Enum_SS_spmd_dtype(F32))

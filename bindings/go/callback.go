@@ -64,5 +64,9 @@ func (c *ShardContext) run() (status Status) {
 	if c.recorded.Load() { // ctx.Error gave libspmd the message already
 		return status
 	}
-	return c.fail(status, err.Error())
+	message := err.Error()
+	if e, ok := err.(*Error); ok && e.Message != "" {
+		message = e.Message // the status is the device's: no "spmd: <status>: " twice
+	}
+	return c.fail(status, message)
 }

@@ -54,7 +54,7 @@ type CollectiveOptions struct {
 	// AllToAll).
 	Tiled bool
 	// Pairs are Ppermute's (source, dest) axis indices.
-	Pairs [][2]int64
+	Pairs [][2]int
 	// Timeout of the rendezvous: 0 = $SPMD_COLLECTIVE_TIMEOUT_MS if set,
 	// else 60 s; NoTimeout waits without end.
 	Timeout time.Duration
@@ -65,15 +65,15 @@ type CollectiveOptions struct {
 // shard_map(lambda x: jax.lax.all_gather(x, ...)) of JAX). Its executions
 // run one after another. Close it when done.
 type Collective struct {
-	h  uintptr
+	r  *ref
 	mu sync.Mutex // Close must not run during an execution
 }
 
 func (c *Collective) handle() uintptr {
-	if c == nil {
+	if c == nil || c.r == nil {
 		return 0
 	}
-	return c.h
+	return c.r.id
 }
 
 // NewCollective plans kind over the mesh axes axes ("x", "(x, y)", or "()"
@@ -81,52 +81,55 @@ func (c *Collective) handle() uintptr {
 // out by input. The result is laid out as shard_map would give it: the
 // input's spec with axes dropped (replicated along them). ErrUnsupported for
 // a non-tiled PsumScatter or AllToAll, whose result no spec can place.
-func NewCollective(input *Sharding, kind CollectiveKind, axes string, dtype DType, shape []int64, opts *CollectiveOptions) (*Collective, error) {
+func NewCollective(input *Sharding, kind CollectiveKind, axes string, dtype DType, shape []int, opts *CollectiveOptions) (*Collective, error) {
+	const fn = "NewCollective"
 	defer runtime.KeepAlive(input)
 	var o capi.Spmd_collective_options
 	if opts != nil {
 		o = capi.NewSpmd_collective_options()
 		defer capi.DeleteSpmd_collective_options(o)
-		if err := check(capi.Spmd_collective_options_init(o, capi.SizeofCollectiveOptions)); err != nil {
+		if err := check(fn, capi.Spmd_collective_options_init(o, capi.SizeofCollectiveOptions)); err != nil {
 			return nil, err
 		}
 		o.SetAxis(int64(opts.Axis))
 		o.SetConcat_axis(int64(opts.ConcatAxis))
-		o.SetTiled(intOf(opts.Tiled))
+		o.SetTiled(cBool(opts.Tiled))
 		o.SetTimeout_ms(timeoutMs(opts.Timeout))
 		if len(opts.Pairs) > 0 {
 			// [][2]int64 is its pairs' values in a row: one copy into C
 			// memory (libspmd copies it again).
-			pairs := capi.CopyInt64s(unsafe.Slice(&opts.Pairs[0][0], 2*len(opts.Pairs)))
+			p64 := pairs64(opts.Pairs)
+			pairs := capi.CopyInt64s(unsafe.Slice(&p64[0][0], 2*len(p64)))
 			if pairs == 0 {
-				return nil, &Error{Status: StatusOutOfMemory, Message: "spmd.NewCollective: pairs"}
+				return nil, &Error{Status: StatusOutOfMemory, Message: fn + ": opts.Pairs"}
 			}
 			defer capi.Free(pairs)
 			o.SetNpairs(int64(len(opts.Pairs)))
 			o.SetPairs(pairs)
 		}
 	}
-	return made(newCollective, func(h *uintptr) error {
-		return capi.Spmd_collective_create(input.handle(), capi.Enum_SS_spmd_collective_kind(kind), axes, dtypeC(dtype), shape, o, h)
+	return made(fn, newCollective, func(h *uintptr) error {
+		return capi.Spmd_collective_create(input.handle(), capi.Enum_SS_spmd_collective_kind(kind), axes, dtypeC(dtype), int64s(shape), o, h)
 	})
 }
 
 func newCollective(h uintptr) *Collective {
-	c := &Collective{h: h}
+	c := &Collective{r: newRef(h, func(h uintptr) { capi.Spmd_collective_destroy(h) })}
 	runtime.SetFinalizer(c, (*Collective).Close)
 	return c
 }
 
-// Close releases the collective, after any execution in flight. Closing
-// twice is harmless; later calls on c fail with ErrInvalidArgument.
+// Close releases the collective, and the Sharding OutputSharding gave,
+// after any execution in flight. Closing twice is harmless; later calls on
+// c fail with ErrInvalidArgument.
 func (c *Collective) Close() error {
-	if c == nil {
+	if c == nil || c.r == nil {
 		return nil
 	}
 	runtime.SetFinalizer(c, nil)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	capi.Spmd_collective_destroy(c.h)
+	c.r.free()
 	return nil
 }
 
@@ -139,31 +142,43 @@ func (c *Collective) lock() func() {
 	return c.mu.Unlock
 }
 
-// OutputSharding is the output's sharding, a new Sharding the caller closes.
+// OutputSharding is the output's sharding. It belongs to the collective,
+// which makes it once and frees it when closed: there is nothing to Close,
+// and the Sharding is usable while the collective is open.
 func (c *Collective) OutputSharding() (*Sharding, error) {
+	const fn = "Collective.OutputSharding"
+	if c == nil || c.r == nil {
+		return nil, check(fn, capi.Spmd_collective_output_sharding(0, new(uintptr)))
+	}
 	defer runtime.KeepAlive(c)
-	return made(newSharding, func(h *uintptr) error { return capi.Spmd_collective_output_sharding(c.handle(), h) })
+	r, err := c.r.child(fn, "output sharding", destroySharding, func(h *uintptr) error {
+		return capi.Spmd_collective_output_sharding(c.r.id, h)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Sharding{r: r, owner: c}, nil
 }
 
 // OutputDType is the output's element type (Pmean of integers gives a float
 // type, Psum of bool int32).
 func (c *Collective) OutputDType() (DType, error) {
 	defer runtime.KeepAlive(c)
-	d, err := get(func(d *int) error { return capi.Spmd_collective_output_dtype(c.handle(), d) })
+	d, err := get("Collective.OutputDType", func(d *int) error { return capi.Spmd_collective_output_dtype(c.handle(), d) })
 	return DType(d), err
 }
 
 // OutputNDim is the output's number of dimensions.
 func (c *Collective) OutputNDim() (int, error) {
 	defer runtime.KeepAlive(c)
-	n, err := get(func(n *int64) error { return capi.Spmd_collective_output_ndim(c.handle(), n) })
+	n, err := get("Collective.OutputNDim", func(n *int64) error { return capi.Spmd_collective_output_ndim(c.handle(), n) })
 	return int(n), err
 }
 
 // OutputShape is the output's global shape.
-func (c *Collective) OutputShape() ([]int64, error) {
+func (c *Collective) OutputShape() ([]int, error) {
 	defer runtime.KeepAlive(c)
-	return filled(func(shape []int64, n *int64) error { return capi.Spmd_collective_output_shape(c.handle(), shape, n) })
+	return filled("Collective.OutputShape", func(shape []int64, n *int64) error { return capi.Spmd_collective_output_shape(c.handle(), shape, n) })
 }
 
 // Execute runs the collective on input (of the planned dtype and shape;
@@ -172,7 +187,7 @@ func (c *Collective) Execute(input *Array) (*Array, error) {
 	defer runtime.KeepAlive(c)
 	defer runtime.KeepAlive(input)
 	defer c.lock()()
-	return made(newArray, func(h *uintptr) error { return capi.Spmd_collective_execute(c.handle(), input.handle(), h) })
+	return made("Collective.Execute", newArray, func(h *uintptr) error { return capi.Spmd_collective_execute(c.handle(), input.handle(), h) })
 }
 
 // ExecuteInto runs the collective into output, an array of the output's
@@ -183,5 +198,5 @@ func (c *Collective) ExecuteInto(input, output *Array) error {
 	defer runtime.KeepAlive(input)
 	defer runtime.KeepAlive(output)
 	defer c.lock()()
-	return check(capi.Spmd_collective_execute_into(c.handle(), input.handle(), output.handle()))
+	return check("Collective.ExecuteInto", capi.Spmd_collective_execute_into(c.handle(), input.handle(), output.handle()))
 }

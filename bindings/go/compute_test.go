@@ -16,9 +16,9 @@ import (
 
 func TestOps(t *testing.T) {
 	noLeaks(t)
-	m := mesh(t, []int64{2, 2}, "x", "y")
+	m := mesh(t, []int{2, 2}, "x", "y")
 	s := named(t, m, "x, y")
-	x := must(spmd.FromHost(s, []int64{2, 4}, iota32(8)))
+	x := must(spmd.FromHost(s, []int{2, 4}, iota32(8)))
 	defer x.Close()
 	host := func(a *spmd.Array, err error) []float32 {
 		t.Helper()
@@ -30,80 +30,79 @@ func TestOps(t *testing.T) {
 	for i := range sin {
 		sin[i] = math.Sin(float64(i))
 	}
-	near(t, "sin", host(spmd.Unary(spmd.Sin, x, nil)), sin, 1e-6)
-	equal(t, "neg", host(spmd.Unary(spmd.Neg, x, nil)), []float32{0, -1, -2, -3, -4, -5, -6, -7})
-	equal(t, "x*x", host(spmd.Binary(spmd.Mul, x, x, nil)), []float32{0, 1, 4, 9, 16, 25, 36, 49})
-	equal(t, "x-1", host(spmd.BinaryScalar(spmd.Sub, x, 1, nil)), []float32{-1, 0, 1, 2, 3, 4, 5, 6})
-	equal(t, "10-x", host(spmd.ScalarBinary(spmd.Sub, 10, x, nil)), []float32{10, 9, 8, 7, 6, 5, 4, 3})
-	equal(t, "sum(axis=1)", host(spmd.Reduce(spmd.ReduceSum, x, []int{1}, false, nil)), []float32{6, 22})
-	equal(t, "sum", host(spmd.Reduce(spmd.ReduceSum, x, nil, false, nil)), []float32{28})
-	equal(t, "max(axis=0, keepdims)", host(spmd.Reduce(spmd.ReduceMax, x, []int{0}, true, nil)), []float32{4, 5, 6, 7})
-	equal(t, "transpose", host(spmd.Transpose(x, nil, nil)), []float32{0, 4, 1, 5, 2, 6, 3, 7})
-	equal(t, "reshape", host(spmd.Reshape(x, []int64{4, -1}, nil)), iota32(8))
-	equal(t, "slice", host(spmd.Slice(x, []int64{1, 1}, []int64{2, 3}, nil)), []float32{5, 6})
-	equal(t, "broadcast", host(spmd.BroadcastTo(x, []int64{2, 2, 4}, nil)), append(iota32(8), iota32(8)...))
-	equal(t, "concatenate", host(spmd.Concatenate([]*spmd.Array{x, x}, 0, nil)), append(iota32(8), iota32(8)...))
-	sm := host(spmd.Softmax(x, 1, false, nil))
+	near(t, "sin", host(spmd.Unary(spmd.Sin, x)), sin, 1e-6)
+	equal(t, "neg", host(spmd.Unary(spmd.Neg, x)), []float32{0, -1, -2, -3, -4, -5, -6, -7})
+	equal(t, "x*x", host(spmd.Binary(spmd.Mul, x, x)), []float32{0, 1, 4, 9, 16, 25, 36, 49})
+	equal(t, "x-1", host(spmd.BinaryScalar(spmd.Sub, x, 1)), []float32{-1, 0, 1, 2, 3, 4, 5, 6})
+	equal(t, "10-x", host(spmd.ScalarBinary(spmd.Sub, 10, x)), []float32{10, 9, 8, 7, 6, 5, 4, 3})
+	equal(t, "sum(axis=1)", host(spmd.Sum(x, []int{1})), []float32{6, 22})
+	equal(t, "sum", host(spmd.Sum(x, nil)), []float32{28})
+	equal(t, "max(axis=0, keepdims)", host(spmd.Reduce(spmd.ReduceMax, x, []int{0}, spmd.KeepDims())), []float32{4, 5, 6, 7})
+	equal(t, "transpose", host(spmd.Transpose(x, nil)), []float32{0, 4, 1, 5, 2, 6, 3, 7})
+	equal(t, "reshape", host(spmd.Reshape(x, []int{4, -1})), iota32(8))
+	equal(t, "slice", host(spmd.Slice(x, []int{1, 1}, []int{2, 3})), []float32{5, 6})
+	equal(t, "broadcast", host(spmd.BroadcastTo(x, []int{2, 2, 4})), append(iota32(8), iota32(8)...))
+	equal(t, "concatenate", host(spmd.Concatenate([]*spmd.Array{x, x}, 0)), append(iota32(8), iota32(8)...))
+	sm := host(spmd.Softmax(x, 1))
 	if d := sm[0] + sm[1] + sm[2] + sm[3] - 1; math.Abs(float64(d)) > 1e-6 {
 		t.Errorf("softmax row sums to %v", sm[0]+sm[1]+sm[2]+sm[3])
 	}
 
-	gt := must(spmd.BinaryScalar(spmd.Gt, x, 3.5, nil))
+	gt := must(spmd.BinaryScalar(spmd.Gt, x, 3.5))
 	defer gt.Close()
 	equal(t, "x > 3.5", must(spmd.ToHost[bool](gt)), []bool{false, false, false, false, true, true, true, true})
-	equal(t, "where", host(spmd.Where(gt, x, x, nil)), iota32(8))
-	am := must(spmd.Argmax(x, 1, nil))
+	equal(t, "where", host(spmd.Where(gt, x, x)), iota32(8))
+	am := must(spmd.Argmax(x, 1))
 	defer am.Close()
 	equal(t, "argmax", must(spmd.ToHost[int32](am)), []int32{3, 3})
-	i64 := must(spmd.Astype(x, spmd.I64, nil))
+	i64 := must(spmd.Astype(x, spmd.I64))
 	defer i64.Close()
 	equal(t, "astype", must(spmd.ToHost[int64](i64)), []int64{0, 1, 2, 3, 4, 5, 6, 7})
 
 	// (2, 4) @ (4, 2)
-	w := must(spmd.FromHost(s, []int64{4, 2}, []float32{1, 0, 0, 1, 1, 0, 0, 1}))
+	w := must(spmd.FromHost(s, []int{4, 2}, []float32{1, 0, 0, 1, 1, 0, 0, 1}))
 	defer w.Close()
 	want := []float32{2, 4, 10, 12}
-	equal(t, "matmul", host(spmd.Matmul(x, w, nil)), want)
-	equal(t, "einsum", host(spmd.Einsum("ij,jk->ik", x, w, nil)), want)
-	equal(t, "dot_general", host(spmd.DotGeneral(x, w, spmd.DotDims{LhsContract: []int{1}, RhsContract: []int{0}}, nil)), want)
+	equal(t, "matmul", host(spmd.Matmul(x, w)), want)
+	equal(t, "einsum", host(spmd.Einsum("ij,jk->ik", x, w)), want)
+	equal(t, "dot_general", host(spmd.DotGeneral(x, w, spmd.DotDims{LhsContract: []int{1}, RhsContract: []int{0}})), want)
 
 	// An output sharding, as with_sharding_constraint.
 	rep := must(spmd.Replicated(m))
 	defer rep.Close()
-	r := must(spmd.Reduce(spmd.ReduceMean, x, []int{0}, false, &spmd.OpOptions{OutSharding: rep}))
+	r := must(spmd.Mean(x, []int{0}, spmd.OutSharding(rep)))
 	defer r.Close()
 	rs := must(r.Sharding())
-	defer rs.Close()
 	if full := must(rs.IsFullyReplicated()); !full {
 		t.Errorf("out sharding %v", rs)
 	}
 	equal(t, "mean", must(spmd.ToHost[float32](r)), []float32{2, 3, 4, 5})
 
 	// Donation consumes the operand; its handle still needs Close.
-	d := must(spmd.FromHost(s, []int64{2, 4}, iota32(8)))
+	d := must(spmd.FromHost(s, []int{2, 4}, iota32(8)))
 	defer d.Close()
-	equal(t, "donated", host(spmd.BinaryScalar(spmd.Add, d, 1, &spmd.OpOptions{Donate: []int{0}})), []float32{1, 2, 3, 4, 5, 6, 7, 8})
+	equal(t, "donated", host(spmd.BinaryScalar(spmd.Add, d, 1, spmd.Donate(0))), []float32{1, 2, 3, 4, 5, 6, 7, 8})
 	_, err := d.Shape()
 	wantErr(t, err, spmd.ErrInvalidArgument)
 
-	_, err = spmd.Binary(spmd.Add, x, w, nil)
+	_, err = spmd.Binary(spmd.Add, x, w)
 	wantErr(t, err, spmd.ErrInvalidArgument, "(2, 4)", "(4, 2)")
-	_, err = spmd.Slice(x, []int64{0}, []int64{1, 1}, nil)
+	_, err = spmd.Slice(x, []int{0}, []int{1, 1})
 	wantErr(t, err, spmd.ErrInvalidArgument)
-	_, err = spmd.Concatenate(nil, 0, nil)
+	_, err = spmd.Concatenate(nil, 0)
 	wantErr(t, err, spmd.ErrInvalidArgument)
 }
 
 func TestCollective(t *testing.T) {
 	noLeaks(t)
-	m := mesh(t, []int64{4}, "x")
+	m := mesh(t, []int{4}, "x")
 	s := named(t, m, "x")
-	x := must(spmd.FromHost(s, []int64{8}, iota32(8)))
+	x := must(spmd.FromHost(s, []int{8}, iota32(8)))
 	defer x.Close()
 
-	psum := must(spmd.NewCollective(s, spmd.CollectivePsum, "x", spmd.F32, []int64{8}, nil))
+	psum := must(spmd.NewCollective(s, spmd.CollectivePsum, "x", spmd.F32, []int{8}, nil))
 	defer psum.Close()
-	equal(t, "psum shape", must(psum.OutputShape()), []int64{2})
+	equal(t, "psum shape", must(psum.OutputShape()), []int{2})
 	if n := must(psum.OutputNDim()); n != 1 {
 		t.Errorf("psum ndim %d", n)
 	}
@@ -111,35 +110,34 @@ func TestCollective(t *testing.T) {
 		t.Errorf("psum dtype %v", d)
 	}
 	os := must(psum.OutputSharding())
-	defer os.Close()
 	if full := must(os.IsFullyReplicated()); !full {
 		t.Errorf("psum sharding %v", os)
 	}
 	y := must(psum.Execute(x))
 	defer y.Close()
 	equal(t, "psum", must(spmd.ToHost[float32](y)), []float32{12, 16}) // 0+2+4+6, 1+3+5+7
-	into := must(spmd.Zeros(os, spmd.F32, []int64{2}))
+	into := must(spmd.Zeros(os, spmd.F32, []int{2}))
 	defer into.Close()
 	ok(t, psum.ExecuteInto(x, into))
 	equal(t, "psum into", must(spmd.ToHost[float32](into)), []float32{12, 16})
 
-	gather := must(spmd.NewCollective(s, spmd.CollectiveAllGather, "x", spmd.F32, []int64{8},
+	gather := must(spmd.NewCollective(s, spmd.CollectiveAllGather, "x", spmd.F32, []int{8},
 		&spmd.CollectiveOptions{Tiled: true, Timeout: 10 * time.Second}))
 	defer gather.Close()
 	g := must(gather.Execute(x))
 	defer g.Close()
 	equal(t, "all_gather", must(spmd.ToHost[float32](g)), iota32(8))
 
-	perm := must(spmd.NewCollective(s, spmd.CollectivePpermute, "x", spmd.F32, []int64{8},
-		&spmd.CollectiveOptions{Pairs: [][2]int64{{0, 1}, {1, 2}, {2, 3}, {3, 0}}}))
+	perm := must(spmd.NewCollective(s, spmd.CollectivePpermute, "x", spmd.F32, []int{8},
+		&spmd.CollectiveOptions{Pairs: [][2]int{{0, 1}, {1, 2}, {2, 3}, {3, 0}}}))
 	defer perm.Close()
 	p := must(perm.Execute(x))
 	defer p.Close()
 	equal(t, "ppermute", must(spmd.ToHost[float32](p)), []float32{6, 7, 0, 1, 2, 3, 4, 5})
 
-	_, err := spmd.NewCollective(s, spmd.CollectivePsumScatter, "x", spmd.F32, []int64{8}, nil)
+	_, err := spmd.NewCollective(s, spmd.CollectivePsumScatter, "x", spmd.F32, []int{8}, nil)
 	wantErr(t, err, spmd.ErrUnsupported)
-	_, err = spmd.NewCollective(s, spmd.CollectivePsum, "z", spmd.F32, []int64{8}, nil)
+	_, err = spmd.NewCollective(s, spmd.CollectivePsum, "z", spmd.F32, []int{8}, nil)
 	wantErr(t, err, spmd.ErrInvalidArgument, "z")
 	ok(t, gather.Close())
 	_, err = gather.Execute(x)
@@ -148,8 +146,8 @@ func TestCollective(t *testing.T) {
 
 func TestShardMap(t *testing.T) {
 	noLeaks(t)
-	m := mesh(t, []int64{2, 4}, "x", "y")
-	x := must(spmd.FromHost(named(t, m, "x, y"), []int64{4, 8}, iota32(32)))
+	m := mesh(t, []int{2, 4}, "x", "y")
+	x := must(spmd.FromHost(named(t, m, "x, y"), []int{4, 8}, iota32(32)))
 	defer x.Close()
 	var mu sync.Mutex
 	var lines []string
@@ -247,8 +245,8 @@ func TestShardMap(t *testing.T) {
 	equal(t, "printed", lines, []string{"device 0 block [2 2]"})
 
 	// The same with Spec values, and the other collectives on a 1-D block.
-	line := mesh(t, []int64{4}, "d")
-	v := must(spmd.FromHost(named(t, line, "d"), []int64{8}, iota32(8)))
+	line := mesh(t, []int{4}, "d")
+	v := must(spmd.FromHost(named(t, line, "d"), []int{8}, iota32(8)))
 	defer v.Close()
 	specD := must(spmd.ParseSpec("d"))
 	defer specD.Close()
@@ -268,7 +266,7 @@ func TestShardMap(t *testing.T) {
 			func(b *spmd.Block) (*spmd.Block, error) { return ctx.Pmax(b, "d") },
 			func(b *spmd.Block) (*spmd.Block, error) { return ctx.Pmin(b, "d") },
 			func(b *spmd.Block) (*spmd.Block, error) {
-				return ctx.Ppermute(b, "d", [][2]int64{{0, 1}, {1, 2}, {2, 3}, {3, 0}})
+				return ctx.Ppermute(b, "d", [][2]int{{0, 1}, {1, 2}, {2, 3}, {3, 0}})
 			},
 			func(b *spmd.Block) (*spmd.Block, error) {
 				g, err := ctx.AllGather(b, "d", 0, true) // (8,)
@@ -318,8 +316,8 @@ func TestShardMap(t *testing.T) {
 // threads.
 func TestShardMapRunsDevicesConcurrently(t *testing.T) {
 	noLeaks(t)
-	m := mesh(t, []int64{8}, "x")
-	x := must(spmd.Full(named(t, m, "x"), spmd.I32, []int64{8}, 1))
+	m := mesh(t, []int{8}, "x")
+	x := must(spmd.Full(named(t, m, "x"), spmd.I32, []int{8}, 1))
 	defer x.Close()
 	var inside atomic.Int32
 	seen := make([]int, 8)
@@ -358,8 +356,8 @@ func TestShardMapRunsDevicesConcurrently(t *testing.T) {
 
 func TestShardMapFailures(t *testing.T) {
 	noLeaks(t)
-	m := mesh(t, []int64{4}, "x")
-	x := must(spmd.FromHost(named(t, m, "x"), []int64{8}, iota32(8)))
+	m := mesh(t, []int{4}, "x")
+	x := must(spmd.FromHost(named(t, m, "x"), []int{8}, iota32(8)))
 	defer x.Close()
 	opts := &spmd.ShardMapOptions{Timeout: 20 * time.Second}
 	run := func(fn func(*spmd.ShardContext) error) error {
@@ -467,19 +465,19 @@ func TestShardMapFailures(t *testing.T) {
 
 func TestUseAfterClose(t *testing.T) {
 	noLeaks(t)
-	m := mesh(t, []int64{2}, "x")
+	m := mesh(t, []int{2}, "x")
 	s := must(spmd.NamedText(m, "x"))
-	a := must(spmd.Zeros(s, spmd.F32, []int64{4}))
+	a := must(spmd.Zeros(s, spmd.F32, []int{4}))
 	ok(t, a.Close())
 	ok(t, a.Close())
 	_, err := a.Shape()
 	wantErr(t, err, spmd.ErrInvalidArgument, "array")
 	_, err = spmd.ToHost[float32](a)
 	wantErr(t, err, spmd.ErrInvalidArgument)
-	_, err = spmd.Unary(spmd.Exp, a, nil)
+	_, err = spmd.Unary(spmd.Exp, a)
 	wantErr(t, err, spmd.ErrInvalidArgument)
 	ok(t, s.Close())
-	_, err = spmd.Zeros(s, spmd.F32, []int64{4})
+	_, err = spmd.Zeros(s, spmd.F32, []int{4})
 	wantErr(t, err, spmd.ErrInvalidArgument, "sharding")
 	spec := must(spmd.ParseSpec("x"))
 	ok(t, spec.Close())
@@ -498,9 +496,9 @@ func TestFinalizers(t *testing.T) {
 	noLeaks(t)
 	before := must(spmd.LiveHandles())
 	func() {
-		m := must(spmd.NewMesh(rt, []int64{2}, []string{"x"}, nil))
+		m := must(spmd.NewMesh(rt, []int{2}, []string{"x"}))
 		s := must(spmd.Replicated(m))
-		_ = must(spmd.Zeros(s, spmd.F32, []int64{4}))
+		_ = must(spmd.Zeros(s, spmd.F32, []int{4}))
 	}()
 	deadline := time.Now().Add(10 * time.Second)
 	for must(spmd.LiveHandles()) != before {

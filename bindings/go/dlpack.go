@@ -30,7 +30,7 @@ import (
 // process's shard or on the sim platform.
 func (a *Array) ShardToDLPack(index int) (unsafe.Pointer, error) {
 	defer runtime.KeepAlive(a)
-	return get(func(t *unsafe.Pointer) error {
+	return get("Array.ShardToDLPack", func(t *unsafe.Pointer) error {
 		return capi.Spmd_array_shard_to_dlpack(a.handle(), int64(index), t)
 	})
 }
@@ -43,17 +43,18 @@ func (a *Array) ShardToDLPack(index int) (unsafe.Pointer, error) {
 // success the array owns them and calls each deleter once its block is no
 // longer used; on an error the caller keeps them all. ErrInvalidArgument
 // names the tensor or device at fault; ErrUnsupported on the sim platform.
-func FromDLPack(sharding *Sharding, dtype DType, shape []int64, devices []int, tensors []unsafe.Pointer) (*Array, error) {
+func FromDLPack(sharding *Sharding, dtype DType, shape []int, devices []int, tensors []unsafe.Pointer) (*Array, error) {
+	const fn = "FromDLPack"
 	defer runtime.KeepAlive(sharding)
 	if len(devices) != len(tensors) {
-		return nil, invalid("spmd.FromDLPack: %d devices for %d tensors; one each", len(devices), len(tensors))
+		return nil, invalid(fn, "devices: %d devices for %d tensors; one each", len(devices), len(tensors))
 	}
-	ids := make([]int32, len(devices))
-	for k, d := range devices {
-		ids[k] = int32(d)
+	ids, err := int32s(fn, "devices", devices)
+	if err != nil {
+		return nil, err
 	}
-	return made(newArray, func(h *uintptr) error {
-		return capi.Spmd_array_from_dlpack(sharding.handle(), dtypeC(dtype), shape, int64(len(tensors)), ids, tensors, h)
+	return made(fn, newArray, func(h *uintptr) error {
+		return capi.Spmd_array_from_dlpack(sharding.handle(), dtypeC(dtype), int64s(shape), int64(len(tensors)), ids, tensors, h)
 	})
 }
 

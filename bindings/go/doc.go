@@ -7,10 +7,25 @@
 // # Errors
 //
 // Every fallible call returns an error; a failure of libspmd is an *Error
-// carrying the status and libspmd's message, which names the function, the
-// argument and the problem. Compare with the sentinels:
+// carrying the status and a message that names the Go function or method,
+// the argument and the problem:
+//
+//	spmd: invalid argument: Sum: axes[0]: 5 is out of range for an array of 2 dimensions
+//
+// Compare with the sentinels:
 //
 //	if errors.Is(err, spmd.ErrInvalidArgument) { ... }
+//
+// # Integers and options
+//
+// Shapes, axes, indices, device ids and permutations are ints, converted
+// (and checked) where they cross to C. The global ops take their optional
+// arguments after the operands, as functional options:
+//
+//	y, err := spmd.Sum(x, []int{1}, spmd.KeepDims(), spmd.OutSharding(s))
+//
+// Constructors with many settings take an options struct, nil for every
+// default (NewRuntime, ShardMap, NewCollective, Visualize).
 //
 // # Lifetimes
 //
@@ -21,6 +36,16 @@
 // libspmd never reuses, so any use after Close fails with
 // ErrInvalidArgument. Objects keep what they need alive: closing a Runtime
 // while arrays of it are open is fine.
+//
+// Getters that return objects (Array.Sharding, Sharding.Mesh,
+// Sharding.Spec, Collective.OutputSharding) return ones that belong to the
+// object asked: made on the first call, the same afterwards, freed with
+// it. There is nothing to Close (their Close does nothing), so chained
+// calls leak nothing:
+//
+//	fmt.Println(must(a.Sharding()).Mesh())
+//
+// They are usable while their owner is open.
 //
 // # Host data
 //

@@ -29,7 +29,7 @@ func (d DType) String() string { return capi.Spmd_dtype_name(dtypeC(d)) }
 // ParseDType is the type whose JAX/NumPy name is name, the inverse of
 // String; ErrInvalidArgument (listing the names) for any other name.
 func ParseDType(name string) (DType, error) {
-	d, err := get(func(d *int) error { return capi.Spmd_dtype_from_name(name, d) })
+	d, err := get("ParseDType", func(d *int) error { return capi.Spmd_dtype_from_name(name, d) })
 	return DType(d), err
 }
 

@@ -3,6 +3,7 @@ package spmd
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/libspmd/libspmd/bindings/go/internal/capi"
 )
@@ -27,8 +28,11 @@ const (
 // "unknown status" for a value that is none.
 func (s Status) String() string { return capi.Spmd_status_string(int(s)) }
 
-// Error is a failed libspmd call: its status and the message libspmd gave
-// for it, which names the function, the argument and the problem.
+// Error is a failed libspmd call: its status and a message that names the
+// Go function or method that failed, then the argument and the problem
+// ("ShardContext.SetOutput: index: 3 is past the last output (1)").
+// libspmd's own messages name the C function; the binding puts the Go
+// name in its place.
 type Error struct {
 	Status  Status
 	Message string
@@ -61,25 +65,167 @@ var (
 	ErrInternal        = &Error{Status: StatusInternal}
 )
 
-// check turns an error of the raw layer into an *Error.
-func check(err error) error {
+// check turns an error of the raw layer into an *Error whose message names
+// fn, the Go function or method the user called ("Array.Reshard", "Sum"),
+// where libspmd's names the C function ("spmd_array_reshard: ...").
+func check(fn string, err error) error {
 	var ce *capi.Error
 	if errors.As(err, &ce) {
-		return &Error{Status: Status(ce.Status), Message: ce.Message}
+		return &Error{Status: Status(ce.Status), Message: goMessage(fn, ce.Message)}
 	}
 	return err
 }
 
-// invalid is an argument error found by the binding before calling libspmd.
-func invalid(format string, args ...any) error {
-	return &Error{Status: StatusInvalidArgument, Message: fmt.Sprintf(format, args...)}
+// goMessage is libspmd's message msg in Go's terms: its leading C
+// function name replaced by fn, the argument it names first by the Go
+// parameter or option field (goArgs), and the C names of handle types and
+// of ShardContext's methods within it (a ShardMap's error quotes the call
+// that failed a device) by their Go names (goNames).
+func goMessage(fn, msg string) string {
+	if rest, ok := cutCName(msg); ok {
+		msg = rest
+	}
+	end := strings.IndexAny(msg, ":[ ")
+	if end > 0 {
+		if g, ok := goArg(msg[:end]); ok {
+			msg = g + msg[end:]
+		}
+	}
+	for c, g := range goNames {
+		if strings.Contains(msg, c) {
+			msg = replaceWord(msg, c, g)
+		}
+	}
+	return fn + ": " + msg
+}
+
+// goArg is the Go name of the C argument arg, if it differs.
+func goArg(arg string) (string, bool) {
+	if strings.HasPrefix(arg, "options->") {
+		g, ok := goFields[strings.TrimPrefix(arg, "options->")]
+		return g, ok
+	}
+	g, ok := goArgs[arg]
+	return g, ok
+}
+
+// goArgs are the Go names of the C arguments whose names differ.
+var goArgs = map[string]string{
+	"axis_names": "axes",
+	"device_ids": "devices",
+	"device_id":  "device",
+	"directory":  "dir",
+	"nbytes":     "data",
+	"in_specs":   "inSpecs",
+	"out_specs":  "outSpecs",
+}
+
+// goFields are the Go names of the fields of libspmd's option structs.
+var goFields = map[string]string{
+	"out_sharding":       "OutSharding",
+	"donate":             "Donate",
+	"platform":           "RuntimeOptions.Platform",
+	"cpu_device_count":   "RuntimeOptions.DeviceCount",
+	"worker_threads":     "RuntimeOptions.WorkerThreads",
+	"device_cache_bytes": "RuntimeOptions.DeviceCacheBytes",
+	"devices_per_gpu":    "RuntimeOptions.DevicesPerGPU",
+	"callback_memory":    "RuntimeOptions.CallbackMemory",
+	"distributed":        "RuntimeOptions.Distributed",
+	"exact_reductions":   "RuntimeOptions.ExactReductions",
+	"ascii":              "VisualizeOptions.ASCII",
+	"max_width":          "VisualizeOptions.MaxWidth",
+	"min_width":          "VisualizeOptions.MinWidth",
+	"scale":              "VisualizeOptions.Scale",
+	"axis":               "CollectiveOptions.Axis",
+	"concat_axis":        "CollectiveOptions.ConcatAxis",
+	"tiled":              "CollectiveOptions.Tiled",
+	"pairs":              "CollectiveOptions.Pairs",
+	"npairs":             "CollectiveOptions.Pairs",
+	"check_rep":          "ShardMapOptions.CheckRep",
+	"timeout_ms":         "Timeout",
+}
+
+// cutCName removes a leading "spmd_name: " from msg.
+func cutCName(msg string) (string, bool) {
+	if !strings.HasPrefix(msg, "spmd_") {
+		return msg, false
+	}
+	i := strings.Index(msg, ": ")
+	if i < 0 || strings.IndexFunc(msg[:i], func(r rune) bool { return !isWordRune(r) }) >= 0 {
+		return msg, false
+	}
+	return msg[i+2:], true
+}
+
+func isWordRune(r rune) bool {
+	return r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
+}
+
+// replaceWord replaces old in s where it stands as a whole word.
+func replaceWord(s, old, new string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(s, old)
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		end := i + len(old)
+		whole := (i == 0 || !isWordRune(rune(s[i-1]))) && (end == len(s) || !isWordRune(rune(s[end])))
+		b.WriteString(s[:i])
+		if whole {
+			b.WriteString(new)
+		} else {
+			b.WriteString(old)
+		}
+		s = s[end:]
+	}
+}
+
+// goNames are the Go names of the handle types and of the C functions
+// libspmd's messages may quote in the middle of a message: "not a live
+// spmd_array", the call that failed a device in a ShardMap, "call
+// spmd_ctx_set_output".
+var goNames = map[string]string{
+	"spmd_runtime":          "Runtime",
+	"spmd_mesh":             "Mesh",
+	"spmd_spec":             "Spec",
+	"spmd_sharding":         "Sharding",
+	"spmd_array":            "Array",
+	"spmd_collective":       "Collective",
+	"spmd_ctx":              "ShardContext",
+	"spmd_ctx_device_id":    "ShardContext.DeviceID",
+	"spmd_ctx_mesh":         "ShardContext.Mesh",
+	"spmd_ctx_stream":       "ShardContext.Stream",
+	"spmd_ctx_axis_index":   "ShardContext.AxisIndex",
+	"spmd_ctx_axis_size":    "ShardContext.AxisSize",
+	"spmd_ctx_input_count":  "ShardContext.InputCount",
+	"spmd_ctx_input":        "ShardContext.Input",
+	"spmd_ctx_alloc":        "ShardContext.Alloc",
+	"spmd_ctx_set_output":   "ShardContext.SetOutput",
+	"spmd_ctx_print":        "ShardContext.Print",
+	"spmd_ctx_error":        "ShardContext.Error",
+	"spmd_ctx_psum":         "ShardContext.Psum",
+	"spmd_ctx_pmean":        "ShardContext.Pmean",
+	"spmd_ctx_pmax":         "ShardContext.Pmax",
+	"spmd_ctx_pmin":         "ShardContext.Pmin",
+	"spmd_ctx_all_gather":   "ShardContext.AllGather",
+	"spmd_ctx_psum_scatter": "ShardContext.PsumScatter",
+	"spmd_ctx_all_to_all":   "ShardContext.AllToAll",
+	"spmd_ctx_ppermute":     "ShardContext.Ppermute",
+}
+
+// invalid is an argument error found by the binding before calling
+// libspmd, in fn.
+func invalid(fn, format string, args ...any) error {
+	return &Error{Status: StatusInvalidArgument, Message: fn + ": " + fmt.Sprintf(format, args...)}
 }
 
 // get runs call, which writes one value through its pointer (libspmd's out
-// argument), and returns the value, or the call's error.
-func get[T any](call func(out *T) error) (T, error) {
+// argument), and returns the value, or the call's error in fn.
+func get[T any](fn string, call func(out *T) error) (T, error) {
 	var v T
-	if err := check(call(&v)); err != nil {
+	if err := check(fn, call(&v)); err != nil {
 		var zero T
 		return zero, err
 	}
@@ -88,9 +234,9 @@ func get[T any](call func(out *T) error) (T, error) {
 
 // made runs call, which creates a libspmd object and writes its handle,
 // and returns the handle wrapped by wrap (the type's constructor, which
-// sets the finalizer), or the call's error.
-func made[T any](wrap func(uintptr) *T, call func(out *uintptr) error) (*T, error) {
-	h, err := get(call)
+// sets the finalizer), or the call's error in fn.
+func made[T any](fn string, wrap func(uintptr) *T, call func(out *uintptr) error) (*T, error) {
+	h, err := get(fn, call)
 	if err != nil {
 		return nil, err
 	}
@@ -99,13 +245,13 @@ func made[T any](wrap func(uintptr) *T, call func(out *uintptr) error) (*T, erro
 
 // filled runs call on a buffer of MaxNDim values, of which C fills the
 // first n (a shape or coordinates), and returns those n.
-func filled(call func(buf []int64, n *int64) error) ([]int64, error) {
+func filled(fn string, call func(buf []int64, n *int64) error) ([]int, error) {
 	buf := make([]int64, MaxNDim)
-	n, err := get(func(n *int64) error { return call(buf, n) })
+	n, err := get(fn, func(n *int64) error { return call(buf, n) })
 	if err != nil {
 		return nil, err
 	}
-	return buf[:n], nil
+	return intsOf(fn, buf[:n])
 }
 
 // list reads count() values one by one with at.
@@ -136,7 +282,7 @@ func handles[T interface{ handle() uintptr }](objects []T) []uintptr {
 // boolOf converts libspmd's 0/1 flags.
 func boolOf(v int) bool { return v != 0 }
 
-func intOf(b bool) int {
+func cBool(b bool) int {
 	if b {
 		return 1
 	}

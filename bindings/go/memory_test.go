@@ -24,7 +24,7 @@ func TestRuntimeMemoryOptions(t *testing.T) {
 		wantErr(t, err, spmd.ErrInvalidArgument, "memory")
 	}
 	_, err := spmd.NewRuntime(&spmd.RuntimeOptions{Platform: spmd.PlatformCPU, CallbackMemory: 9})
-	wantErr(t, err, spmd.ErrInvalidArgument, "callback_memory")
+	wantErr(t, err, spmd.ErrInvalidArgument, "NewRuntime: RuntimeOptions.CallbackMemory: 9")
 	if spmd.MemoryHostMapped.String() != "host_mapped" || spmd.MemoryDevice.HostAddressable() ||
 		!spmd.MemoryHost.HostAddressable() || !spmd.MemoryHostMapped.HostAddressable() {
 		t.Error("MemoryKind names or host addressability")
@@ -36,11 +36,11 @@ func TestRuntimeMemoryOptions(t *testing.T) {
 // every device saw them, after checking the values read through BlockData.
 func shardMapKinds(t *testing.T, r *spmd.Runtime) []spmd.MemoryKind {
 	t.Helper()
-	m := must(spmd.NewMesh(r, []int64{2}, []string{"x"}, nil))
+	m := must(spmd.NewMesh(r, []int{2}, []string{"x"}))
 	defer m.Close()
 	s := must(spmd.NamedText(m, "x"))
 	defer s.Close()
-	x := must(spmd.FromHost(s, []int64{4}, iota32(4)))
+	x := must(spmd.FromHost(s, []int{4}, iota32(4)))
 	defer x.Close()
 	kinds := make([][]spmd.MemoryKind, 2)
 	outs := must(spmd.ShardMap(m, func(ctx *spmd.ShardContext) error {

@@ -8,7 +8,7 @@ import (
 
 // The global ops work on sharded arrays as jax.numpy does under jax.jit:
 // each returns a new array whose sharding follows from its operands' (GSPMD's
-// propagation rules) or is the one OpOptions.OutSharding asks for
+// propagation rules) or is the one the OutSharding option asks for
 // (jax.lax.with_sharding_constraint); operands are resharded as needed and
 // partial results combined across the mesh. Ops return once their work is
 // queued; errors of that work surface at BlockUntilReady or a copy to the
@@ -68,67 +68,110 @@ const (
 	ReduceMin  ReduceOp = 4 // jnp.min (NaN wins)
 )
 
-// OpOptions is what a caller may ask of any op; nil or zero fields take the
-// defaults.
-type OpOptions struct {
-	// OutSharding is the result's sharding, on the operands' mesh
-	// (with_sharding_constraint / out_shardings); nil: the propagated one.
-	OutSharding *Sharding
-	// Donate lists operands (by position) the op consumes (donate_argnums):
-	// the result may reuse their buffers, and every later use of a donated
-	// Array but Close fails with ErrInvalidArgument. A call refused before
-	// the op runs leaves them usable.
-	Donate []int
+// An OpOption is an optional argument of a global op, given after its
+// operands:
+//
+//	y, err := spmd.Sum(x, []int{1})
+//	y, err := spmd.Sum(x, []int{1}, spmd.KeepDims(), spmd.OutSharding(rows))
+//	z, err := spmd.Binary(spmd.Add, x, y, spmd.Donate(0))
+type OpOption func(*opConfig)
+
+// opConfig is what the options of one op call ask for.
+type opConfig struct {
+	outSharding *Sharding
+	donate      []int
+	keepDims    bool
 }
 
-// opOptions makes libspmd's struct (nil for nil options) and its release.
-func opOptions(o *OpOptions) (capi.Spmd_op_options, func(), error) {
-	if o == nil {
+// OutSharding asks for the result's sharding, on the operands' mesh
+// (jax.lax.with_sharding_constraint, jit's out_shardings); without it the
+// result's sharding follows from the operands'.
+func OutSharding(s *Sharding) OpOption { return func(c *opConfig) { c.outSharding = s } }
+
+// Donate hands the op the operands at these positions (0 for the first;
+// jit's donate_argnums): the result may reuse their buffers, and every
+// later use of a donated Array but Close fails with ErrInvalidArgument. A
+// call refused before the op runs leaves them usable.
+func Donate(operands ...int) OpOption {
+	return func(c *opConfig) { c.donate = append(c.donate, operands...) }
+}
+
+// KeepDims keeps each reduced dimension as one of size 1 (keepdims=True);
+// only the reductions (Sum, Mean, Reduce) take it.
+func KeepDims() OpOption { return func(c *opConfig) { c.keepDims = true } }
+
+// opOptions makes libspmd's struct (nil when no option asks for anything)
+// and its release, for the op fn.
+func opOptions(fn string, c *opConfig) (capi.Spmd_op_options, func(), error) {
+	if c.outSharding == nil && len(c.donate) == 0 {
 		return nil, func() {}, nil
 	}
 	var donate uint
-	for _, i := range o.Donate {
+	for _, i := range c.donate {
 		if i < 0 || i >= 32 {
-			return nil, nil, invalid("spmd: OpOptions.Donate names operand %d", i)
+			return nil, nil, invalid(fn, "Donate: operand %d is not an operand's position", i)
 		}
 		donate |= 1 << uint(i)
 	}
-	c := capi.NewSpmd_op_options()
+	o := capi.NewSpmd_op_options()
 	release := func() {
-		capi.DeleteSpmd_op_options(c)
-		runtime.KeepAlive(o.OutSharding)
+		capi.DeleteSpmd_op_options(o)
+		runtime.KeepAlive(c.outSharding)
 	}
-	if err := check(capi.Spmd_op_options_init(c, capi.SizeofOpOptions)); err != nil {
+	if err := check(fn, capi.Spmd_op_options_init(o, capi.SizeofOpOptions)); err != nil {
 		release()
 		return nil, nil, err
 	}
-	c.SetOut_sharding(o.OutSharding.handle())
-	c.SetDonate(donate)
-	return c, release, nil
+	o.SetOut_sharding(c.outSharding.handle())
+	o.SetDonate(donate)
+	return o, release, nil
 }
 
-// op runs call with the options' struct and wraps the new array.
-func op(opts *OpOptions, call func(o capi.Spmd_op_options, out *uintptr) error, operands ...*Array) (*Array, error) {
+// configure applies opts; KeepDims is refused unless the op is a reduction.
+func configure(fn string, reduction bool, opts []OpOption) (*opConfig, error) {
+	c := &opConfig{}
+	for _, opt := range opts {
+		if opt != nil {
+			opt(c)
+		}
+	}
+	if c.keepDims && !reduction {
+		return nil, invalid(fn, "KeepDims applies to reductions only")
+	}
+	return c, nil
+}
+
+// op runs call, the op fn, with the options' struct and wraps the new
+// array.
+func op(fn string, opts []OpOption, call func(o capi.Spmd_op_options, out *uintptr) error, operands ...*Array) (*Array, error) {
 	defer runtime.KeepAlive(operands)
-	o, release, err := opOptions(opts)
+	c, err := configure(fn, false, opts)
+	if err != nil {
+		return nil, err
+	}
+	return opWith(fn, c, call)
+}
+
+func opWith(fn string, c *opConfig, call func(o capi.Spmd_op_options, out *uintptr) error) (*Array, error) {
+	o, release, err := opOptions(fn, c)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	return made(newArray, func(h *uintptr) error { return call(o, h) })
+	return made(fn, newArray, func(h *uintptr) error { return call(o, h) })
 }
 
 // Unary applies an elementwise function; the result keeps x's sharding.
 // ErrInvalidArgument for an op JAX refuses for x's dtype (Neg of bool).
-func Unary(f UnaryOp, x *Array, opts *OpOptions) (*Array, error) {
-	return op(opts, func(o capi.Spmd_op_options, out *uintptr) error {
+func Unary(f UnaryOp, x *Array, opts ...OpOption) (*Array, error) {
+	return op("Unary", opts, func(o capi.Spmd_op_options, out *uintptr) error {
 		return capi.Spmd_unary(capi.Enum_SS_spmd_unary_op(f), x.handle(), o, out)
 	}, x)
 }
 
 // Astype is jnp.astype: x converted to dtype, keeping its sharding.
-func Astype(x *Array, dtype DType, opts *OpOptions) (*Array, error) {
-	return op(opts, func(o capi.Spmd_op_options, out *uintptr) error {
+func Astype(x *Array, dtype DType, opts ...OpOption) (*Array, error) {
+	return op("Astype", opts, func(o capi.Spmd_op_options, out *uintptr) error {
 		return capi.Spmd_astype(x.handle(), dtypeC(dtype), o, out)
 	}, x)
 }
@@ -136,62 +179,83 @@ func Astype(x *Array, dtype DType, opts *OpOptions) (*Array, error) {
 // Binary is x op y with NumPy broadcasting, in JAX's promoted dtype
 // (comparisons give bool); both on one mesh. ErrInvalidArgument for shapes
 // that do not broadcast (both in the message).
-func Binary(f BinaryOp, x, y *Array, opts *OpOptions) (*Array, error) {
-	return op(opts, func(o capi.Spmd_op_options, out *uintptr) error {
+func Binary(f BinaryOp, x, y *Array, opts ...OpOption) (*Array, error) {
+	return op("Binary", opts, func(o capi.Spmd_op_options, out *uintptr) error {
 		return capi.Spmd_binary(capi.Enum_SS_spmd_binary_op(f), x.handle(), y.handle(), o, out)
 	}, x, y)
 }
 
 // BinaryScalar is x op s for a Python-style (weakly typed) scalar s: a float
 // array keeps its dtype, an integer array keeps it for an integral s.
-func BinaryScalar(f BinaryOp, x *Array, s float64, opts *OpOptions) (*Array, error) {
-	return op(opts, func(o capi.Spmd_op_options, out *uintptr) error {
+func BinaryScalar(f BinaryOp, x *Array, s float64, opts ...OpOption) (*Array, error) {
+	return op("BinaryScalar", opts, func(o capi.Spmd_op_options, out *uintptr) error {
 		return capi.Spmd_binary_scalar(capi.Enum_SS_spmd_binary_op(f), x.handle(), s, o, out)
 	}, x)
 }
 
 // ScalarBinary is s op x, the scalar on the left (1 - x, 2 / x).
-func ScalarBinary(f BinaryOp, s float64, x *Array, opts *OpOptions) (*Array, error) {
-	return op(opts, func(o capi.Spmd_op_options, out *uintptr) error {
+func ScalarBinary(f BinaryOp, s float64, x *Array, opts ...OpOption) (*Array, error) {
+	return op("ScalarBinary", opts, func(o capi.Spmd_op_options, out *uintptr) error {
 		return capi.Spmd_scalar_binary(capi.Enum_SS_spmd_binary_op(f), s, x.handle(), o, out)
 	}, x)
 }
 
 // Where is jnp.where(cond, x, y) with broadcasting.
-func Where(cond, x, y *Array, opts *OpOptions) (*Array, error) {
-	return op(opts, func(o capi.Spmd_op_options, out *uintptr) error {
+func Where(cond, x, y *Array, opts ...OpOption) (*Array, error) {
+	return op("Where", opts, func(o capi.Spmd_op_options, out *uintptr) error {
 		return capi.Spmd_where(cond.handle(), x.handle(), y.handle(), o, out)
 	}, cond, x, y)
 }
 
-func int64s(v []int) []int64 {
-	out := make([]int64, len(v))
-	for i, x := range v {
-		out[i] = int64(x)
-	}
-	return out
+// Reduce is jnp.sum(x, axis=axes) and the like: f over the dimensions
+// axes (negative ones count from the end; nil or empty: every dimension),
+// which the result drops unless KeepDims is given. A reduced dimension
+// split over mesh axes ends in a psum over them.
+func Reduce(f ReduceOp, x *Array, axes []int, opts ...OpOption) (*Array, error) {
+	return reduce("Reduce", f, x, axes, opts)
 }
 
-// Reduce is jnp.sum(x, axis=axes, keepdims=keepdims) and the like; no axes
-// reduce every dimension (negative axes count from the end). A reduced
-// dimension split over mesh axes ends in a psum over them.
-func Reduce(f ReduceOp, x *Array, axes []int, keepdims bool, opts *OpOptions) (*Array, error) {
-	return op(opts, func(o capi.Spmd_op_options, out *uintptr) error {
-		return capi.Spmd_reduce(capi.Enum_SS_spmd_reduce_op(f), x.handle(), int64s(axes), intOf(keepdims), o, out)
-	}, x)
+// Sum is jnp.sum(x, axis=axes): Reduce with ReduceSum. Sum(x, nil) adds
+// every element; Sum(x, []int{1}, KeepDims()) keeps dimension 1 as size 1.
+func Sum(x *Array, axes []int, opts ...OpOption) (*Array, error) {
+	return reduce("Sum", ReduceSum, x, axes, opts)
+}
+
+// Mean is jnp.mean(x, axis=axes): Reduce with ReduceMean (integers give
+// floats).
+func Mean(x *Array, axes []int, opts ...OpOption) (*Array, error) {
+	return reduce("Mean", ReduceMean, x, axes, opts)
+}
+
+func reduce(fn string, f ReduceOp, x *Array, axes []int, opts []OpOption) (*Array, error) {
+	defer runtime.KeepAlive(x)
+	c, err := configure(fn, true, opts)
+	if err != nil {
+		return nil, err
+	}
+	return opWith(fn, c, func(o capi.Spmd_op_options, out *uintptr) error {
+		return capi.Spmd_reduce(capi.Enum_SS_spmd_reduce_op(f), x.handle(), int64s(axes), cBool(c.keepDims), o, out)
+	})
 }
 
 // Argmax is jnp.argmax(x, axis): int32 indices of the first largest value.
-func Argmax(x *Array, axis int, opts *OpOptions) (*Array, error) {
-	return op(opts, func(o capi.Spmd_op_options, out *uintptr) error {
+func Argmax(x *Array, axis int, opts ...OpOption) (*Array, error) {
+	return op("Argmax", opts, func(o capi.Spmd_op_options, out *uintptr) error {
 		return capi.Spmd_argmax(x.handle(), int64(axis), o, out)
 	}, x)
 }
 
-// Softmax is jax.nn.softmax(x, axis), or log_softmax when log is true.
-func Softmax(x *Array, axis int, log bool, opts *OpOptions) (*Array, error) {
-	return op(opts, func(o capi.Spmd_op_options, out *uintptr) error {
-		return capi.Spmd_softmax(x.handle(), int64(axis), intOf(log), o, out)
+// Softmax is jax.nn.softmax(x, axis).
+func Softmax(x *Array, axis int, opts ...OpOption) (*Array, error) {
+	return op("Softmax", opts, func(o capi.Spmd_op_options, out *uintptr) error {
+		return capi.Spmd_softmax(x.handle(), int64(axis), 0, o, out)
+	}, x)
+}
+
+// LogSoftmax is jax.nn.log_softmax(x, axis).
+func LogSoftmax(x *Array, axis int, opts ...OpOption) (*Array, error) {
+	return op("LogSoftmax", opts, func(o capi.Spmd_op_options, out *uintptr) error {
+		return capi.Spmd_softmax(x.handle(), int64(axis), 1, o, out)
 	}, x)
 }
 
@@ -204,13 +268,14 @@ type DotDims struct {
 
 // DotGeneral is lax.dot_general: the result's dimensions are the batch ones,
 // then lhs's free ones, then rhs's.
-func DotGeneral(lhs, rhs *Array, dims DotDims, opts *OpOptions) (*Array, error) {
+func DotGeneral(lhs, rhs *Array, dims DotDims, opts ...OpOption) (*Array, error) {
+	const fn = "DotGeneral"
 	if len(dims.LhsBatch) != len(dims.RhsBatch) || len(dims.LhsContract) != len(dims.RhsContract) {
-		return nil, invalid("spmd.DotGeneral: unpaired dimension numbers %+v", dims)
+		return nil, invalid(fn, "dims: unpaired dimension numbers %+v", dims)
 	}
 	d := capi.NewSpmd_dot_dims()
 	defer capi.DeleteSpmd_dot_dims(d)
-	if err := check(capi.Spmd_dot_dims_init(d, capi.SizeofDotDims)); err != nil {
+	if err := check(fn, capi.Spmd_dot_dims_init(d, capi.SizeofDotDims)); err != nil {
 		return nil, err
 	}
 	arrays := []uintptr{
@@ -224,7 +289,7 @@ func DotGeneral(lhs, rhs *Array, dims DotDims, opts *OpOptions) (*Array, error) 
 	}()
 	for _, p := range arrays {
 		if p == 0 {
-			return nil, &Error{Status: StatusOutOfMemory, Message: "spmd.DotGeneral: dimension numbers"}
+			return nil, &Error{Status: StatusOutOfMemory, Message: fn + ": dims: dimension numbers"}
 		}
 	}
 	d.SetNbatch(int64(len(dims.LhsBatch)))
@@ -233,66 +298,67 @@ func DotGeneral(lhs, rhs *Array, dims DotDims, opts *OpOptions) (*Array, error) 
 	d.SetNcontract(int64(len(dims.LhsContract)))
 	d.SetLhs_contract(arrays[2])
 	d.SetRhs_contract(arrays[3])
-	return op(opts, func(o capi.Spmd_op_options, out *uintptr) error {
+	return op(fn, opts, func(o capi.Spmd_op_options, out *uintptr) error {
 		return capi.Spmd_dot_general(lhs.handle(), rhs.handle(), d, o, out)
 	}, lhs, rhs)
 }
 
 // Matmul is jnp.matmul (a @ b) for operands of one or two dimensions, of
 // equal batch dimensions, or a batched a with a two-dimensional b.
-func Matmul(a, b *Array, opts *OpOptions) (*Array, error) {
-	return op(opts, func(o capi.Spmd_op_options, out *uintptr) error {
+func Matmul(a, b *Array, opts ...OpOption) (*Array, error) {
+	return op("Matmul", opts, func(o capi.Spmd_op_options, out *uintptr) error {
 		return capi.Spmd_matmul(a.handle(), b.handle(), o, out)
 	}, a, b)
 }
 
 // Einsum is jnp.einsum of two operands with an explicit output
 // ("bhqd,bhkd->bhqk").
-func Einsum(subscripts string, a, b *Array, opts *OpOptions) (*Array, error) {
-	return op(opts, func(o capi.Spmd_op_options, out *uintptr) error {
+func Einsum(subscripts string, a, b *Array, opts ...OpOption) (*Array, error) {
+	return op("Einsum", opts, func(o capi.Spmd_op_options, out *uintptr) error {
 		return capi.Spmd_einsum(subscripts, a.handle(), b.handle(), o, out)
 	}, a, b)
 }
 
-// Transpose is jnp.transpose(x, perm); no perm reverses the dimensions. The
-// sharding moves with the dimensions.
-func Transpose(x *Array, perm []int, opts *OpOptions) (*Array, error) {
-	return op(opts, func(o capi.Spmd_op_options, out *uintptr) error {
+// Transpose is jnp.transpose(x, perm); a nil perm reverses the dimensions.
+// The sharding moves with the dimensions.
+func Transpose(x *Array, perm []int, opts ...OpOption) (*Array, error) {
+	return op("Transpose", opts, func(o capi.Spmd_op_options, out *uintptr) error {
 		return capi.Spmd_transpose(x.handle(), int64s(perm), o, out)
 	}, x)
 }
 
 // Reshape is jnp.reshape(x, shape) (one -1 is inferred).
-func Reshape(x *Array, shape []int64, opts *OpOptions) (*Array, error) {
-	return op(opts, func(o capi.Spmd_op_options, out *uintptr) error {
-		return capi.Spmd_reshape(x.handle(), shape, o, out)
+func Reshape(x *Array, shape []int, opts ...OpOption) (*Array, error) {
+	return op("Reshape", opts, func(o capi.Spmd_op_options, out *uintptr) error {
+		return capi.Spmd_reshape(x.handle(), int64s(shape), o, out)
 	}, x)
 }
 
 // BroadcastTo is jnp.broadcast_to(x, shape): new and broadcast dimensions
 // are replicated, the others keep x's sharding.
-func BroadcastTo(x *Array, shape []int64, opts *OpOptions) (*Array, error) {
-	return op(opts, func(o capi.Spmd_op_options, out *uintptr) error {
-		return capi.Spmd_broadcast_to(x.handle(), shape, o, out)
+func BroadcastTo(x *Array, shape []int, opts ...OpOption) (*Array, error) {
+	return op("BroadcastTo", opts, func(o capi.Spmd_op_options, out *uintptr) error {
+		return capi.Spmd_broadcast_to(x.handle(), int64s(shape), o, out)
 	}, x)
 }
 
 // Slice is x[start:stop] with unit steps (lax.slice), one start and stop per
 // dimension; the result keeps x's spec.
-func Slice(x *Array, start, stop []int64, opts *OpOptions) (*Array, error) {
+func Slice(x *Array, start, stop []int, opts ...OpOption) (*Array, error) {
+	const fn = "Slice"
 	if len(start) != len(stop) {
-		return nil, invalid("spmd.Slice: %d starts and %d stops", len(start), len(stop))
+		return nil, invalid(fn, "stop: %d starts and %d stops", len(start), len(stop))
 	}
-	return op(opts, func(o capi.Spmd_op_options, out *uintptr) error {
-		return capi.Spmd_slice(x.handle(), start, stop, o, out)
+	return op(fn, opts, func(o capi.Spmd_op_options, out *uintptr) error {
+		return capi.Spmd_slice(x.handle(), int64s(start), int64s(stop), o, out)
 	}, x)
 }
 
 // Concatenate is jnp.concatenate(xs, axis) in the operands' promoted dtype;
 // the result keeps the first operand's spec. Donation is not offered.
-func Concatenate(xs []*Array, axis int, opts *OpOptions) (*Array, error) {
+func Concatenate(xs []*Array, axis int, opts ...OpOption) (*Array, error) {
 	hs := handles(xs)
-	return op(opts, func(o capi.Spmd_op_options, out *uintptr) error {
+	return op("Concatenate", opts, func(o capi.Spmd_op_options, out *uintptr) error {
 		return capi.Spmd_concatenate(int64(len(hs)), hs, int64(axis), o, out)
 	}, xs...)
 }

@@ -14,7 +14,7 @@ type PRNGKey [2]uint32
 // Seeds below 2^32 give JAX's key in either precision mode; a negative
 // int64 seed converted to uint64 gives JAX's key under jax_enable_x64.
 func Key(seed uint64) (PRNGKey, error) {
-	k, err := get(func(k *[2]uint32) error { return capi.Spmd_random_key(seed, k) })
+	k, err := get("Key", func(k *[2]uint32) error { return capi.Spmd_random_key(seed, k) })
 	return PRNGKey(k), err
 }
 
@@ -22,10 +22,10 @@ func Key(seed uint64) (PRNGKey, error) {
 // every n > i).
 func (k PRNGKey) Split(n int) ([]PRNGKey, error) {
 	if n < 0 {
-		return nil, invalid("spmd.PRNGKey.Split: n = %d", n)
+		return nil, invalid("PRNGKey.Split", "n: %d is negative", n)
 	}
 	out := make([][2]uint32, n)
-	if err := check(capi.Spmd_random_split(k.words(), out)); err != nil {
+	if err := check("PRNGKey.Split", capi.Spmd_random_split(k.words(), out)); err != nil {
 		return nil, err
 	}
 	keys := make([]PRNGKey, n)
@@ -38,7 +38,7 @@ func (k PRNGKey) Split(n int) ([]PRNGKey, error) {
 // FoldIn is jax.random.fold_in(key, data) (JAX converts data to uint32
 // first: pass uint32(d) for a negative int).
 func (k PRNGKey) FoldIn(data uint32) (PRNGKey, error) {
-	out, err := get(func(out *[2]uint32) error { return capi.Spmd_random_fold_in(k.words(), uint(data), out) })
+	out, err := get("PRNGKey.FoldIn", func(out *[2]uint32) error { return capi.Spmd_random_fold_in(k.words(), uint(data), out) })
 	return PRNGKey(out), err
 }
 
@@ -49,37 +49,37 @@ func (k PRNGKey) words() *[2]uint32 { return (*[2]uint32)(&k) }
 // random bits, bit-exact with JAX. dtype is U8, I32 (uint32 bit patterns) or
 // I64 (uint64 bits, as under x64). Each device computes only its block; the
 // values do not depend on the sharding.
-func Bits(sharding *Sharding, key PRNGKey, dtype DType, shape []int64) (*Array, error) {
+func Bits(sharding *Sharding, key PRNGKey, dtype DType, shape []int) (*Array, error) {
 	defer runtime.KeepAlive(sharding)
-	return made(newArray, func(h *uintptr) error {
-		return capi.Spmd_random_bits(sharding.handle(), key.words(), dtypeC(dtype), shape, h)
+	return made("Bits", newArray, func(h *uintptr) error {
+		return capi.Spmd_random_bits(sharding.handle(), key.words(), dtypeC(dtype), int64s(shape), h)
 	})
 }
 
 // Uniform is jax.random.uniform(key, shape, dtype, minval, maxval): floats
 // (F32, F64, F16 or BF16) in [minval, maxval), bit-exact with JAX on CPU.
-func Uniform(sharding *Sharding, key PRNGKey, dtype DType, shape []int64, minval, maxval float64) (*Array, error) {
+func Uniform(sharding *Sharding, key PRNGKey, dtype DType, shape []int, minval, maxval float64) (*Array, error) {
 	defer runtime.KeepAlive(sharding)
-	return made(newArray, func(h *uintptr) error {
-		return capi.Spmd_random_uniform(sharding.handle(), key.words(), dtypeC(dtype), shape, minval, maxval, h)
+	return made("Uniform", newArray, func(h *uintptr) error {
+		return capi.Spmd_random_uniform(sharding.handle(), key.words(), dtypeC(dtype), int64s(shape), minval, maxval, h)
 	})
 }
 
 // Normal is jax.random.normal(key, shape, dtype): standard normal floats,
 // computed as JAX does.
-func Normal(sharding *Sharding, key PRNGKey, dtype DType, shape []int64) (*Array, error) {
+func Normal(sharding *Sharding, key PRNGKey, dtype DType, shape []int) (*Array, error) {
 	defer runtime.KeepAlive(sharding)
-	return made(newArray, func(h *uintptr) error {
-		return capi.Spmd_random_normal(sharding.handle(), key.words(), dtypeC(dtype), shape, h)
+	return made("Normal", newArray, func(h *uintptr) error {
+		return capi.Spmd_random_normal(sharding.handle(), key.words(), dtypeC(dtype), int64s(shape), h)
 	})
 }
 
 // TruncatedNormal is jax.random.truncated_normal(key, lower, upper, shape,
 // dtype): standard normal floats in (lower, upper); infinite bounds are
 // allowed. ErrInvalidArgument unless lower < upper.
-func TruncatedNormal(sharding *Sharding, key PRNGKey, dtype DType, shape []int64, lower, upper float64) (*Array, error) {
+func TruncatedNormal(sharding *Sharding, key PRNGKey, dtype DType, shape []int, lower, upper float64) (*Array, error) {
 	defer runtime.KeepAlive(sharding)
-	return made(newArray, func(h *uintptr) error {
-		return capi.Spmd_random_truncated_normal(sharding.handle(), key.words(), dtypeC(dtype), shape, lower, upper, h)
+	return made("TruncatedNormal", newArray, func(h *uintptr) error {
+		return capi.Spmd_random_truncated_normal(sharding.handle(), key.words(), dtypeC(dtype), int64s(shape), lower, upper, h)
 	})
 }

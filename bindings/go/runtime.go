@@ -20,7 +20,7 @@ func VersionString() string { return capi.Spmd_version_string() }
 // before and after a piece of work tells whether it left a handle open.
 // Handles made by other goroutines meanwhile count too.
 func LiveHandles() (int, error) {
-	n, err := get(capi.Spmd_live_handles)
+	n, err := get("LiveHandles", capi.Spmd_live_handles)
 	return int(n), err
 }
 
@@ -170,7 +170,7 @@ func NewRuntime(opts *RuntimeOptions) (*Runtime, error) {
 	if opts != nil {
 		o = capi.NewSpmd_runtime_options()
 		defer capi.DeleteSpmd_runtime_options(o)
-		if err := check(capi.Spmd_runtime_options_init(o, capi.SizeofRuntimeOptions)); err != nil {
+		if err := check("NewRuntime", capi.Spmd_runtime_options_init(o, capi.SizeofRuntimeOptions)); err != nil {
 			return nil, err
 		}
 		o.SetPlatform(capi.Enum_SS_spmd_platform(opts.Platform))
@@ -184,7 +184,7 @@ func NewRuntime(opts *RuntimeOptions) (*Runtime, error) {
 			o.SetExact_reductions(1)
 		}
 	}
-	return made(newRuntime, func(h *uintptr) error { return capi.Spmd_runtime_create(o, h) })
+	return made("NewRuntime", newRuntime, func(h *uintptr) error { return capi.Spmd_runtime_create(o, h) })
 }
 
 func newRuntime(h uintptr) *Runtime {
@@ -215,34 +215,34 @@ func (r *Runtime) Close() error {
 // (jax.device_count()).
 func (r *Runtime) DeviceCount() (int, error) {
 	defer runtime.KeepAlive(r)
-	return get(func(n *int) error { return capi.Spmd_runtime_device_count(r.handle(), n) })
+	return get("Runtime.DeviceCount", func(n *int) error { return capi.Spmd_runtime_device_count(r.handle(), n) })
 }
 
 // ProcessIndex is this process's index among the runtime's processes
 // (jax.process_index()); 0 for one process.
 func (r *Runtime) ProcessIndex() (int, error) {
 	defer runtime.KeepAlive(r)
-	return get(func(n *int) error { return capi.Spmd_runtime_process_index(r.handle(), n) })
+	return get("Runtime.ProcessIndex", func(n *int) error { return capi.Spmd_runtime_process_index(r.handle(), n) })
 }
 
 // ProcessCount is the number of processes the runtime spans
 // (jax.process_count()); 1 unless it is distributed.
 func (r *Runtime) ProcessCount() (int, error) {
 	defer runtime.KeepAlive(r)
-	return get(func(n *int) error { return capi.Spmd_runtime_process_count(r.handle(), n) })
+	return get("Runtime.ProcessCount", func(n *int) error { return capi.Spmd_runtime_process_count(r.handle(), n) })
 }
 
 // LocalDeviceCount is the number of this process's own devices
 // (len(jax.local_devices())), the same in every process.
 func (r *Runtime) LocalDeviceCount() (int, error) {
 	defer runtime.KeepAlive(r)
-	return get(func(n *int) error { return capi.Spmd_runtime_local_device_count(r.handle(), n) })
+	return get("Runtime.LocalDeviceCount", func(n *int) error { return capi.Spmd_runtime_local_device_count(r.handle(), n) })
 }
 
 // Platform is the platform the runtime runs on (never PlatformDefault).
 func (r *Runtime) Platform() (Platform, error) {
 	defer runtime.KeepAlive(r)
-	p, err := get(func(p *int) error { return capi.Spmd_runtime_platform(r.handle(), p) })
+	p, err := get("Runtime.Platform", func(p *int) error { return capi.Spmd_runtime_platform(r.handle(), p) })
 	return Platform(p), err
 }
 
@@ -268,16 +268,20 @@ func (d DeviceInfo) String() string { return d.repr }
 
 // Device describes device id; ErrOutOfRange for an unknown id.
 func (r *Runtime) Device(id int) (DeviceInfo, error) {
+	const fn = "Runtime.Device"
 	defer runtime.KeepAlive(r)
+	if err := cInt(fn, "id", id); err != nil {
+		return DeviceInfo{}, err
+	}
 	info := capi.NewSpmd_device_info()
 	defer capi.DeleteSpmd_device_info(info)
-	if err := check(capi.Spmd_device_info_init(info, capi.SizeofDeviceInfo)); err != nil {
+	if err := check(fn, capi.Spmd_device_info_init(info, capi.SizeofDeviceInfo)); err != nil {
 		return DeviceInfo{}, err
 	}
-	if err := check(capi.Spmd_runtime_device_info(r.handle(), id, info)); err != nil {
+	if err := check(fn, capi.Spmd_runtime_device_info(r.handle(), id, info)); err != nil {
 		return DeviceInfo{}, err
 	}
-	repr, err := r.DeviceString(id)
+	repr, err := get(fn, func(s *string) error { return capi.Spmd_runtime_device_to_string(r.handle(), id, s) })
 	if err != nil {
 		return DeviceInfo{}, err
 	}
@@ -300,6 +304,10 @@ func (r *Runtime) Devices() ([]DeviceInfo, error) { return list(r.DeviceCount, r
 // DeviceString is JAX's repr of device id, "CpuDevice(id=3)";
 // ErrOutOfRange for an unknown id.
 func (r *Runtime) DeviceString(id int) (string, error) {
+	const fn = "Runtime.DeviceString"
 	defer runtime.KeepAlive(r)
-	return get(func(s *string) error { return capi.Spmd_runtime_device_to_string(r.handle(), id, s) })
+	if err := cInt(fn, "id", id); err != nil {
+		return "", err
+	}
+	return get(fn, func(s *string) error { return capi.Spmd_runtime_device_to_string(r.handle(), id, s) })
 }

@@ -10,20 +10,27 @@ import (
 
 // Sharding is how an array's elements are laid out over devices:
 // NamedSharding(mesh, spec) or SingleDeviceSharding(device). Close it when
-// done; arrays laid out by it keep it alive.
-type Sharding struct{ h uintptr }
+// done; arrays laid out by it keep it alive. A Sharding from
+// Array.Sharding or Collective.OutputSharding belongs to that object:
+// usable while it is open, and its Close does nothing.
+type Sharding struct {
+	r     *ref
+	owner any // the Array or Collective a borrowed sharding belongs to; nil when the caller owns it
+}
 
 func newSharding(h uintptr) *Sharding {
-	s := &Sharding{h}
+	s := &Sharding{r: newRef(h, destroySharding)}
 	runtime.SetFinalizer(s, (*Sharding).Close)
 	return s
 }
 
+func destroySharding(h uintptr) { capi.Spmd_sharding_destroy(h) }
+
 func (s *Sharding) handle() uintptr {
-	if s == nil {
+	if s == nil || s.r == nil {
 		return 0
 	}
-	return s.h
+	return s.r.id
 }
 
 // ShardingKind is the kind of a sharding.
@@ -52,67 +59,98 @@ func (k ShardingKind) String() string {
 func Named(mesh *Mesh, spec *Spec) (*Sharding, error) {
 	defer runtime.KeepAlive(mesh)
 	defer spec.rlock()()
-	return made(newSharding, func(h *uintptr) error { return capi.Spmd_sharding_named(mesh.handle(), spec.handle(), h) })
+	return made("Named", newSharding, func(h *uintptr) error { return capi.Spmd_sharding_named(mesh.handle(), spec.handle(), h) })
 }
 
 // NamedText is NamedSharding(mesh, spec) with the spec as text (see
 // ParseSpec): NamedText(mesh, "P('x', None)").
 func NamedText(mesh *Mesh, spec string) (*Sharding, error) {
 	defer runtime.KeepAlive(mesh)
-	return made(newSharding, func(h *uintptr) error { return capi.Spmd_sharding_named_text(mesh.handle(), spec, h) })
+	return made("NamedText", newSharding, func(h *uintptr) error { return capi.Spmd_sharding_named_text(mesh.handle(), spec, h) })
 }
 
 // Replicated is NamedSharding(mesh, P()): every device holds the whole
 // array.
 func Replicated(mesh *Mesh) (*Sharding, error) {
 	defer runtime.KeepAlive(mesh)
-	return made(newSharding, func(h *uintptr) error { return capi.Spmd_sharding_replicated(mesh.handle(), h) })
+	return made("Replicated", newSharding, func(h *uintptr) error { return capi.Spmd_sharding_replicated(mesh.handle(), h) })
 }
 
 // SingleDevice is SingleDeviceSharding(device): the whole array on one
 // device; ErrOutOfRange for an unknown device.
 func SingleDevice(rt *Runtime, device int) (*Sharding, error) {
+	const fn = "SingleDevice"
 	defer runtime.KeepAlive(rt)
-	return made(newSharding, func(h *uintptr) error { return capi.Spmd_sharding_single_device(rt.handle(), device, h) })
+	if err := cInt(fn, "device", device); err != nil {
+		return nil, err
+	}
+	return made(fn, newSharding, func(h *uintptr) error { return capi.Spmd_sharding_single_device(rt.handle(), device, h) })
 }
 
-// Close releases the sharding. Closing twice is harmless; later calls on s
-// fail with ErrInvalidArgument.
+// Close releases the sharding, and the Mesh and Spec its getters gave.
+// Closing twice is harmless; later calls on s fail with
+// ErrInvalidArgument. Closing a sharding that belongs to an array or a
+// collective does nothing.
 func (s *Sharding) Close() error {
-	if s == nil {
+	if s == nil || s.r == nil || s.owner != nil {
 		return nil
 	}
 	runtime.SetFinalizer(s, nil)
-	capi.Spmd_sharding_destroy(s.h)
+	s.r.free()
 	return nil
 }
 
 // Kind is the kind of the sharding.
 func (s *Sharding) Kind() (ShardingKind, error) {
 	defer runtime.KeepAlive(s)
-	k, err := get(func(k *int) error { return capi.Spmd_sharding_get_kind(s.handle(), k) })
+	k, err := get("Sharding.Kind", func(k *int) error { return capi.Spmd_sharding_get_kind(s.handle(), k) })
 	return ShardingKind(k), err
 }
 
 // Mesh is the sharding's mesh (a one-device mesh for a single-device
-// sharding), a new Mesh the caller closes.
+// sharding). It belongs to the sharding, which makes it once and frees it
+// when closed: there is nothing to Close, and the Mesh is usable while
+// the sharding is (to outlive it, keep the mesh the sharding was made
+// from).
 func (s *Sharding) Mesh() (*Mesh, error) {
+	const fn = "Sharding.Mesh"
+	if s == nil || s.r == nil {
+		return nil, check(fn, capi.Spmd_sharding_mesh(0, new(uintptr)))
+	}
 	defer runtime.KeepAlive(s)
-	return made(newMesh, func(h *uintptr) error { return capi.Spmd_sharding_mesh(s.handle(), h) })
+	r, err := s.r.child(fn, "mesh", destroyMesh, func(h *uintptr) error { return capi.Spmd_sharding_mesh(s.r.id, h) })
+	if err != nil {
+		return nil, err
+	}
+	return &Mesh{r: r, owner: s}, nil
 }
 
-// Spec is a copy of the sharding's spec (P() for a single-device sharding),
-// a new Spec the caller closes.
+// Spec is the sharding's spec (P() for a single-device sharding). It
+// belongs to the sharding, which makes it once and frees it when closed:
+// there is nothing to Close, the Spec is read-only (Append refuses it), and
+// it is usable while the sharding is (NewSpec(spec.Dims()...) copies it).
 func (s *Sharding) Spec() (*Spec, error) {
+	const fn = "Sharding.Spec"
+	if s == nil || s.r == nil {
+		return nil, check(fn, capi.Spmd_sharding_spec(0, new(uintptr)))
+	}
 	defer runtime.KeepAlive(s)
-	return made(newSpec, func(h *uintptr) error { return capi.Spmd_sharding_spec(s.handle(), h) })
+	r, err := s.r.child(fn, "spec", destroySpec, func(h *uintptr) error { return capi.Spmd_sharding_spec(s.r.id, h) })
+	if err != nil {
+		return nil, err
+	}
+	return &Spec{r: r, owner: s}, nil
 }
 
 // DeviceCount is the number of devices that hold a shard: the mesh size.
 func (s *Sharding) DeviceCount() (int, error) {
+	const fn = "Sharding.DeviceCount"
 	defer runtime.KeepAlive(s)
-	n, err := get(func(n *int64) error { return capi.Spmd_sharding_device_count(s.handle(), n) })
-	return int(n), err
+	n, err := get(fn, func(n *int64) error { return capi.Spmd_sharding_device_count(s.handle(), n) })
+	if err != nil {
+		return 0, err
+	}
+	return intOf(fn, n)
 }
 
 // Equal reports whether two shardings place every element of every array on
@@ -121,14 +159,14 @@ func (s *Sharding) DeviceCount() (int, error) {
 func (s *Sharding) Equal(o *Sharding) (bool, error) {
 	defer runtime.KeepAlive(s)
 	defer runtime.KeepAlive(o)
-	eq, err := get(func(eq *int) error { return capi.Spmd_sharding_equal(s.handle(), o.handle(), eq) })
+	eq, err := get("Sharding.Equal", func(eq *int) error { return capi.Spmd_sharding_equal(s.handle(), o.handle(), eq) })
 	return boolOf(eq), err
 }
 
 // IsFullyReplicated reports whether every device holds the whole array.
 func (s *Sharding) IsFullyReplicated() (bool, error) {
 	defer runtime.KeepAlive(s)
-	v, err := get(func(v *int) error { return capi.Spmd_sharding_is_fully_replicated(s.handle(), v) })
+	v, err := get("Sharding.IsFullyReplicated", func(v *int) error { return capi.Spmd_sharding_is_fully_replicated(s.handle(), v) })
 	return boolOf(v), err
 }
 
@@ -136,7 +174,7 @@ func (s *Sharding) IsFullyReplicated() (bool, error) {
 // spec=PartitionSpec('x',), memory_kind=device)".
 func (s *Sharding) Text() (string, error) {
 	defer runtime.KeepAlive(s)
-	return get(func(t *string) error { return capi.Spmd_sharding_to_string(s.handle(), t) })
+	return get("Sharding.Text", func(t *string) error { return capi.Spmd_sharding_to_string(s.handle(), t) })
 }
 
 // String is Text, or the error in angle brackets.
@@ -147,31 +185,36 @@ func (s *Sharding) String() string { return stringOr(s.Text()) }
 // dimension the shards are ceil(D/n) long and the last ones shorter or
 // empty.
 type ShardInfo struct {
-	Device     int     // global id of the device holding the shard
-	ReplicaID  int     // counts the devices holding the same block, 0 first
-	Start      []int64 // first index per dimension
-	Stop       []int64 // one past the last index per dimension
-	LocalShape []int64 // Stop - Start per dimension
+	Device     int   // global id of the device holding the shard
+	ReplicaID  int   // counts the devices holding the same block, 0 first
+	Start      []int // first index per dimension
+	Stop       []int // one past the last index per dimension
+	LocalShape []int // Stop - Start per dimension
 }
 
 // shardInfo runs fill on a fresh spmd_shard_info and converts it.
-func shardInfo(fill func(capi.Spmd_shard_info) error) (ShardInfo, error) {
+func shardInfo(fn string, fill func(capi.Spmd_shard_info) error) (ShardInfo, error) {
 	info := capi.NewSpmd_shard_info()
 	defer capi.DeleteSpmd_shard_info(info)
-	if err := check(capi.Spmd_shard_info_init(info, capi.SizeofShardInfo)); err != nil {
+	if err := check(fn, capi.Spmd_shard_info_init(info, capi.SizeofShardInfo)); err != nil {
 		return ShardInfo{}, err
 	}
-	if err := check(fill(info)); err != nil {
+	if err := check(fn, fill(info)); err != nil {
 		return ShardInfo{}, err
 	}
 	n := int(info.GetNdim())
-	return ShardInfo{
-		Device:     info.GetDevice(),
-		ReplicaID:  info.GetReplica_id(),
-		Start:      copyInt64s(info.GetStart(), n),
-		Stop:       copyInt64s(info.GetStop(), n),
-		LocalShape: copyInt64s(info.GetLocal_shape(), n),
-	}, nil
+	out := ShardInfo{Device: info.GetDevice(), ReplicaID: info.GetReplica_id()}
+	var err error
+	if out.Start, err = intsOf(fn, copyInt64s(info.GetStart(), n)); err != nil {
+		return ShardInfo{}, err
+	}
+	if out.Stop, err = intsOf(fn, copyInt64s(info.GetStop(), n)); err != nil {
+		return ShardInfo{}, err
+	}
+	if out.LocalShape, err = intsOf(fn, copyInt64s(info.GetLocal_shape(), n)); err != nil {
+		return ShardInfo{}, err
+	}
+	return out, nil
 }
 
 // copyInt64s copies n values from a C array into Go memory.
@@ -185,10 +228,10 @@ func copyInt64s(p *int64, n int) []int64 {
 
 // ShardInfo is shard index (in mesh device order) of an array of global
 // shape shape under the sharding; ErrOutOfRange for the index.
-func (s *Sharding) ShardInfo(shape []int64, index int) (ShardInfo, error) {
+func (s *Sharding) ShardInfo(shape []int, index int) (ShardInfo, error) {
 	defer runtime.KeepAlive(s)
-	return shardInfo(func(info capi.Spmd_shard_info) error {
-		return capi.Spmd_sharding_shard_info(s.handle(), shape, int64(index), info)
+	return shardInfo("Sharding.ShardInfo", func(info capi.Spmd_shard_info) error {
+		return capi.Spmd_sharding_shard_info(s.handle(), int64s(shape), int64(index), info)
 	})
 }
 
@@ -197,22 +240,26 @@ func (s *Sharding) ShardInfo(shape []int64, index int) (ShardInfo, error) {
 // box covering the blocks of this process's devices (shape itself in a
 // runtime of one process). ErrInvalidArgument for a bad shape, blocks that
 // do not fill a box, or a mesh without a device of this process.
-func (s *Sharding) ProcessLocalShape(shape []int64) ([]int64, error) {
+func (s *Sharding) ProcessLocalShape(shape []int) ([]int, error) {
+	const fn = "Sharding.ProcessLocalShape"
 	defer runtime.KeepAlive(s)
-	local := make([]int64, len(shape))
-	copy(local, shape) // read as the global shape, overwritten with the local one
-	if err := check(capi.Spmd_array_process_local_shape(s.handle(), local)); err != nil {
+	local := int64s(shape) // read as the global shape, overwritten with the local one
+	if err := check(fn, capi.Spmd_array_process_local_shape(s.handle(), local)); err != nil {
 		return nil, err
 	}
-	return local, nil
+	return intsOf(fn, local)
 }
 
 // ShardInfoOfDevice is ShardInfo for the shard on device id;
 // ErrInvalidArgument when the sharding places nothing there.
-func (s *Sharding) ShardInfoOfDevice(shape []int64, device int) (ShardInfo, error) {
+func (s *Sharding) ShardInfoOfDevice(shape []int, device int) (ShardInfo, error) {
+	const fn = "Sharding.ShardInfoOfDevice"
 	defer runtime.KeepAlive(s)
-	return shardInfo(func(info capi.Spmd_shard_info) error {
-		return capi.Spmd_sharding_shard_info_of_device(s.handle(), shape, device, info)
+	if err := cInt(fn, "device", device); err != nil {
+		return ShardInfo{}, err
+	}
+	return shardInfo(fn, func(info capi.Spmd_shard_info) error {
+		return capi.Spmd_sharding_shard_info_of_device(s.handle(), int64s(shape), device, info)
 	})
 }
 
@@ -226,17 +273,17 @@ type VisualizeOptions struct {
 }
 
 // visualizeOptions makes libspmd's struct (nil for nil) and its release.
-func visualizeOptions(o *VisualizeOptions) (capi.Spmd_visualize_options, func(), error) {
+func visualizeOptions(fn string, o *VisualizeOptions) (capi.Spmd_visualize_options, func(), error) {
 	if o == nil {
 		return nil, func() {}, nil
 	}
 	c := capi.NewSpmd_visualize_options()
 	release := func() { capi.DeleteSpmd_visualize_options(c) }
-	if err := check(capi.Spmd_visualize_options_init(c, capi.SizeofVisualizeOptions)); err != nil {
+	if err := check(fn, capi.Spmd_visualize_options_init(c, capi.SizeofVisualizeOptions)); err != nil {
 		release()
 		return nil, nil, err
 	}
-	c.SetAscii(intOf(o.ASCII))
+	c.SetAscii(cBool(o.ASCII))
 	c.SetMax_width(o.MaxWidth)
 	c.SetMin_width(o.MinWidth)
 	c.SetScale(o.Scale)
@@ -247,12 +294,13 @@ func visualizeOptions(o *VisualizeOptions) (capi.Spmd_visualize_options, func(),
 // dimensions) is laid out by the sharding, exactly what
 // jax.debug.visualize_array_sharding prints without colour, ending with a
 // newline. nil options take every default.
-func (s *Sharding) Visualize(shape []int64, opts *VisualizeOptions) (string, error) {
+func (s *Sharding) Visualize(shape []int, opts *VisualizeOptions) (string, error) {
+	const fn = "Sharding.Visualize"
 	defer runtime.KeepAlive(s)
-	o, release, err := visualizeOptions(opts)
+	o, release, err := visualizeOptions(fn, opts)
 	if err != nil {
 		return "", err
 	}
 	defer release()
-	return get(func(t *string) error { return capi.Spmd_sharding_visualize(s.handle(), shape, o, t) })
+	return get(fn, func(t *string) error { return capi.Spmd_sharding_visualize(s.handle(), int64s(shape), o, t) })
 }

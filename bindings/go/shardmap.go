@@ -53,9 +53,9 @@ type shardCall struct {
 // ShardMap.
 func ShardMap(mesh *Mesh, fn func(*ShardContext) error, inputs []*Array, inSpecs, outSpecs []string, opts *ShardMapOptions) ([]*Array, error) {
 	if len(inSpecs) != len(inputs) {
-		return nil, invalid("spmd.ShardMap: %d in specs for %d inputs", len(inSpecs), len(inputs))
+		return nil, invalid("ShardMap", "inSpecs: %d in specs for %d inputs", len(inSpecs), len(inputs))
 	}
-	return shardMap(mesh, fn, inputs, len(outSpecs), opts,
+	return shardMap("ShardMap", mesh, fn, inputs, len(outSpecs), opts,
 		func(fnp, user uintptr, ins []uintptr, o capi.Spmd_shard_map_options, outs []uintptr) error {
 			return capi.Spmd_shard_map_text(mesh.handle(), fnp, user, int64(len(ins)), ins, inSpecs,
 				int64(len(outs)), outSpecs, o, outs)
@@ -65,9 +65,9 @@ func ShardMap(mesh *Mesh, fn func(*ShardContext) error, inputs []*Array, inSpecs
 // ShardMapSpecs is ShardMap with the specs as Spec values.
 func ShardMapSpecs(mesh *Mesh, fn func(*ShardContext) error, inputs []*Array, inSpecs, outSpecs []*Spec, opts *ShardMapOptions) ([]*Array, error) {
 	if len(inSpecs) != len(inputs) {
-		return nil, invalid("spmd.ShardMapSpecs: %d in specs for %d inputs", len(inSpecs), len(inputs))
+		return nil, invalid("ShardMapSpecs", "inSpecs: %d in specs for %d inputs", len(inSpecs), len(inputs))
 	}
-	return shardMap(mesh, fn, inputs, len(outSpecs), opts,
+	return shardMap("ShardMapSpecs", mesh, fn, inputs, len(outSpecs), opts,
 		func(fnp, user uintptr, ins []uintptr, o capi.Spmd_shard_map_options, outs []uintptr) error {
 			// Hold off Append on every spec (each once) during the call.
 			held := map[*Spec]bool{}
@@ -84,22 +84,22 @@ func ShardMapSpecs(mesh *Mesh, fn func(*ShardContext) error, inputs []*Array, in
 
 func printLine(_ int, text string) { os.Stdout.WriteString(text + "\n") }
 
-func shardMap(mesh *Mesh, fn func(*ShardContext) error, inputs []*Array, nOut int, opts *ShardMapOptions,
+func shardMap(name string, mesh *Mesh, fn func(*ShardContext) error, inputs []*Array, nOut int, opts *ShardMapOptions,
 	run func(fnp, user uintptr, ins []uintptr, o capi.Spmd_shard_map_options, outs []uintptr) error) ([]*Array, error) {
 	defer runtime.KeepAlive(mesh)
 	defer runtime.KeepAlive(inputs)
 	if fn == nil {
-		return nil, invalid("spmd.ShardMap: nil function")
+		return nil, invalid(name, "fn: nil function")
 	}
 	if opts == nil {
 		opts = &ShardMapOptions{}
 	}
 	o := capi.NewSpmd_shard_map_options()
 	defer capi.DeleteSpmd_shard_map_options(o)
-	if err := check(capi.Spmd_shard_map_options_init(o, capi.SizeofShardMapOptions)); err != nil {
+	if err := check(name, capi.Spmd_shard_map_options_init(o, capi.SizeofShardMapOptions)); err != nil {
 		return nil, err
 	}
-	o.SetCheck_rep(intOf(opts.CheckRep))
+	o.SetCheck_rep(cBool(opts.CheckRep))
 	o.SetTimeout_ms(timeoutMs(opts.Timeout))
 	sink := opts.Print
 	if sink == nil {
@@ -113,7 +113,7 @@ func shardMap(mesh *Mesh, fn func(*ShardContext) error, inputs []*Array, nOut in
 	call := cgo.NewHandle(&shardCall{mesh: mesh, fn: fn})
 	defer call.Delete()
 	outs := make([]uintptr, nOut)
-	if err := check(run(shardFnPtr(), uintptr(call), handles(inputs), o, outs)); err != nil {
+	if err := check(name, run(shardFnPtr(), uintptr(call), handles(inputs), o, outs)); err != nil {
 		return nil, err
 	}
 	arrays := make([]*Array, nOut)
@@ -154,21 +154,21 @@ func (c *ShardContext) fail(status Status, message string) Status {
 
 func (c *ShardContext) alive(what string) error {
 	if c.done.Load() {
-		return invalid("spmd.ShardContext.%s: the callback has returned", what)
+		return invalid("ShardContext."+what, "the callback has returned")
 	}
 	return nil
 }
 
 // DeviceID is the global id of the device this callback runs on.
 func (c *ShardContext) DeviceID() (int, error) {
-	return get(func(d *int) error { return capi.Spmd_ctx_device_id(c.h, d) })
+	return get("ShardContext.DeviceID", func(d *int) error { return capi.Spmd_ctx_device_id(c.h, d) })
 }
 
 // Mesh is the mesh the ShardMap runs over: the *Mesh given to ShardMap.
 func (c *ShardContext) Mesh() (*Mesh, error) {
 	// libspmd gives back the handle ShardMap passed; asking it checks the
 	// context is still usable here.
-	if _, err := get(func(h *uintptr) error { return capi.Spmd_ctx_mesh(c.h, h) }); err != nil {
+	if _, err := get("ShardContext.Mesh", func(h *uintptr) error { return capi.Spmd_ctx_mesh(c.h, h) }); err != nil {
 		return nil, err
 	}
 	return c.call.mesh, nil
@@ -181,19 +181,19 @@ func (c *ShardContext) Mesh() (*Mesh, error) {
 // and before any use of the blocks they write (collectives, outputs): the
 // way to compute on MemoryDevice blocks, whose Pointer is a device address.
 func (c *ShardContext) Stream() (unsafe.Pointer, error) {
-	return get(func(s *unsafe.Pointer) error { return capi.Spmd_ctx_stream(c.h, s) })
+	return get("ShardContext.Stream", func(s *unsafe.Pointer) error { return capi.Spmd_ctx_stream(c.h, s) })
 }
 
 // AxisIndex is jax.lax.axis_index(axes): this device's row-major index over
 // the coordinates of axes.
 func (c *ShardContext) AxisIndex(axes string) (int, error) {
-	n, err := get(func(n *int64) error { return capi.Spmd_ctx_axis_index(c.h, axes, n) })
+	n, err := get("ShardContext.AxisIndex", func(n *int64) error { return capi.Spmd_ctx_axis_index(c.h, axes, n) })
 	return int(n), err
 }
 
 // AxisSize is jax.lax.axis_size(axes): the product of the sizes of axes.
 func (c *ShardContext) AxisSize(axes string) (int, error) {
-	n, err := get(func(n *int64) error { return capi.Spmd_ctx_axis_size(c.h, axes, n) })
+	n, err := get("ShardContext.AxisSize", func(n *int64) error { return capi.Spmd_ctx_axis_size(c.h, axes, n) })
 	return int(n), err
 }
 
@@ -206,10 +206,10 @@ func (c *ShardContext) newBlock(what, origin string, fill func(d capi.Spmd_block
 	}
 	d := capi.NewSpmd_block()
 	c.blocks = append(c.blocks, d)
-	if err := check(capi.Spmd_block_init(d, capi.SizeofBlock)); err != nil {
+	if err := check("ShardContext."+what, capi.Spmd_block_init(d, capi.SizeofBlock)); err != nil {
 		return nil, err
 	}
-	if err := check(fill(d)); err != nil {
+	if err := check("ShardContext."+what, fill(d)); err != nil {
 		return nil, err
 	}
 	return c.blockOf(d, origin), nil
@@ -221,7 +221,7 @@ func (c *ShardContext) blockOf(d capi.Spmd_block, origin string) *Block {
 		ctx:    c,
 		desc:   d,
 		dtype:  DType(d.GetDtype()),
-		shape:  copyInt64s(d.GetShape(), int(d.GetNdim())),
+		shape:  mustInts(copyInt64s(d.GetShape(), int(d.GetNdim()))),
 		data:   d.GetData(),
 		kind:   MemoryKind(d.GetMemory_kind()),
 		origin: origin,
@@ -230,15 +230,15 @@ func (c *ShardContext) blockOf(d capi.Spmd_block, origin string) *Block {
 
 // InputCount is the number of inputs of the ShardMap.
 func (c *ShardContext) InputCount() (int, error) {
-	n, err := get(func(n *int64) error { return capi.Spmd_ctx_input_count(c.h, n) })
+	n, err := get("ShardContext.InputCount", func(n *int64) error { return capi.Spmd_ctx_input_count(c.h, n) })
 	return int(n), err
 }
 
-// Input is this device's block of input i (read-only data);
+// Input is this device's block of input index (read-only data);
 // ErrOutOfRange past the last input.
-func (c *ShardContext) Input(i int) (*Block, error) {
-	return c.newBlock("Input", fmt.Sprintf("the block of input %d", i), func(d capi.Spmd_block) error {
-		return capi.Spmd_ctx_input(c.h, int64(i), d)
+func (c *ShardContext) Input(index int) (*Block, error) {
+	return c.newBlock("Input", fmt.Sprintf("the block of input %d", index), func(d capi.Spmd_block) error {
+		return capi.Spmd_ctx_input(c.h, int64(index), d)
 	})
 }
 
@@ -247,27 +247,27 @@ func (c *ShardContext) Inputs() ([]*Block, error) { return list(c.InputCount, c.
 
 // Alloc is a new zero-filled block on this device, owned by the context
 // (freed when the ShardMap returns, or passed on by SetOutput).
-func (c *ShardContext) Alloc(dtype DType, shape ...int64) (*Block, error) {
+func (c *ShardContext) Alloc(dtype DType, shape ...int) (*Block, error) {
 	return c.newBlock("Alloc", "the block from Alloc", func(d capi.Spmd_block) error {
-		return capi.Spmd_ctx_alloc(c.h, dtypeC(dtype), shape, d)
+		return capi.Spmd_ctx_alloc(c.h, dtypeC(dtype), int64s(shape), d)
 	})
 }
 
-// SetOutput sets this device's block of output i: a block from Alloc or a
+// SetOutput sets this device's block of output index: a block from Alloc or a
 // collective is taken over without a copy, an input's is copied. Setting
 // an output twice replaces it.
-func (c *ShardContext) SetOutput(i int, b *Block) error {
+func (c *ShardContext) SetOutput(index int, b *Block) error {
 	d, err := b.descriptor(c, "SetOutput")
 	if err != nil {
 		return err
 	}
-	return check(capi.Spmd_ctx_set_output(c.h, int64(i), d))
+	return check("ShardContext.SetOutput", capi.Spmd_ctx_set_output(c.h, int64(index), d))
 }
 
 // Print is jax.debug.print: hands text to the ShardMap's print sink with
 // this device's id.
 func (c *ShardContext) Print(text string) error {
-	return check(capi.Spmd_ctx_print(c.h, text))
+	return check("ShardContext.Print", capi.Spmd_ctx_print(c.h, text))
 }
 
 // Printf formats with fmt.Sprintf, then Prints.
@@ -340,7 +340,7 @@ func (c *ShardContext) Pmin(x *Block, axes string) (*Block, error) {
 // concatenated along axis.
 func (c *ShardContext) AllGather(x *Block, axes string, axis int, tiled bool) (*Block, error) {
 	return c.collective("AllGather", x, func(in, out capi.Spmd_block) error {
-		return capi.Spmd_ctx_all_gather(c.h, in, axes, int64(axis), intOf(tiled), out)
+		return capi.Spmd_ctx_all_gather(c.h, in, axes, int64(axis), cBool(tiled), out)
 	})
 }
 
@@ -348,7 +348,7 @@ func (c *ShardContext) AllGather(x *Block, axes string, axis int, tiled bool) (*
 // tiled=tiled): device i gets the i-th chunk of the sum along dim.
 func (c *ShardContext) PsumScatter(x *Block, axes string, dim int, tiled bool) (*Block, error) {
 	return c.collective("PsumScatter", x, func(in, out capi.Spmd_block) error {
-		return capi.Spmd_ctx_psum_scatter(c.h, in, axes, int64(dim), intOf(tiled), out)
+		return capi.Spmd_ctx_psum_scatter(c.h, in, axes, int64(dim), cBool(tiled), out)
 	})
 }
 
@@ -357,16 +357,16 @@ func (c *ShardContext) PsumScatter(x *Block, axes string, dim int, tiled bool) (
 // are joined along concatAxis in peer order.
 func (c *ShardContext) AllToAll(x *Block, axes string, splitAxis, concatAxis int, tiled bool) (*Block, error) {
 	return c.collective("AllToAll", x, func(in, out capi.Spmd_block) error {
-		return capi.Spmd_ctx_all_to_all(c.h, in, axes, int64(splitAxis), int64(concatAxis), intOf(tiled), out)
+		return capi.Spmd_ctx_all_to_all(c.h, in, axes, int64(splitAxis), int64(concatAxis), cBool(tiled), out)
 	})
 }
 
 // Ppermute is jax.lax.ppermute(x, axes, perm): each (source, dest) pair of
 // axis indices sends source's block to dest; devices no pair sends to
 // receive zeros.
-func (c *ShardContext) Ppermute(x *Block, axes string, pairs [][2]int64) (*Block, error) {
+func (c *ShardContext) Ppermute(x *Block, axes string, pairs [][2]int) (*Block, error) {
 	return c.collective("Ppermute", x, func(in, out capi.Spmd_block) error {
-		return capi.Spmd_ctx_ppermute(c.h, in, axes, pairs, out)
+		return capi.Spmd_ctx_ppermute(c.h, in, axes, pairs64(pairs), out)
 	})
 }
 
@@ -379,7 +379,7 @@ type Block struct {
 	ctx    *ShardContext
 	desc   capi.Spmd_block
 	dtype  DType
-	shape  []int64
+	shape  []int
 	data   unsafe.Pointer
 	kind   MemoryKind
 	origin string // names the block in errors: "the block of input 0"
@@ -401,18 +401,18 @@ func (b *Block) MemoryKind() MemoryKind { return b.kind }
 func (b *Block) Pointer() unsafe.Pointer { return b.data }
 
 // Shape is the block's local shape (a copy).
-func (b *Block) Shape() []int64 { return append([]int64(nil), b.shape...) }
+func (b *Block) Shape() []int { return append([]int(nil), b.shape...) }
 
 // Size is the number of elements, prod(Shape()).
-func (b *Block) Size() int64 { return elements(b.shape) }
+func (b *Block) Size() int { return elements(b.shape) }
 
 // descriptor is the block's spmd_block for a call on context c.
 func (b *Block) descriptor(c *ShardContext, what string) (capi.Spmd_block, error) {
 	if b == nil {
-		return nil, invalid("spmd.ShardContext.%s: nil block", what)
+		return nil, invalid("ShardContext."+what, "nil block")
 	}
 	if b.ctx != c {
-		return nil, invalid("spmd.ShardContext.%s: a block of another callback", what)
+		return nil, invalid("ShardContext."+what, "a block of another callback")
 	}
 	if err := c.alive(what); err != nil {
 		return nil, err
@@ -441,7 +441,7 @@ func BlockData[T HostElement](b *Block) []T {
 		ok = b.dtype == F16 || b.dtype == BF16
 	}
 	if !ok {
-		panic(invalid("spmd.BlockData: a %v block read as %T", b.dtype, zero))
+		panic(invalid("BlockData", "T: a %v block read as %T", b.dtype, zero))
 	}
 	n := b.Size()
 	if n == 0 || b.data == nil {
@@ -456,8 +456,8 @@ func (b *Block) hostMemory(what string) error {
 	if b.kind.HostAddressable() {
 		return nil
 	}
-	return invalid("spmd.%s: %s is %v memory, which host code must not touch: queue kernels "+
+	return invalid(what, "%s is %v memory, which host code must not touch: queue kernels "+
 		"on ShardContext.Stream() with Block.Pointer(), or ask for mapped callback memory "+
 		"(RuntimeOptions.CallbackMemory = MemoryHostMapped, or SPMD_CALLBACK_MEMORY=mapped)",
-		what, b.origin, b.kind)
+		b.origin, b.kind)
 }

@@ -107,9 +107,9 @@ func near(t *testing.T, what string, got []float32, want []float64, tol float64)
 	}
 }
 
-func mesh(t *testing.T, shape []int64, axes ...string) *spmd.Mesh {
+func mesh(t *testing.T, shape []int, axes ...string) *spmd.Mesh {
 	t.Helper()
-	m := must(spmd.NewMesh(rt, shape, axes, nil))
+	m := must(spmd.NewMesh(rt, shape, axes))
 	t.Cleanup(func() { m.Close() })
 	return m
 }
@@ -172,7 +172,7 @@ func TestRuntime(t *testing.T) {
 	_, err = spmd.NewRuntime(&spmd.RuntimeOptions{Platform: spmd.PlatformCPU, DeviceCount: 5000})
 	wantErr(t, err, spmd.ErrInvalidArgument)
 	_, err = spmd.NewRuntime(&spmd.RuntimeOptions{Distributed: spmd.Distributed(9)})
-	wantErr(t, err, spmd.ErrInvalidArgument, "options->distributed")
+	wantErr(t, err, spmd.ErrInvalidArgument, "NewRuntime: RuntimeOptions.Distributed: 9")
 	// A runtime of its own, closed twice, then used.
 	r2 := must(spmd.NewRuntime(&spmd.RuntimeOptions{Platform: spmd.PlatformCPU, DeviceCount: 2, WorkerThreads: 1}))
 	if n := must(r2.DeviceCount()); n != 2 {
@@ -185,13 +185,13 @@ func TestRuntime(t *testing.T) {
 	ok(t, r3.Close())
 	_, err = r2.DeviceCount()
 	wantErr(t, err, spmd.ErrInvalidArgument, "runtime")
-	_, err = spmd.NewMesh(r2, []int64{2}, []string{"x"}, nil)
+	_, err = spmd.NewMesh(r2, []int{2}, []string{"x"})
 	wantErr(t, err, spmd.ErrInvalidArgument)
 }
 
 func TestMesh(t *testing.T) {
 	noLeaks(t)
-	m := mesh(t, []int64{2, 4}, "x", "y")
+	m := mesh(t, []int{2, 4}, "x", "y")
 	if n := must(m.NDim()); n != 2 {
 		t.Errorf("ndim %d", n)
 	}
@@ -199,14 +199,14 @@ func TestMesh(t *testing.T) {
 		t.Errorf("size %d", n)
 	}
 	equal(t, "axes", must(m.AxisNames()), []string{"x", "y"})
-	equal(t, "shape", must(m.Shape()), []int64{2, 4})
+	equal(t, "shape", must(m.Shape()), []int{2, 4})
 	if i := must(m.AxisIndex("y")); i != 1 {
 		t.Errorf("axis index %d", i)
 	}
 	if d := must(m.DeviceAt(1, 2)); d != 6 {
 		t.Errorf("device at (1, 2): %d", d)
 	}
-	equal(t, "coords", must(m.DeviceCoords(6)), []int64{1, 2})
+	equal(t, "coords", must(m.DeviceCoords(6)), []int{1, 2})
 	if s := m.String(); s != "Mesh('x': 2, 'y': 4)" {
 		t.Errorf("mesh %q", s)
 	}
@@ -215,21 +215,21 @@ func TestMesh(t *testing.T) {
 	_, err = m.AxisName(5)
 	wantErr(t, err, spmd.ErrOutOfRange)
 
-	rev := must(spmd.NewMesh(rt, []int64{4}, []string{"d"}, []int{3, 2, 1, 0}))
+	rev := must(spmd.NewMesh(rt, []int{4}, []string{"d"}, 3, 2, 1, 0))
 	defer rev.Close()
 	equal(t, "devices", must(rev.Devices()), []int{3, 2, 1, 0})
 	if eq := must(m.Equal(rev)); eq {
 		t.Error("different meshes equal")
 	}
-	same := mesh(t, []int64{2, 4}, "x", "y")
+	same := mesh(t, []int{2, 4}, "x", "y")
 	if eq := must(m.Equal(same)); !eq {
 		t.Error("equal meshes differ")
 	}
-	_, err = spmd.NewMesh(rt, []int64{2, 2}, []string{"x", "x"}, nil)
+	_, err = spmd.NewMesh(rt, []int{2, 2}, []string{"x", "x"})
 	wantErr(t, err, spmd.ErrInvalidArgument, "x")
-	_, err = spmd.NewMesh(rt, []int64{2}, []string{"x", "y"}, nil)
+	_, err = spmd.NewMesh(rt, []int{2}, []string{"x", "y"})
 	wantErr(t, err, spmd.ErrInvalidArgument, "axis names")
-	_, err = spmd.NewMesh(rt, []int64{2}, []string{"x"}, []int{0})
+	_, err = spmd.NewMesh(rt, []int{2}, []string{"x"}, 0)
 	wantErr(t, err, spmd.ErrInvalidArgument, "device ids")
 }
 
@@ -264,7 +264,7 @@ func TestSpec(t *testing.T) {
 
 func TestSharding(t *testing.T) {
 	noLeaks(t)
-	m := mesh(t, []int64{2, 4}, "x", "y")
+	m := mesh(t, []int{2, 4}, "x", "y")
 	s := named(t, m, "P('x', 'y')")
 	if k := must(s.Kind()); k != spmd.ShardingNamed {
 		t.Errorf("kind %v", k)
@@ -273,12 +273,10 @@ func TestSharding(t *testing.T) {
 		t.Errorf("sharding %q", s)
 	}
 	sm := must(s.Mesh())
-	defer sm.Close()
 	if eq := must(sm.Equal(m)); !eq {
 		t.Error("sharding's mesh differs")
 	}
 	spec := must(s.Spec())
-	defer spec.Close()
 	want := must(spmd.NewSpec([]string{"x"}, []string{"y"}))
 	defer want.Close()
 	if eq := must(spec.Equal(want)); !eq {
@@ -300,18 +298,18 @@ func TestSharding(t *testing.T) {
 	if r := must(rep.IsFullyReplicated()); !r {
 		t.Error("replicated sharding not fully replicated")
 	}
-	info := must(s.ShardInfo([]int64{8, 12}, 6))
+	info := must(s.ShardInfo([]int{8, 12}, 6))
 	if info.Device != 6 || info.ReplicaID != 0 {
 		t.Errorf("shard 6: %+v", info)
 	}
-	equal(t, "start", info.Start, []int64{4, 6})
-	equal(t, "stop", info.Stop, []int64{8, 9})
-	equal(t, "local shape", info.LocalShape, []int64{4, 3})
-	info = must(rep.ShardInfoOfDevice([]int64{8, 12}, 5))
+	equal(t, "start", info.Start, []int{4, 6})
+	equal(t, "stop", info.Stop, []int{8, 9})
+	equal(t, "local shape", info.LocalShape, []int{4, 3})
+	info = must(rep.ShardInfoOfDevice([]int{8, 12}, 5))
 	if info.Device != 5 || info.ReplicaID != 5 {
 		t.Errorf("replicated shard on device 5: %+v", info)
 	}
-	pic := must(s.Visualize([]int64{8, 12}, &spmd.VisualizeOptions{ASCII: true}))
+	pic := must(s.Visualize([]int{8, 12}, &spmd.VisualizeOptions{ASCII: true}))
 	if !strings.Contains(pic, "CPU 6") || !strings.Contains(pic, "+") || !strings.HasSuffix(pic, "\n") {
 		t.Errorf("picture:\n%s", pic)
 	}
@@ -330,7 +328,7 @@ func TestSharding(t *testing.T) {
 
 func roundTrip[T spmd.Element](t *testing.T, s *spmd.Sharding, data []T) {
 	t.Helper()
-	a := must(spmd.FromHost(s, []int64{2, int64(len(data) / 2)}, data))
+	a := must(spmd.FromHost(s, []int{2, len(data) / 2}, data))
 	defer a.Close()
 	if d := must(a.DType()); d != spmd.DTypeOf[T]() {
 		t.Errorf("dtype %v", d)
@@ -340,7 +338,7 @@ func roundTrip[T spmd.Element](t *testing.T, s *spmd.Sharding, data []T) {
 
 func TestArrayHostData(t *testing.T) {
 	noLeaks(t)
-	m := mesh(t, []int64{2}, "x")
+	m := mesh(t, []int{2}, "x")
 	s := named(t, m, "x")
 	roundTrip(t, s, []float32{1.5, -2, 3, 4})
 	roundTrip(t, s, []float64{1e300, -2, 3, 4})
@@ -350,16 +348,16 @@ func TestArrayHostData(t *testing.T) {
 	roundTrip(t, s, []bool{true, false, false, true})
 
 	bits := []uint16{0x3c00, 0x4000, 0xc000, 0x0000} // 1, 2, -2, 0 as float16
-	h := must(spmd.FromHostAs(s, spmd.F16, []int64{4}, bits))
+	h := must(spmd.FromHostAs(s, spmd.F16, []int{4}, bits))
 	defer h.Close()
 	equal(t, "f16 bits", must(spmd.ToHostAs[uint16](h)), bits)
 	if r := must(h.Repr()); r != "Array([ 1.,  2., -2.,  0.], dtype=float16)" {
 		t.Errorf("f16 repr %q", r)
 	}
 
-	a := must(spmd.FromHost(s, []int64{2, 3}, iota32(6)))
+	a := must(spmd.FromHost(s, []int{2, 3}, iota32(6)))
 	defer a.Close()
-	equal(t, "shape", must(a.Shape()), []int64{2, 3})
+	equal(t, "shape", must(a.Shape()), []int{2, 3})
 	if n := must(a.NDim()); n != 2 {
 		t.Errorf("ndim %d", n)
 	}
@@ -386,33 +384,33 @@ func TestArrayHostData(t *testing.T) {
 	_, err = (*spmd.Array)(nil).IsFullyAddressable()
 	wantErr(t, err, spmd.ErrInvalidArgument)
 	// This process's part of the array is all of it.
-	equal(t, "process local shape", must(s.ProcessLocalShape([]int64{2, 3})), []int64{2, 3})
-	local := must(spmd.FromProcessLocalData(s, []int64{2, 3}, iota32(6)))
+	equal(t, "process local shape", must(s.ProcessLocalShape([]int{2, 3})), []int{2, 3})
+	local := must(spmd.FromProcessLocalData(s, []int{2, 3}, iota32(6)))
 	defer local.Close()
 	equal(t, "from process local data", must(spmd.ToHost[float32](local)), iota32(6))
-	_, err = spmd.FromProcessLocalData(s, []int64{2, 3}, iota32(5))
+	_, err = spmd.FromProcessLocalData(s, []int{2, 3}, iota32(5))
 	wantErr(t, err, spmd.ErrInvalidArgument)
-	_, err = s.ProcessLocalShape([]int64{2, -3})
+	_, err = s.ProcessLocalShape([]int{2, -3})
 	wantErr(t, err, spmd.ErrInvalidArgument)
 
 	// A host slice of the wrong length: libspmd's message names it.
-	_, err = spmd.FromHost(s, []int64{2, 3}, iota32(5))
-	wantErr(t, err, spmd.ErrInvalidArgument, "nbytes")
-	_, err = spmd.FromHost(s, []int64{-1}, iota32(0))
+	_, err = spmd.FromHost(s, []int{2, 3}, iota32(5))
+	wantErr(t, err, spmd.ErrInvalidArgument, "FromHost: data: 20 bytes")
+	_, err = spmd.FromHost(s, []int{-1}, iota32(0))
 	wantErr(t, err, spmd.ErrInvalidArgument)
 }
 
 func TestArrayCreatorsAndShards(t *testing.T) {
 	noLeaks(t)
-	m := mesh(t, []int64{4}, "x")
+	m := mesh(t, []int{4}, "x")
 	s := named(t, m, "x")
-	z := must(spmd.Zeros(s, spmd.I32, []int64{8}))
+	z := must(spmd.Zeros(s, spmd.I32, []int{8}))
 	defer z.Close()
 	equal(t, "zeros", must(spmd.ToHost[int32](z)), make([]int32, 8))
-	f := must(spmd.Full(s, spmd.I64, []int64{4}, 2.9))
+	f := must(spmd.Full(s, spmd.I64, []int{4}, 2.9))
 	defer f.Close()
 	equal(t, "full", must(spmd.ToHost[int64](f)), []int64{2, 2, 2, 2})
-	a := must(spmd.Arange(s, spmd.F32, []int64{8}, 1, 0.5))
+	a := must(spmd.Arange(s, spmd.F32, []int{8}, 1, 0.5))
 	defer a.Close()
 	ok(t, a.BlockUntilReady())
 	equal(t, "arange", must(spmd.ToHost[float32](a)), []float32{1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5})
@@ -424,12 +422,12 @@ func TestArrayCreatorsAndShards(t *testing.T) {
 	if len(shards) != 4 || shards[2].Device != 2 {
 		t.Fatalf("shards %+v", shards)
 	}
-	equal(t, "shard 2 start", shards[2].Start, []int64{4})
+	equal(t, "shard 2 start", shards[2].Start, []int{4})
 	equal(t, "shard 2", must(spmd.ShardRead[float32](a, 2)), []float32{3, 3.5})
 	ok(t, spmd.ShardWrite(a, 2, []float32{-1, -2}))
 	equal(t, "after write", must(spmd.ToHost[float32](a)), []float32{1, 1.5, 2, 2.5, -1, -2, 4, 4.5})
 	info := must(a.ShardInfoOfDevice(3))
-	equal(t, "shard on device 3", info.LocalShape, []int64{2})
+	equal(t, "shard on device 3", info.LocalShape, []int{2})
 	wantErr(t, spmd.ShardWrite(a, 2, []float32{1}), spmd.ErrInvalidArgument)
 	_, err := a.ShardInfo(4)
 	wantErr(t, err, spmd.ErrOutOfRange)
@@ -444,7 +442,6 @@ func TestArrayCreatorsAndShards(t *testing.T) {
 		t.Errorf("device %d", d)
 	}
 	bs := must(b.Sharding())
-	defer bs.Close()
 	if eq := must(bs.Equal(single)); !eq {
 		t.Errorf("resharded onto %v", bs)
 	}
@@ -457,8 +454,8 @@ func TestArrayCreatorsAndShards(t *testing.T) {
 
 func TestFromSingleDeviceArrays(t *testing.T) {
 	noLeaks(t)
-	s := named(t, mesh(t, []int64{2, 2}, "x", "y"), "x, y")
-	shape := []int64{4, 6}
+	s := named(t, mesh(t, []int{2, 2}, "x", "y"), "x, y")
+	shape := []int{4, 6}
 	whole := iota32(24)
 	n := must(s.DeviceCount())
 	// One single-device array per device holding its block, given in
@@ -482,7 +479,6 @@ func TestFromSingleDeviceArrays(t *testing.T) {
 	a := must(spmd.FromSingleDeviceArrays(s, spmd.F32, shape, blocks))
 	defer a.Close()
 	as := must(a.Sharding())
-	defer as.Close()
 	if eq := must(as.Equal(s)); !eq {
 		t.Errorf("sharding %v", as)
 	}
@@ -497,22 +493,21 @@ func TestFromSingleDeviceArrays(t *testing.T) {
 func TestCheckpoint(t *testing.T) {
 	noLeaks(t)
 	dir := filepath.Join(t.TempDir(), "checkpoint") // made by Save
-	grid := mesh(t, []int64{2, 2}, "x", "y")
-	a := must(spmd.Arange(named(t, grid, "x, y"), spmd.F32, []int64{2, 4}, 0, 1))
+	grid := mesh(t, []int{2, 2}, "x", "y")
+	a := must(spmd.Arange(named(t, grid, "x, y"), spmd.F32, []int{2, 4}, 0, 1))
 	defer a.Close()
 	ok(t, a.Save(dir))
 
 	// Restored under another sharding, on another mesh: the saved dtype,
 	// shape and values.
-	cols := named(t, mesh(t, []int64{4}, "d"), "None, d")
+	cols := named(t, mesh(t, []int{4}, "d"), "None, d")
 	b := must(spmd.Load(cols, dir))
 	defer b.Close()
 	if d := must(b.DType()); d != spmd.F32 {
 		t.Errorf("dtype %v", d)
 	}
-	equal(t, "loaded shape", must(b.Shape()), []int64{2, 4})
+	equal(t, "loaded shape", must(b.Shape()), []int{2, 4})
 	bs := must(b.Sharding())
-	defer bs.Close()
 	if eq := must(bs.Equal(cols)); !eq {
 		t.Errorf("loaded onto %v", bs)
 	}
@@ -545,44 +540,44 @@ func TestRandom(t *testing.T) {
 	if f1 != f2 || f1 == k0 {
 		t.Errorf("fold_in %v", f1)
 	}
-	m := mesh(t, []int64{4}, "x")
+	m := mesh(t, []int{4}, "x")
 	split := named(t, m, "x")
 	rep := must(spmd.Replicated(m))
 	defer rep.Close()
-	u := must(spmd.Uniform(split, k0, spmd.F32, []int64{64}, -2, 3))
+	u := must(spmd.Uniform(split, k0, spmd.F32, []int{64}, -2, 3))
 	defer u.Close()
 	for _, v := range must(spmd.ToHost[float32](u)) {
 		if v < -2 || v >= 3 {
 			t.Fatalf("uniform value %v", v)
 		}
 	}
-	n1 := must(spmd.Normal(split, k0, spmd.F32, []int64{64}))
+	n1 := must(spmd.Normal(split, k0, spmd.F32, []int{64}))
 	defer n1.Close()
-	n2 := must(spmd.Normal(rep, k0, spmd.F32, []int64{64}))
+	n2 := must(spmd.Normal(rep, k0, spmd.F32, []int{64}))
 	defer n2.Close()
 	equal(t, "normal across shardings", must(spmd.ToHost[float32](n1)), must(spmd.ToHost[float32](n2)))
-	tn := must(spmd.TruncatedNormal(split, k0, spmd.F64, []int64{64}, -0.5, 0.5))
+	tn := must(spmd.TruncatedNormal(split, k0, spmd.F64, []int{64}, -0.5, 0.5))
 	defer tn.Close()
 	for _, v := range must(spmd.ToHost[float64](tn)) {
 		if v <= -0.5 || v >= 0.5 {
 			t.Fatalf("truncated normal value %v", v)
 		}
 	}
-	bits := must(spmd.Bits(split, k0, spmd.U8, []int64{16}))
+	bits := must(spmd.Bits(split, k0, spmd.U8, []int{16}))
 	defer bits.Close()
 	if d := must(bits.DType()); d != spmd.U8 {
 		t.Errorf("bits dtype %v", d)
 	}
-	_, err := spmd.TruncatedNormal(split, k0, spmd.F32, []int64{4}, 1, -1)
+	_, err := spmd.TruncatedNormal(split, k0, spmd.F32, []int{4}, 1, -1)
 	wantErr(t, err, spmd.ErrInvalidArgument)
-	_, err = spmd.Uniform(split, k0, spmd.I32, []int64{4}, 0, 1)
+	_, err = spmd.Uniform(split, k0, spmd.I32, []int{4}, 0, 1)
 	wantErr(t, err, spmd.ErrInvalidArgument)
 }
 
 func TestDLPack(t *testing.T) {
 	noLeaks(t)
-	s := named(t, mesh(t, []int64{4}, "x"), "x")
-	shape := []int64{8}
+	s := named(t, mesh(t, []int{4}, "x"), "x")
+	shape := []int{8}
 	a := must(spmd.Arange(s, spmd.F32, shape, 0, 1))
 	n := must(a.ShardCount())
 	tensors := make([]unsafe.Pointer, n)

@@ -52,17 +52,17 @@ func main() {
 	dev1 := must(spmd.SingleDevice(rt, 1))
 	defer dev1.Close()
 	cell("a = jnp.arange(5); a.device")
-	a := must(spmd.Arange(dev0, spmd.I32, []int64{5}, 0, 1))
+	a := must(spmd.Arange(dev0, spmd.I32, []int{5}, 0, 1))
 	defer a.Close()
 	show(rt.DeviceString(must(a.Device())))
 	cell("b = jnp.array([2,3,4], device=jax.devices()[1]); b.device")
-	b := must(spmd.FromHost(dev1, []int64{3}, []int32{2, 3, 4}))
+	b := must(spmd.FromHost(dev1, []int{3}, []int32{2, 3, 4}))
 	defer b.Close()
 	show(rt.DeviceString(must(b.Device())))
 
 	cell("mesh = jax.make_mesh((3,), ('x',))\n" +
 		"... sharding = jax.sharding.NamedSharding(mesh, PartitionSpec('x',)); print(sharding)")
-	mesh := must(spmd.NewMesh(rt, []int64{3}, []string{"x"}, nil))
+	mesh := must(spmd.NewMesh(rt, []int{3}, []string{"x"}))
 	defer mesh.Close()
 	sharding := must(spmd.NamedText(mesh, "P('x',)"))
 	defer sharding.Close()
@@ -73,7 +73,7 @@ func main() {
 	for i := range values {
 		values[i] = float32(i)
 	}
-	arr := must(spmd.FromHost(dev0, []int64{3, 8}, values))
+	arr := must(spmd.FromHost(dev0, []int{3, 8}, values))
 	defer arr.Close()
 	shape := must(arr.Shape())
 	fmt.Printf("(%d, %d)\n", shape[0], shape[1])
@@ -81,45 +81,42 @@ func main() {
 	cell("arr_sharded = jax.device_put(arr, sharding); arr_sharded.sharding")
 	arrSharded := must(arr.Reshard(sharding))
 	defer arrSharded.Close()
-	shardedSharding := must(arrSharded.Sharding())
-	defer shardedSharding.Close()
+	shardedSharding := must(arrSharded.Sharding()) // the array's own: nothing to Close
 	show(shardedSharding.Text())
 	cell("jax.debug.visualize_array_sharding(arr_sharded)")
 	show(arrSharded.Visualize(nil))
 
 	cell("@jax.jit\n... def f(x):\n...     return 2 * jnp.sin(x) + 1\n" +
 		"... result = f(arr_sharded); jax.debug.visualize_array_sharding(result)")
-	sin := must(spmd.Unary(spmd.Sin, arrSharded, nil))
-	twice := must(spmd.ScalarBinary(spmd.Mul, 2, sin, &spmd.OpOptions{Donate: []int{0}}))
-	result := must(spmd.BinaryScalar(spmd.Add, twice, 1, &spmd.OpOptions{Donate: []int{0}}))
+	sin := must(spmd.Unary(spmd.Sin, arrSharded))
+	twice := must(spmd.ScalarBinary(spmd.Mul, 2, sin, spmd.Donate(0)))
+	result := must(spmd.BinaryScalar(spmd.Add, twice, 1, spmd.Donate(0)))
 	sin.Close()
 	twice.Close()
 	show(result.Visualize(nil))
 
 	cell("arr_sharded.sharding == result.sharding")
-	resultSharding := must(result.Sharding())
-	if must(shardedSharding.Equal(resultSharding)) {
+	if must(shardedSharding.Equal(must(result.Sharding()))) {
 		fmt.Println("True")
 	} else {
 		fmt.Println("False")
 	}
-	resultSharding.Close()
 	result.Close()
 
 	cell("@jax.jit\n... def f(x):\n...     return x.sum(axis=0)\n" +
 		"... result = f(arr_sharded); jax.debug.visualize_array_sharding(result)")
-	result = must(spmd.Reduce(spmd.ReduceSum, arrSharded, []int{0}, false, nil))
+	result = must(spmd.Sum(arrSharded, []int{0}))
 	show(result.Visualize(nil))
 	result.Close()
 
 	cell("arr.sum(axis=1)")
-	result = must(spmd.Reduce(spmd.ReduceSum, arr, []int{1}, false, nil))
+	result = must(spmd.Sum(arr, []int{1}))
 	show(result.Repr())
 	result.Close()
 
 	cell("@jax.jit\n... def f(x):\n...     return x.sum(axis=1)\n" +
 		"... result = f(arr_sharded); jax.debug.visualize_array_sharding(result)")
-	result = must(spmd.Reduce(spmd.ReduceSum, arrSharded, []int{1}, false, nil))
+	result = must(spmd.Sum(arrSharded, []int{1}))
 	show(result.Visualize(nil))
 	result.Close()
 
@@ -132,7 +129,7 @@ func shardMapCells(rt *spmd.Runtime, mesh *spmd.Mesh, dev0 *spmd.Sharding) {
 	fmt.Printf("\n=== Manual partitioning with shard_map ===\n")
 	cell("f_elementwise_sharded = shard_map(f_elementwise, mesh=mesh, in_specs=P('x'), " +
 		"out_specs=P('x'))\n... f_elementwise_sharded(jnp.arange(24))")
-	x := must(spmd.Arange(dev0, spmd.I32, []int64{24}, 0, 1))
+	x := must(spmd.Arange(dev0, spmd.I32, []int{24}, 0, 1))
 	defer x.Close()
 	elementwise := func(ctx *spmd.ShardContext) error {
 		in, err := ctx.Input(0)
@@ -160,7 +157,7 @@ func shardMapCells(rt *spmd.Runtime, mesh *spmd.Mesh, dev0 *spmd.Sharding) {
 		"out_specs=P())(arr_sharded)")
 	rows := must(spmd.NamedText(mesh, "x"))
 	defer rows.Close()
-	arrSharded := must(spmd.Arange(rows, spmd.F32, []int64{3, 8}, 0, 1))
+	arrSharded := must(spmd.Arange(rows, spmd.F32, []int{3, 8}, 0, 1))
 	defer arrSharded.Close()
 	psumOfSums := func(ctx *spmd.ShardContext) error {
 		in, err := ctx.Input(0)
@@ -188,7 +185,5 @@ func shardMapCells(rt *spmd.Runtime, mesh *spmd.Mesh, dev0 *spmd.Sharding) {
 	defer total.Close()
 	show(total.Repr())
 	cell("result.sharding")
-	ts := must(total.Sharding())
-	defer ts.Close()
-	show(ts.Text())
+	show(must(total.Sharding()).Text())
 }
