@@ -118,6 +118,8 @@ static spmd_status run_op(const char *op, const json_value *params, spmd_array *
   }
   if (strcmp(op, "argmax") == 0)
     return spmd_argmax(in[0], json_int(conformance_member(params, "axis", where), 0), o, out);
+  if (strcmp(op, "argmin") == 0)
+    return spmd_argmin(in[0], json_int(conformance_member(params, "axis", where), 0), o, out);
   if (strcmp(op, "softmax") == 0)
     return spmd_softmax(in[0], json_int(conformance_member(params, "axis", where), 0),
                         conformance_member(params, "log", where)->boolean, o, out);

@@ -397,6 +397,7 @@ inline void reduce_typed(const dev::red::Plan &plan, const unsigned char *in, Bo
     case red::Op::Max:
     case red::Op::Min: return reduce_body<dev::red::Extreme<A>, A>(plan, in, split, out);
     case red::Op::ArgMax: return reduce_body<dev::red::ArgMax<A>, A>(plan, in, split, out);
+    case red::Op::ArgMin: return reduce_body<dev::red::ArgMin<A>, A>(plan, in, split, out);
   }
 }
 
@@ -485,13 +486,13 @@ inline void compare_elementwise(const EwCase &c, const Bytes &want, const Bytes 
 // ---- reductions: cases and the comparison ----
 
 // A reduction of `in` by `op` over a random shape (ranks 0 to 4, sizes 0
-// and 1 among them, some long) and random axes; ArgMax over one axis.
-// Returns false when the draw has no case (ArgMax of a scalar).
+// and 1 among them, some long) and random axes; ArgMax and ArgMin over one
+// axis. Returns false when the draw has no case (an arg-reduction of a scalar).
 inline bool random_reduction(red::Op op, spmd_dtype in, int trial, Rng &r, red::Params &p) {
   p = red::Params{};
   p.op = op;
   p.in = in;
-  p.out = op == red::Op::ArgMax ? SPMD_I32
+  p.out = red::is_arg(op) ? SPMD_I32
           : op == red::Op::Sum && (in == SPMD_BOOL || in == SPMD_U8) ? SPMD_I32
                                                                       : in;
   if (op == red::Op::Sum && (in == SPMD_F16 || in == SPMD_BF16) && trial % 2) p.out = SPMD_F32;
@@ -500,7 +501,7 @@ inline bool random_reduction(red::Op op, spmd_dtype in, int trial, Rng &r, red::
     p.shape.push_back(r.below(r.below(5) == 0 ? 2 : (trial % 5 == 0 ? 300 : 9)));
   if (trial % 7 == 0)
     for (auto &s : p.shape) s = std::max<int64_t>(s, 1);
-  if (op == red::Op::ArgMax) {
+  if (red::is_arg(op)) {
     if (nd == 0) return false;
     p.reduced.assign(nd, false);
     p.reduced[static_cast<size_t>(r.below(static_cast<int64_t>(nd)))] = true;

@@ -420,7 +420,7 @@ void check_reduction_on_gpu(const red::Params &p, const Bytes &x, Mismatches &ba
 void reductions_match_the_cpu_and_the_body(void **) {
   Rng r{103};
   Mismatches bad;
-  for (red::Op op : {red::Op::Sum, red::Op::Max, red::Op::Min, red::Op::ArgMax})
+  for (red::Op op : {red::Op::Sum, red::Op::Max, red::Op::Min, red::Op::ArgMax, red::Op::ArgMin})
     for (spmd_dtype in : kAll) {
       for (int trial = 0; trial < 12; ++trial) {
         red::Params p;
@@ -435,11 +435,11 @@ void reductions_match_the_cpu_and_the_body(void **) {
       const std::vector<bool> axes[] = {{true},        {false, true}, {true, false},
                                         {false, true, false}, {false, true}, {true, false}};
       for (int s = 0; s < 6; ++s) {
-        if (op == red::Op::ArgMax && s == 0) continue;
+        if (red::is_arg(op) && s == 0) continue;
         red::Params p;
         p.op = op;
         p.in = in;
-        p.out = op == red::Op::ArgMax ? SPMD_I32 : op == red::Op::Sum && (in == SPMD_BOOL || in == SPMD_U8) ? SPMD_I32 : in;
+        p.out = red::is_arg(op) ? SPMD_I32 : op == red::Op::Sum && (in == SPMD_BOOL || in == SPMD_U8) ? SPMD_I32 : in;
         p.shape = shapes[s];
         p.reduced = axes[s];
         check_reduction_on_gpu(p, reduction_input(p, r), bad);

@@ -346,7 +346,7 @@ void flushing_boundaries_match_the_cpu(void **) {
 void reductions_match_the_cpu(void **) {
   Rng r{10};
   Mismatches bad;
-  for (red::Op op : {red::Op::Sum, red::Op::Max, red::Op::Min, red::Op::ArgMax})
+  for (red::Op op : {red::Op::Sum, red::Op::Max, red::Op::Min, red::Op::ArgMax, red::Op::ArgMin})
     for (spmd_dtype in : kAll)
       for (int trial = 0; trial < 30; ++trial) {
         red::Params p;

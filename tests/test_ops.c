@@ -323,6 +323,11 @@ static void reductions_keep_unreduced_shards_and_psum_reduced_ones(void **state)
   assert_ok(spmd_array_to_host(r, idx, sizeof idx));
   for (int i = 0; i < 8; ++i) assert_int_equal(idx[i], 7);
   spmd_array_destroy(r);
+  assert_ok(spmd_argmin(x, 1, NULL, &r));
+  assert_sharding(r, "x");
+  assert_ok(spmd_array_to_host(r, idx, sizeof idx));
+  for (int i = 0; i < 8; ++i) assert_int_equal(idx[i], 0);
+  spmd_array_destroy(r);
   assert_ok(spmd_softmax(x, 1, 0, NULL, &r));
   assert_sharding(r, "x, y"); /* JAX keeps the sharding: pmax and psum */
   float sm[64];

@@ -430,6 +430,9 @@ static void every_op_takes_an_empty_array_of_huge_dimensions(void **state) {
   assert_shape(r, SPMD_I32, 1, e0);
   spmd_array_destroy(r);
   assert_refused(spmd_argmax(u, 0, NULL, &r), &r, "spmd_argmax: axis");
+  assert_refused(spmd_argmin(u, 0, NULL, &r), &r, "spmd_argmin: axis");
+  assert_refused(spmd_argmin(u, 2, NULL, &r), &r, "spmd_argmin: axis");
+  assert_refused(spmd_argmin(NULL, 0, NULL, &r), &r, "spmd_argmin: x");
   /* Contracting the huge dimension: (0, 2^62) @ (2^62, 0) is (0, 0). */
   const int64_t e00[2] = {0, 0};
   assert_ok(spmd_matmul(u, ut, NULL, &r));
@@ -491,7 +494,7 @@ typedef struct int_case {
   int64_t x[15], w[10], k[2];
   int64_t sum0[5], sum1[3], sum_all, max0[5], max1[3], max_all, min0[5], min1[3], min_all;
   double mean0[5], mean1[3], mean_all;
-  int64_t argmax0[5], argmax1[3];
+  int64_t argmax0[5], argmax1[3], argmin0[5], argmin1[3];
   int64_t matmul[6], ij_j[3], ij_k[2], batch[3];
 } int_case;
 
@@ -510,6 +513,7 @@ static const int_case kIntCases[] = {
      .min0 = {0, 0, 0, 0, 0}, .min1 = {0, 0, 0}, .min_all = 0,
      .mean0 = {0.666666687, 0, 0.666666687, 0, 0}, .mean1 = {0.4, 0.2, 0.2}, .mean_all = 0.266666681,
      .argmax0 = {0, 0, 0, 0, 0}, .argmax1 = {0, 2, 0},
+    .argmin0 = {1, 0, 2, 0, 0}, .argmin1 = {1, 0, 1},
      .matmul = {1, 1, 0, 1, 1, 0}, .ij_j = {1, 0, 1}, .ij_k = {1, 0}, .batch = {1, 1, 1}},
     {.dtype = SPMD_U8, .sum_dtype = SPMD_I32, .mean_dtype = SPMD_F32,
      .x = {200, 100, 3, 0, 255, 100, 200, 0, 1, 255, 7, 9, 250, 2, 255},
@@ -520,6 +524,7 @@ static const int_case kIntCases[] = {
      .mean0 = {102.333336, 103, 84.3333359, 1, 255}, .mean1 = {111.599998, 111.200005, 104.599998},
      .mean_all = 109.133339,
      .argmax0 = {0, 1, 2, 2, 0}, .argmax1 = {4, 4, 4},
+    .argmin0 = {2, 2, 1, 0, 0}, .argmin1 = {3, 2, 3},
      .matmul = {190, 201, 31, 103, 34, 9}, .ij_j = {190, 31, 34}, .ij_k = {101, 202},
      .batch = {90, 82, 171}},
     {.dtype = SPMD_I32, .sum_dtype = SPMD_I32, .mean_dtype = SPMD_F32,
@@ -532,6 +537,7 @@ static const int_case kIntCases[] = {
      .mean0 = {1.43165581e+09, 0.666666687, 1, -1.33333337, -715827904},
      .mean1 = {429496736, 429496736, -429496736}, .mean_all = 143165584,
      .argmax0 = {0, 2, 2, 1, 0}, .argmax1 = {0, 0, 1},
+     .argmin0 = {2, 1, 0, 2, 2}, .argmin1 = {2, 1, 4},
      .matmul = {5, -2147483638, -25, -2147483639, -2147483615, -25},
      .ij_j = {5, -25, -2147483615}, .ij_k = {-2147483642, 12}, .batch = {60, 74, 134}},
     {.dtype = SPMD_I64, .sum_dtype = SPMD_I64, .mean_dtype = SPMD_F64,
@@ -545,6 +551,7 @@ static const int_case kIntCases[] = {
      .mean0 = {6.14891469e+18, 0.666666667, 1, -1.33333333, -3.07445735e+18},
      .mean1 = {1.84467441e+18, 1.84467441e+18, -1.84467441e+18}, .mean_all = 6.14891469e+17,
      .argmax0 = {0, 2, 2, 1, 0}, .argmax1 = {0, 0, 1},
+     .argmin0 = {2, 1, 0, 2, 2}, .argmin1 = {2, 1, 4},
      .matmul = {5, -9223372036854775798, -25, -9223372036854775799, -9223372036854775775, -25},
      .ij_j = {5, -25, -9223372036854775775}, .ij_k = {-9223372036854775802, 12},
      .batch = {60, 74, 134}},
@@ -633,6 +640,12 @@ static void reductions_of_bool_and_integers_follow_jax(void **state) {
     spmd_array_destroy(r);
     assert_ok(spmd_argmax(x, 1, NULL, &r));
     assert_ints(r, SPMD_I32, 1, S3, k->argmax1);
+    spmd_array_destroy(r);
+    assert_ok(spmd_argmin(x, 0, NULL, &r));
+    assert_ints(r, SPMD_I32, 1, S5, k->argmin0);
+    spmd_array_destroy(r);
+    assert_ok(spmd_argmin(x, 1, NULL, &r));
+    assert_ints(r, SPMD_I32, 1, S3, k->argmin1);
     spmd_array_destroy(r);
     spmd_array_destroy(x);
   }

@@ -245,6 +245,14 @@ func Argmax(x *Array, axis int, opts ...OpOption) (*Array, error) {
 	}, x)
 }
 
+// Argmin is jnp.argmin(x, axis): int32 indices of the first smallest value
+// (a NaN is the smallest).
+func Argmin(x *Array, axis int, opts ...OpOption) (*Array, error) {
+	return op("Argmin", opts, func(o capi.Spmd_op_options, out *uintptr) error {
+		return capi.Spmd_argmin(x.handle(), int64(axis), o, out)
+	}, x)
+}
+
 // Softmax is jax.nn.softmax(x, axis).
 func Softmax(x *Array, axis int, opts ...OpOption) (*Array, error) {
 	return op("Softmax", opts, func(o capi.Spmd_op_options, out *uintptr) error {

@@ -6,7 +6,7 @@ Writes tests/conformance/propagation/cases.json:
   cases    a list of
     name       unique
     mesh       a name of `meshes`
-    op         unary, astype, binary, binary_scalar, where, reduce, argmax,
+    op         unary, astype, binary, binary_scalar, where, reduce, argmax, argmin,
                softmax, matmul, einsum, transpose, reshape, slice,
                concatenate, broadcast_to
     params     the op's parameters, named as in spmd/ops.h
@@ -380,6 +380,10 @@ def generate(out_dir: pathlib.Path) -> None:
     case("reduce_sum0_to_y", "reduce", {"op": "sum", "axes": [0], "keepdims": False},
          lambda u: jnp.sum(u, axis=0), [((8, 8), f32, _Y_)], out_spec=[["y"]], ulps=2)
     case("argmax1_xy", "argmax", {"axis": 1}, lambda u: jnp.argmax(u, axis=1), [((8, 8), f32, _XY)])
+    case("argmin1_xy", "argmin", {"axis": 1}, lambda u: jnp.argmin(u, axis=1), [((8, 8), f32, _XY)])
+    case("argmin0_xy_i32", "argmin", {"axis": 0}, lambda u: jnp.argmin(u, axis=0), [((8, 8), "int32", _XY)])
+    case("argmin_last_y_", "argmin", {"axis": -1}, lambda u: jnp.argmin(u, axis=-1),
+         [((4, 8, 6), f32, [["y"], [], ["x"]])], out_spec=[[], ["x"]])
     case("softmax1_xy", "softmax", {"axis": 1, "log": False}, lambda u: jax.nn.softmax(u, axis=1),
          [((8, 8), f32, _XY)], ulps=8)
     case("log_softmax1_x_", "softmax", {"axis": -1, "log": True},

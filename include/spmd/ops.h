@@ -237,6 +237,21 @@ SPMD_API spmd_status spmd_argmax(const spmd_array *x, int64_t axis, const spmd_o
                                  spmd_array **out);
 
 /**
+ * jnp.argmin(x, axis): int32 indices of the first smallest value (a NaN is
+ * the smallest). Since ABI 1.6.
+ *
+ * @param x The operand; not NULL.
+ * @param axis The dimension, negative counting from the end.
+ * @param options NULL for the defaults.
+ * @param out Receives the result; not NULL. Left untouched on failure.
+ * @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for an axis out of range or
+ *         of size 0, bad options, or a NULL, destroyed or donated x or a
+ *         NULL out.
+ */
+SPMD_API spmd_status spmd_argmin(const spmd_array *x, int64_t axis, const spmd_op_options *options,
+                                 spmd_array **out);
+
+/**
  * jax.nn.softmax(x, axis) (log_softmax when `log` is nonzero): a float
  * result; integers subtract their max in their own type first, as JAX's;
  * over an axis of size 0 the result is as empty as x.

@@ -224,6 +224,17 @@ spmd_status spmd_argmax(const spmd_array *x, int64_t axis, const spmd_op_options
   });
 }
 
+spmd_status spmd_argmin(const spmd_array *x, int64_t axis, const spmd_op_options *options,
+                        spmd_array **out) {
+  const char *fn = __func__;
+  return guard(fn, [&] {
+    Operands in;
+    const auto &a = in(x, "x");
+    complete(fn, in, options, out,
+             [&](const ops::OpOptions &opts) { return ops::argmin(a, axis, opts); });
+  });
+}
+
 spmd_status spmd_softmax(const spmd_array *x, int64_t axis, int log, const spmd_op_options *options,
                          spmd_array **out) {
   const char *fn = __func__;

@@ -18,6 +18,7 @@ const char *op_name(Op op) {
     case Op::Max: return "max";
     case Op::Min: return "min";
     case Op::ArgMax: return "argmax";
+    case Op::ArgMin: return "argmin";
   }
   return "?";
 }
@@ -185,10 +186,11 @@ void reduce(const Params &p, char *out, const char *in) {
   store(p.out, acc.data(), out, acc.size());
 }
 
-// jnp.argmax over one dimension: the first index of the largest value, a
-// NaN counting as the largest.
+// jnp.argmax (jnp.argmin) over one dimension: the first index of the
+// largest (smallest) value, the first NaN before any.
 template <typename A>
-void argmax(const Params &p, char *out, const char *in) {
+void arg_best(const Params &p, char *out, const char *in) {
+  const bool min = p.op == Op::ArgMin;
   int64_t outer = 1, len = 1, inner = 1;
   size_t axis = 0;
   for (size_t d = 0; d < p.shape.size(); ++d)
@@ -206,7 +208,7 @@ void argmax(const Params &p, char *out, const char *in) {
       int32_t at = 0;
       for (int64_t r = 0; r < len; ++r) {
         const A v = load<A>(p.in, in + static_cast<size_t>((a * len + r) * inner + c) * es);
-        bool take = r == 0 || v > best;
+        bool take = r == 0 || (min ? v < best : v > best);
         if constexpr (std::is_floating_point_v<A>) take = take || (v != v && best == best);
         if (take) {
           best = v;
@@ -225,10 +227,10 @@ void run(const Params &p, void *out, const void *in) {
   const bool f64 = p.in == SPMD_F64;
   const bool flt = f64 || p.in == SPMD_F32 || p.in == SPMD_F16 || p.in == SPMD_BF16;
   FlushSubnormals ftz;
-  if (p.op == Op::ArgMax) {
-    if (f64) return argmax<double>(p, o, i);
-    if (flt) return argmax<float>(p, o, i);
-    return argmax<int64_t>(p, o, i);
+  if (is_arg(p.op)) {
+    if (f64) return arg_best<double>(p, o, i);
+    if (flt) return arg_best<float>(p, o, i);
+    return arg_best<int64_t>(p, o, i);
   }
   if (f64) return reduce<double>(p, o, i);
   if (flt) return reduce<float>(p, o, i);

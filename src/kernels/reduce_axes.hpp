@@ -1,5 +1,6 @@
 // Reductions of one device's block over a set of its dimensions (jnp.sum,
-// max, min over axes) and arg-reductions over one dimension (jnp.argmax).
+// max, min over axes) and arg-reductions over one dimension (jnp.argmax,
+// jnp.argmin).
 // Sums of f16, bf16 and f32 accumulate in f32, of f64 in f64, of integers
 // and bool in int64 (wrapped to the result's width), as XLA on CPU.
 #pragma once
@@ -12,14 +13,17 @@
 
 namespace spmd::red {
 
-enum class Op : uint8_t { Sum, Max, Min, ArgMax };
+enum class Op : uint8_t { Sum, Max, Min, ArgMax, ArgMin };
+
+// ArgMax and ArgMin: int32 indices along one dimension.
+inline bool is_arg(Op op) { return op == Op::ArgMax || op == Op::ArgMin; }
 
 struct Params {
   Op op = Op::Sum;
   spmd_dtype in = SPMD_F32;
-  spmd_dtype out = SPMD_F32;  // Sum: sum_result(in); Max, Min: in; ArgMax: i32
+  spmd_dtype out = SPMD_F32;  // Sum: sum_result(in); Max, Min: in; ArgMax, ArgMin: i32
   Shape shape;                // the input block
-  std::vector<bool> reduced;  // per dimension (ArgMax: exactly one)
+  std::vector<bool> reduced;  // per dimension (ArgMax, ArgMin: exactly one)
 };
 
 const char *op_name(Op op);

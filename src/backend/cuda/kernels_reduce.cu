@@ -108,6 +108,7 @@ void launch_typed(const red::Plan &p, const red::Teams &teams, unsigned char *ou
       case red::Op::Max:
       case red::Op::Min: return launch_parts<red::Extreme<A>, A, In>(p, teams, out, in, env);
       case red::Op::ArgMax: return launch_parts<red::ArgMax<A>, A, In>(p, teams, out, in, env);
+      case red::Op::ArgMin: return launch_parts<red::ArgMin<A>, A, In>(p, teams, out, in, env);
     }
   }
   const unsigned grid = grid_for(p.outputs, red::kThreads / teams.lanes, env);
@@ -119,6 +120,7 @@ void launch_typed(const red::Plan &p, const red::Teams &teams, unsigned char *ou
     case red::Op::Max:
     case red::Op::Min: go(reduce_kernel<red::Extreme<A>, A, In>); break;
     case red::Op::ArgMax: go(reduce_kernel<red::ArgMax<A>, A, In>); break;
+    case red::Op::ArgMin: go(reduce_kernel<red::ArgMin<A>, A, In>); break;
   }
 }
 

@@ -115,13 +115,15 @@ ArrayPtr reduce(ReduceKind kind, const ArrayPtr &x_in, const std::vector<int64_t
   return honour(out, requested);
 }
 
-ArrayPtr argmax(const ArrayPtr &x_in, int64_t axis, const OpOptions &options) {
-  // The axis is gathered first: the first index of the largest value is
-  // then a local question.
+namespace {
+
+// argmax and argmin. The axis is gathered first: the first index of the
+// largest (smallest) value is then a local question.
+ArrayPtr arg_reduce(red::Op op, const ArrayPtr &x_in, int64_t axis, const OpOptions &options) {
   const size_t nd = x_in->shape().size();
   const size_t a = checked_axis(axis, nd, "axis");
   if (x_in->shape()[a] == 0)
-    invalid("axis: argmax over dimension ", a, " of size 0 (JAX raises ValueError)");
+    invalid("axis: ", red::op_name(op), " over dimension ", a, " of size 0 (JAX raises ValueError)");
   const MeshPtr mesh = x_in->sharding()->mesh();
   propagate::Dims dims = propagate::padded(x_in->sharding()->spec(), nd);
   dims[a].clear();  // the axis whole on every device
@@ -133,8 +135,17 @@ ArrayPtr argmax(const ArrayPtr &x_in, int64_t axis, const OpOptions &options) {
   out_shape.erase(out_shape.begin() + static_cast<int64_t>(a));
   check_result("x", out_shape, SPMD_I32);
   const ShardingPtr requested = requested_sharding(options, mesh, out_shape.size());
-  return honour(local_reduce(red::Op::ArgMax, x, reduced, SPMD_I32, mesh, out_shape, r.out),
-                requested);
+  return honour(local_reduce(op, x, reduced, SPMD_I32, mesh, out_shape, r.out), requested);
+}
+
+}  // namespace
+
+ArrayPtr argmax(const ArrayPtr &x, int64_t axis, const OpOptions &options) {
+  return arg_reduce(red::Op::ArgMax, x, axis, options);
+}
+
+ArrayPtr argmin(const ArrayPtr &x, int64_t axis, const OpOptions &options) {
+  return arg_reduce(red::Op::ArgMin, x, axis, options);
 }
 
 ArrayPtr softmax(const ArrayPtr &x_in, int64_t axis, bool log, const OpOptions &options) {

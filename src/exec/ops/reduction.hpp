@@ -1,6 +1,6 @@
 // Reductions as global ops: each device reduces its own block, then the
 // partial results are combined across the mesh axes that split a reduced
-// dimension (exec/ops/partial_sums.hpp). argmax gathers its axis first
+// dimension (exec/ops/partial_sums.hpp). argmax and argmin gather their axis first
 // when it is split; softmax is written with the ops and keeps x's sharding.
 #pragma once
 
@@ -17,6 +17,7 @@ enum class ReduceKind { Sum, Mean, Max, Min };
 ArrayPtr reduce(ReduceKind kind, const ArrayPtr &x, const std::vector<int64_t> &axes, bool all,
                 bool keepdims, const OpOptions &options);
 ArrayPtr argmax(const ArrayPtr &x, int64_t axis, const OpOptions &options);
+ArrayPtr argmin(const ArrayPtr &x, int64_t axis, const OpOptions &options);
 ArrayPtr softmax(const ArrayPtr &x, int64_t axis, bool log, const OpOptions &options);
 
 }  // namespace spmd::ops

@@ -72,6 +72,8 @@ constexpr Function kFunctions[] = {
      "reduction over axes, then the row's collective"},
     {"spmd_argmax", "argmax", "jnp.argmax", 1, "([i, j]) -> ([i]) {j: replicated first}",
      "arg-reduction over one axis"},
+    {"spmd_argmin", "argmin", "jnp.argmin", 1, "([i, j]) -> ([i]) {j: replicated first}",
+     "arg-reduction over one axis"},
     {"spmd_softmax", "softmax", "jax.nn.softmax, jax.nn.log_softmax", 1,
      "([i, j]) -> ([i, j]) {j: pmax and psum when split}", "max, sub, exp, sum, div (log, sub)"},
     {"spmd_dot_general", "dot_general", "jax.lax.dot_general", 2,

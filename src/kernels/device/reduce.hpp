@@ -262,9 +262,10 @@ struct Extreme {
   static SPMD_HD void put(const Plan &p, Acc acc, unsigned char *o) { store(p.out, acc.v, o); }
 };
 
-// jnp.argmax: the first NaN if any; else the first largest under DAZ.
-template <typename A>
-struct ArgMax {
+// jnp.argmax (jnp.argmin when Min): the first NaN if any; else the first
+// largest (smallest) under DAZ.
+template <typename A, bool Min>
+struct ArgBest {
   using Acc = Best<A>;
   static SPMD_HD Acc identity(const Plan &) { return {A(0), -1}; }
   static SPMD_HD Acc combine(const Plan &, Acc a, Acc b) {
@@ -276,8 +277,8 @@ struct ArgMax {
       return an ? a : b;
     }
     const A x = daz(a.v), y = daz(b.v);
-    if (y > x) return b;
-    if (x > y) return a;
+    if (Min ? y < x : y > x) return b;
+    if (Min ? x < y : x > y) return a;
     return a.at < b.at ? a : b;
   }
   static SPMD_HD Acc fold(const Plan &p, Acc acc, A v, int64_t r) { return combine(p, acc, {v, r}); }
@@ -285,6 +286,10 @@ struct ArgMax {
     store_as(o, static_cast<int32_t>(acc.at < 0 ? 0 : acc.at));
   }
 };
+template <typename A>
+using ArgMax = ArgBest<A, false>;
+template <typename A>
+using ArgMin = ArgBest<A, true>;
 
 // Elements a lane loads ahead of folding them, so that many loads are in
 // flight at once; they are folded in the same order as one by one.

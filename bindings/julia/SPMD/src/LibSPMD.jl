@@ -895,7 +895,7 @@ Minor version: changes when functions or options are added.
 
 (spmd/version.h; C int; a Julia Int here)
 """
-const SPMD_VERSION_MINOR = 5
+const SPMD_VERSION_MINOR = 6
 
 """
 Patch version: changes for fixes that keep the ABI.
@@ -909,14 +909,14 @@ The version as a string, such as "1.0.0".
 
 (spmd/version.h; C string)
 """
-const SPMD_VERSION_STRING = "1.5.0"
+const SPMD_VERSION_STRING = "1.6.0"
 
 """
 major * 10000 + minor * 100 + patch, comparable with '<'.
 
 (spmd/version.h; C int; a Julia Int here)
 """
-const SPMD_VERSION_NUMBER = 10500
+const SPMD_VERSION_NUMBER = 10600
 
 """
 The most worker threads a runtime takes (spmd_runtime_options.worker_threads).
@@ -4039,6 +4039,28 @@ the largest).
 """
 function spmd_argmax(x, axis, options, out)
     ccall((:spmd_argmax, libspmd[]), spmd_status,
+          (Ptr{spmd_array}, Int64, Ptr{spmd_op_options}, Ptr{Ptr{spmd_array}}),
+          x, axis, options, out)
+end
+
+"""
+    spmd_argmin(x, axis, options, out) -> spmd_status
+
+C (spmd/ops.h): `spmd_status spmd_argmin(const spmd_array *x, int64_t axis, const spmd_op_options *options, spmd_array **out)`
+
+jnp.argmin(x, axis): int32 indices of the first smallest value (a NaN is
+the smallest). Since ABI 1.6.
+
+@param x The operand; not NULL.
+@param axis The dimension, negative counting from the end.
+@param options NULL for the defaults.
+@param out Receives the result; not NULL. Left untouched on failure.
+@return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for an axis out of range or
+        of size 0, bad options, or a NULL, destroyed or donated x or a
+        NULL out.
+"""
+function spmd_argmin(x, axis, options, out)
+    ccall((:spmd_argmin, libspmd[]), spmd_status,
           (Ptr{spmd_array}, Int64, Ptr{spmd_op_options}, Ptr{Ptr{spmd_array}}),
           x, axis, options, out)
 end

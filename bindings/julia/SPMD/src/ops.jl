@@ -217,6 +217,22 @@ function Base.argmax(x::ShardedArray; dims::Integer=(ndims(x) == 1 ? 1 : 0), kw.
 end
 
 """
+    argmin(x; dims) -> ShardedArray{Int32}
+
+The 1-based index of the first smallest value along `dims` (a NaN is the
+smallest), that dimension removed: `jnp.argmin(x, axis=dims-1) + 1`
+(`spmd_argmin`). `dims` may be left out for a vector.
+"""
+function Base.argmin(x::ShardedArray; dims::Integer=(ndims(x) == 1 ? 1 : 0), kw...)
+    dims == 0 && throw(ArgumentError("argmin of a $(ndims(x))-dimensional array needs dims"))
+    axis = _axis(dims)
+    zero_based = _op(; kw...) do options, out
+        LibSPMD.spmd_argmin(x, axis, options, out)
+    end
+    return _closing(i -> binary(:add, i, 1), zero_based)
+end
+
+"""
     softmax(x; dims=ndims(x)), logsoftmax(x; dims=ndims(x))
 
 jax.nn.softmax and log_softmax along `dims` (`spmd_softmax`).

@@ -312,6 +312,7 @@ end
     @test Array(SPMD.mean(x; dims=1)) ≈ sum(A; dims=1) ./ 3
     B = Float32[mod(7i + 3j, 11) for i in 1:3, j in 1:8]
     @test Array(argmax(device_put(B, rows); dims=2)) == Int32[argmax(B[i, :]) for i in 1:3]
+    @test Array(argmin(device_put(B, rows); dims=2)) == Int32[argmin(B[i, :]) for i in 1:3]
     sm = exp.(A ./ 10) ./ sum(exp.(A ./ 10); dims=2)
     @test Array(softmax(x / 10; dims=2)) ≈ sm
     @test Array(logsoftmax(x / 10; dims=2)) ≈ log.(sm) rtol=1e-5

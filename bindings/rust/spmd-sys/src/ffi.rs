@@ -12,16 +12,16 @@ use std::marker::{PhantomData, PhantomPinned};
 pub const SPMD_VERSION_MAJOR: c_int = 1;
 
 /// Minor version: changes when functions or options are added.
-pub const SPMD_VERSION_MINOR: c_int = 5;
+pub const SPMD_VERSION_MINOR: c_int = 6;
 
 /// Patch version: changes for fixes that keep the ABI.
 pub const SPMD_VERSION_PATCH: c_int = 0;
 
 /// The version as a string, such as "1.0.0".
-pub const SPMD_VERSION_STRING: &str = "1.5.0";
+pub const SPMD_VERSION_STRING: &str = "1.6.0";
 
 /// major \* 10000 + minor \* 100 + patch, comparable with '\<'.
-pub const SPMD_VERSION_NUMBER: c_int = 10500;
+pub const SPMD_VERSION_NUMBER: c_int = 10600;
 
 extern "C" {
     /// The version of the library actually loaded.
@@ -788,6 +788,19 @@ extern "C" {
     ///         NULL out.
     /// ```
     pub fn spmd_argmax(x: *const spmd_array, axis: i64, options: *const spmd_op_options, out: *mut *mut spmd_array) -> spmd_status;
+
+    /// jnp.argmin(x, axis): int32 indices of the first smallest value (a NaN is the smallest). Since ABI 1.6.
+    ///
+    /// ```text
+    /// @param x The operand; not NULL.
+    /// @param axis The dimension, negative counting from the end.
+    /// @param options NULL for the defaults.
+    /// @param out Receives the result; not NULL. Left untouched on failure.
+    /// @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for an axis out of range or
+    ///         of size 0, bad options, or a NULL, destroyed or donated x or a
+    ///         NULL out.
+    /// ```
+    pub fn spmd_argmin(x: *const spmd_array, axis: i64, options: *const spmd_op_options, out: *mut *mut spmd_array) -> spmd_status;
 
     /// jax.nn.softmax(x, axis) (log_softmax when `log` is nonzero): a float result; integers subtract their max in their own type first, as JAX's; over an axis of size 0 the result is as empty as x.
     ///

@@ -317,6 +317,13 @@ pub fn argmax<'a>(x: impl Into<Operand<'a>>, axis: i64, options: &OpOptions<'_>)
     run(&[&x], options, |o, out| unsafe { sys::spmd_argmax(x.ptr(), axis, o, out) })
 }
 
+/// jnp.argmin(x, axis): int32 indices of the first smallest value.
+pub fn argmin<'a>(x: impl Into<Operand<'a>>, axis: i64, options: &OpOptions<'_>) -> Result<Array> {
+    let x = x.into();
+    // SAFETY: live operand, valid options and out pointer.
+    run(&[&x], options, |o, out| unsafe { sys::spmd_argmin(x.ptr(), axis, o, out) })
+}
+
 /// jax.nn.softmax(x, axis), or log_softmax when `log`.
 pub fn softmax<'a>(x: impl Into<Operand<'a>>, axis: i64, log: bool, options: &OpOptions<'_>) -> Result<Array> {
     let x = x.into();

@@ -378,6 +378,7 @@ fn global_ops() {
         vec![1.0, 5.0]
     );
     assert_eq!(ops::argmax(&x, 1, &opts()).unwrap().to_host::<i32>().unwrap(), vec![3, 3]);
+    assert_eq!(ops::argmin(&x, -1, &opts()).unwrap().to_host::<i32>().unwrap(), vec![0, 0]);
     let sm = ops::softmax(&x, -1, false, &opts()).unwrap().to_host::<f32>().unwrap();
     assert!((sm[..4].iter().sum::<f32>() - 1.0).abs() < 1e-5);
     let lsm = ops::softmax(&x, -1, true, &opts()).unwrap().to_host::<f32>().unwrap();
