@@ -57,6 +57,7 @@
 pub use spmd_sys as sys;
 
 mod array;
+mod array_ops;
 mod collective;
 mod dlpack;
 mod dtype;
@@ -70,6 +71,7 @@ mod sharding;
 mod spec;
 
 pub use array::Array;
+pub use array_ops::{Rhs, Scalar};
 pub use collective::{Collective, CollectiveKind, CollectiveOptions};
 pub use dlpack::{delete_dlpack, DlpackTensor};
 pub use dtype::{DType, Element};
@@ -78,11 +80,34 @@ pub use mesh::Mesh;
 pub use ops::{BinaryOp, DotDims, OpOptions, Operand, ReduceOp, UnaryOp};
 pub use random::Key;
 pub use runtime::{DeviceInfo, Distributed, MemoryKind, Platform, Runtime, RuntimeBuilder};
-pub use shard_map::{Block, MeshRef, PrintFn, ShardContext, ShardMapOptions};
+pub use shard_map::{Block, IntoSpec, MeshRef, PrintFn, ShardContext, ShardMapOptions};
 pub use sharding::{ShardInfo, Sharding, ShardingKind, VisualizeOptions};
 pub use spec::Spec;
 
 use error::check;
+
+/// jax.debug.print inside a shard_map closure: formats its arguments as
+/// `format!` does and hands the text to [`ShardContext::print`] with the
+/// device's id, returning its `Result`.
+///
+/// ```no_run
+/// # fn main() -> spmd::Result<()> {
+/// # let rt = spmd::Runtime::new()?;
+/// # let mesh = spmd::Mesh::new(&rt, &[2], &["x"])?;
+/// # let x = spmd::Array::zeros(&spmd::Sharding::named_text(&mesh, "x")?, spmd::DType::F32, &[4])?;
+/// mesh.shard_map(&[&x], &["x"], &["x"], |ctx| {
+///     let block = ctx.input(0)?;
+///     spmd::debug_print!(ctx, "device {}: shape {:?}", ctx.device_id()?, block.shape())?;
+///     ctx.set_output(0, &block)
+/// })?;
+/// # Ok(()) }
+/// ```
+#[macro_export]
+macro_rules! debug_print {
+    ($ctx:expr, $($arg:tt)+) => {
+        $ctx.printf(::std::format_args!($($arg)+))
+    };
+}
 
 /// Most dimensions an array, a spec or a mesh may have.
 pub const MAX_NDIM: usize = sys::SPMD_MAX_NDIM as usize;
@@ -218,11 +243,43 @@ pub(crate) fn out_value<T: Default>(call: impl FnOnce(*mut T) -> sys::spmd_statu
 
 /// Runs a call that writes a shape (or coordinates) of at most
 /// [`MAX_NDIM`] values: `call(capacity, values, &mut ndim)`.
-pub(crate) fn out_shape(call: impl FnOnce(usize, *mut i64, *mut usize) -> sys::spmd_status) -> Result<Vec<i64>> {
+pub(crate) fn out_shape(call: impl FnOnce(usize, *mut i64, *mut usize) -> sys::spmd_status) -> Result<Vec<usize>> {
     let mut shape = [0i64; MAX_NDIM];
     let mut ndim = 0usize;
     check(call(MAX_NDIM, shape.as_mut_ptr(), &mut ndim))?;
-    Ok(shape[..ndim.min(MAX_NDIM)].to_vec())
+    from_c_sizes(&shape[..ndim.min(MAX_NDIM)])
+}
+
+/// Sizes, indexes or coordinates as the C API's `int64_t`s; `what` names
+/// the argument in the error for a value past `i64::MAX`.
+pub(crate) fn c_sizes(what: &str, values: &[usize]) -> Result<Vec<i64>> {
+    values.iter().map(|&v| c_size(what, v)).collect()
+}
+
+/// One size or index as an `int64_t`.
+pub(crate) fn c_size(what: &str, value: usize) -> Result<i64> {
+    i64::try_from(value).map_err(|_| Error::invalid(format!("{what}: {value} does not fit in an int64_t")))
+}
+
+/// Axes (negative counting from the end) as `int64_t`s: always exact.
+pub(crate) fn c_axes(axes: &[isize]) -> Vec<i64> {
+    axes.iter().map(|&a| a as i64).collect()
+}
+
+/// A device id as the C API's `int`.
+pub(crate) fn c_device(what: &str, device: usize) -> Result<i32> {
+    i32::try_from(device).map_err(|_| Error::invalid(format!("{what}: device id {device} does not fit in an int")))
+}
+
+/// Sizes, indexes or coordinates the library wrote, which are never
+/// negative.
+pub(crate) fn from_c_sizes(values: &[i64]) -> Result<Vec<usize>> {
+    values.iter().map(|&v| from_c_size(v)).collect()
+}
+
+/// One size, index or device id the library gave.
+pub(crate) fn from_c_size<T: TryInto<usize> + Copy + std::fmt::Display>(value: T) -> Result<usize> {
+    value.try_into().map_err(|_| Error::new(Status::Internal, format!("the library gave {value} for a size or index")))
 }
 
 /// A C struct with its defaults, filled by its `spmd_xxx_init` function.
