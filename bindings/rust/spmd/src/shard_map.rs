@@ -1,7 +1,7 @@
 //! shard_map: a closure run on every device of a mesh at once, seeing its
 //! local blocks, with explicit collectives.
 use std::any::Any;
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::ffi::CString;
 use std::fmt;
 use std::io::Write;
@@ -11,6 +11,7 @@ use std::ops::Deref;
 use std::os::raw::{c_char, c_int, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::NonNull;
+use std::sync::Once;
 
 use crate::error::{c_string, check, from_c, Error, Result};
 use crate::{c_sizes, from_c_size, init_struct, mut_ptr_or_null, out_value, ptr_or_null, sys};
@@ -134,6 +135,59 @@ impl<T: IntoSpec + ?Sized> IntoSpec for &T {
     }
 }
 
+thread_local! {
+    /// Whether this thread runs a shard_map closure: its panics are caught
+    /// and reported in the shard_map's error, not by the panic hook.
+    static IN_CLOSURE: Cell<bool> = Cell::new(false);
+    /// Where the closure's last panic happened ("src/main.rs:10:5").
+    static PANIC_AT: RefCell<Option<String>> = RefCell::new(None);
+}
+
+/// Wraps the process's panic hook, once, so that a panic inside a
+/// shard_map closure prints nothing (no message and backtrace per device):
+/// the hook notes where it happened, and the trampoline puts that and the
+/// message in the device's error. Panics elsewhere reach the previous hook
+/// unchanged. A hook set later with `std::panic::set_hook` replaces this
+/// one; such panics are then printed again, and still reported.
+fn quiet_closure_panics() {
+    static HOOK: Once = Once::new();
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if IN_CLOSURE.try_with(Cell::get).unwrap_or(false) {
+                let at = info.location().map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column()));
+                let _ = PANIC_AT.try_with(|p| *p.borrow_mut() = at);
+            } else {
+                previous(info);
+            }
+        }));
+    });
+}
+
+/// Marks this thread as running a closure until dropped (restoring the
+/// previous mark, so nested calls stay marked).
+struct InClosure {
+    was: bool,
+}
+
+impl InClosure {
+    fn enter() -> InClosure {
+        let _ = PANIC_AT.try_with(|p| p.borrow_mut().take());
+        InClosure { was: IN_CLOSURE.with(|c| c.replace(true)) }
+    }
+
+    /// Where the last panic on this thread happened, if the hook saw it.
+    fn panic_location(&self) -> Option<String> {
+        PANIC_AT.try_with(|p| p.borrow_mut().take()).ok().flatten()
+    }
+}
+
+impl Drop for InClosure {
+    fn drop(&mut self) {
+        let _ = IN_CLOSURE.try_with(|c| c.set(self.was));
+    }
+}
+
 fn panic_text(payload: &(dyn Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {
         (*s).to_string()
@@ -155,6 +209,7 @@ unsafe extern "C" fn shard_trampoline(ctx: *mut sys::spmd_ctx, user_data: *mut c
     // SAFETY: user_data is the &&ShardFn that run_shard_map passed, alive
     // for the whole shard_map; ctx is this callback's context.
     let f: &&ShardFn<'_> = &*(user_data as *const &ShardFn<'_>);
+    let marked = InClosure::enter();
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         let mut context = ShardContext { ctx, _not_send: PhantomData };
         f(&mut context)
@@ -162,8 +217,12 @@ unsafe extern "C" fn shard_trampoline(ctx: *mut sys::spmd_ctx, user_data: *mut c
     let (status, message) = match outcome {
         Ok(Ok(())) => return sys::SPMD_OK,
         Ok(Err(e)) => (e.status, e.message),
-        Err(payload) => (Status::Callback, format!("shard_map closure panicked: {}", panic_text(&*payload))),
+        Err(payload) => {
+            let at = marked.panic_location().map(|at| format!(" at {at}")).unwrap_or_default();
+            (Status::Callback, format!("shard_map closure panicked{at}: {}", panic_text(&*payload)))
+        }
     };
+    drop(marked);
     let message = message_c(&message);
     sys::spmd_ctx_error(ctx, status.to_raw(), message.as_ptr())
 }
@@ -194,7 +253,8 @@ impl Mesh {
     /// `Fn + Sync`. A device fails by returning an `Err` (its status and
     /// message reach the caller, tagged with the device) or by panicking
     /// (caught: [`Status::Callback`] with the panic's message); either
-    /// fails the shard_map.
+    /// fails the shard_map. The panic is reported there, not printed by the
+    /// panic hook on every device thread.
     ///
     /// The specs are [`Spec`]s or their text ([`IntoSpec`]): `&["x"]`,
     /// `&[""]` for P(), `&[&spec]`. One slice holds one kind; a call
@@ -284,6 +344,7 @@ impl Mesh {
         if inputs.len() != in_specs.len() {
             return Err(Error::invalid(format!("shard_map: {} inputs but {} in_specs", inputs.len(), in_specs.len())));
         }
+        quiet_closure_panics();
         let mut o = init_struct(sys::spmd_shard_map_options_init)?;
         o.check_rep = options.check_rep as i32;
         o.timeout_ms = options.timeout_ms;
