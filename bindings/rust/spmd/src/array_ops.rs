@@ -10,7 +10,8 @@
 //!
 //! `+ - * /` and unary `-` work on `&Array` and `Array` (on both sides) and
 //! on an array and a scalar (`f64` or `i32`, weakly typed as a Python
-//! scalar is: `&x * 2.0` keeps x's dtype). Two scalar types only, so that a
+//! scalar is in JAX: a float32 `x` gives float32 `&x * 2.0`, an int32 one
+//! int32 `&x * 2` and float32 `&x * 0.5`). Two scalar types only, so that a
 //! literal's type is known at once (`2.0` is `f64`, `2` is `i32`) and a
 //! method call may follow the `?`. An op can fail (arrays
 //! on different meshes, shapes that do not broadcast) and a panic in a
@@ -43,8 +44,9 @@ mod sealed {
 }
 
 /// A Python-style scalar operand: `f64` or `i32` (what the literals `2.0`
-/// and `2` are), converted to `f64` and weakly typed (the result keeps the
-/// array's dtype, as `x * 2` does in JAX).
+/// and `2` are), converted to `f64` and weakly typed, as JAX types a Python
+/// scalar (a float32 array times 2.0 is float32; an int32 one times 2 is
+/// int32, times 0.5 float32).
 pub trait Scalar: sealed::Sealed + Copy {
     /// The value as the C API takes it.
     fn to_f64(self) -> f64;
