@@ -180,7 +180,15 @@ impl Array {
         let shape = c_sizes("Array::arange: shape", shape)?;
         // SAFETY: shape holds ndim sizes.
         Array::from_call(|out| unsafe {
-            sys::spmd_array_arange(sharding.as_ptr(), dtype.to_raw(), shape.len(), ptr_or_null(&shape), start, step, out)
+            sys::spmd_array_arange(
+                sharding.as_ptr(),
+                dtype.to_raw(),
+                shape.len(),
+                ptr_or_null(&shape),
+                start,
+                step,
+                out,
+            )
         })
     }
 

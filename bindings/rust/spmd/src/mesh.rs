@@ -43,7 +43,9 @@ impl Mesh {
         let names = CStrings::new("Mesh::new", axis_names)?;
         let shape = c_sizes("Mesh::new: shape", shape)?;
         let ids = match devices {
-            Some(d) => Some(d.iter().map(|&id| c_device("Mesh::with_devices: devices", id)).collect::<Result<Vec<_>>>()?),
+            Some(d) => {
+                Some(d.iter().map(|&id| c_device("Mesh::with_devices: devices", id)).collect::<Result<Vec<_>>>()?)
+            }
             None => None,
         };
         let ids = ids.as_ref().map_or(std::ptr::null(), |d| d.as_ptr());
@@ -105,7 +107,9 @@ impl Mesh {
     pub fn device_at(&self, coords: &[usize]) -> Result<usize> {
         let coords = c_sizes("Mesh::device_at: coords", coords)?;
         // SAFETY: coords holds the ndim passed.
-        from_c_size(out_value(|d| unsafe { sys::spmd_mesh_device_at(self.ptr, coords.len(), ptr_or_null(&coords), d) })?)
+        from_c_size(out_value(|d| unsafe {
+            sys::spmd_mesh_device_at(self.ptr, coords.len(), ptr_or_null(&coords), d)
+        })?)
     }
 
     /// Mesh coordinates of device `device_id`.

@@ -441,7 +441,5 @@ pub fn slice<'a>(x: impl Into<Operand<'a>>, start: &[usize], stop: &[usize], opt
 pub fn concatenate(xs: &[&Array], axis: isize, options: &OpOptions<'_>) -> Result<Array> {
     let ptrs: Vec<*const sys::spmd_array> = xs.iter().map(|a| a.as_ptr() as *const _).collect();
     // SAFETY: ptrs holds n live arrays.
-    run(&[], options, |o, out| unsafe {
-        sys::spmd_concatenate(ptrs.len(), ptr_or_null(&ptrs), axis as i64, o, out)
-    })
+    run(&[], options, |o, out| unsafe { sys::spmd_concatenate(ptrs.len(), ptr_or_null(&ptrs), axis as i64, o, out) })
 }

@@ -56,7 +56,14 @@ impl Key {
     }
 
     /// jax.random.uniform: floats in \[minval, maxval).
-    pub fn uniform(&self, sharding: &Sharding, dtype: DType, shape: &[usize], minval: f64, maxval: f64) -> Result<Array> {
+    pub fn uniform(
+        &self,
+        sharding: &Sharding,
+        dtype: DType,
+        shape: &[usize],
+        minval: f64,
+        maxval: f64,
+    ) -> Result<Array> {
         let shape = c_sizes("shape", shape)?;
         // SAFETY: shape holds ndim sizes.
         Array::from_call(|out| unsafe {

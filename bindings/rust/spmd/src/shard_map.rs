@@ -138,9 +138,9 @@ impl<T: IntoSpec + ?Sized> IntoSpec for &T {
 thread_local! {
     /// Whether this thread runs a shard_map closure: its panics are caught
     /// and reported in the shard_map's error, not by the panic hook.
-    static IN_CLOSURE: Cell<bool> = Cell::new(false);
+    static IN_CLOSURE: Cell<bool> = const { Cell::new(false) };
     /// Where the closure's last panic happened ("src/main.rs:10:5").
-    static PANIC_AT: RefCell<Option<String>> = RefCell::new(None);
+    static PANIC_AT: RefCell<Option<String>> = const { RefCell::new(None) };
 }
 
 /// Wraps the process's panic hook, once, so that a panic inside a

@@ -1,6 +1,8 @@
 //! Shardings: how an array's elements are laid out over devices.
 use crate::error::{c_string, check, out_string, Error, Result};
-use crate::{c_device, c_sizes, from_c_size, from_c_sizes, init_struct, out_value, ptr_or_null, sys, Mesh, Runtime, Spec};
+use crate::{
+    c_device, c_sizes, from_c_size, from_c_sizes, init_struct, out_value, ptr_or_null, sys, Mesh, Runtime, Spec,
+};
 
 crate::handle!(
     /// A sharding (`spmd_sharding`): `NamedSharding(mesh, spec)` or

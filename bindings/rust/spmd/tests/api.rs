@@ -3,8 +3,8 @@ use std::sync::Mutex;
 
 use spmd::ops::{self, DotDims, OpOptions};
 use spmd::{
-    Array, BinaryOp, Collective, CollectiveKind, CollectiveOptions, DType, Distributed, Key, MemoryKind, Mesh, Platform,
-    ReduceOp, Runtime, ShardMapOptions, Sharding, ShardingKind, Spec, Status, UnaryOp, VisualizeOptions,
+    Array, BinaryOp, Collective, CollectiveKind, CollectiveOptions, DType, Distributed, Key, MemoryKind, Mesh,
+    Platform, ReduceOp, Runtime, ShardMapOptions, Sharding, ShardingKind, Spec, Status, UnaryOp, VisualizeOptions,
 };
 
 fn runtime(devices: usize) -> Runtime {
