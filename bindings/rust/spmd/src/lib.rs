@@ -4,10 +4,13 @@
 //! arranges them in a grid with named axes; a [`Spec`] (a PartitionSpec)
 //! says which mesh axes split each array dimension; a [`Sharding`] puts the
 //! two together; an [`Array`] is a global array laid out by a sharding, one
-//! block per device. Global ops ([`ops`]) compute on sharded arrays as
-//! `jax.jit` does; [`Mesh::shard_map`] runs a closure on every device at once
-//! with collectives ([`ShardContext::psum`] and co.); [`Collective`] plans a
-//! collective once and runs it many times; [`Key`] makes JAX's random numbers.
+//! block per device. Global ops compute on sharded arrays as `jax.jit`
+//! does: arrays' methods and operators (`a.sin()`, `a.sum(&[1])`,
+//! `(&a + &b)?`, see [`Array::sum`] and the [`Array`] page) or the free
+//! functions of [`ops`]; [`Mesh::shard_map`] runs a closure on every device
+//! at once with collectives ([`ShardContext::psum`] and co.); [`Collective`]
+//! plans a collective once and runs it many times; [`Key`] makes JAX's
+//! random numbers.
 //!
 //! ```no_run
 //! use spmd::{Array, DType, Mesh, Runtime, Sharding};
@@ -18,11 +21,15 @@
 //!     let rows = Sharding::named_text(&mesh, "x")?;
 //!     let a = Array::arange(&rows, DType::F32, &[8, 2], 0.0, 1.0)?;
 //!     println!("{}", a.visualize()?);
-//!     let sums = spmd::ops::reduce(spmd::ReduceOp::Sum, &a, &[0], false, &Default::default())?;
+//!     let sums = (2.0 * &a)?.sum(&[0])?; // (2 * a).sum(axis=0)
 //!     println!("{}", sums.repr()?);
 //!     Ok(())
 //! }
 //! ```
+//!
+//! Operators return [`Result`] (an op can fail, and this library does not
+//! panic for it), so each ends in `?`; shapes, device ids and indexes are
+//! `usize`, axes (negative from the end) `isize`.
 //!
 //! # Errors
 //!
