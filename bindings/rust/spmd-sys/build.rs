@@ -95,8 +95,8 @@ fn main() {
                 }
                 (false, _) => {
                     println!(
-                        "cargo:warning=no libspmd.a in {:?}: linking libspmd.so, which programs find \
-                         through an rpath or LD_LIBRARY_PATH",
+                        "cargo:warning=no libspmd.a in {:?} (libspmd's CMake target spmd_static makes it): \
+                         linking libspmd.so, which programs find through an rpath or LD_LIBRARY_PATH",
                         f.search
                     );
                     Link::Shared
