@@ -18,7 +18,7 @@
 //! as one process of 8 devices.
 use std::process::ExitCode;
 
-use spmd::{ops, Array, Mesh, OpOptions, ReduceOp, Runtime, ShardMapOptions, Sharding, Status};
+use spmd::{Array, Mesh, Runtime, Sharding, Status};
 
 /// The expected values, from the host data: x[i][j] = cols * i + j.
 struct Expected {
@@ -50,18 +50,18 @@ fn run() -> spmd::Result<bool> {
     println!("[{me}] process {me} of {processes}: {local} local devices, {} in all", rt.device_count()?);
 
     // jax.make_mesh((jax.process_count(), jax.local_device_count()), ('p', 'd'))
-    let mesh = Mesh::new(&rt, &[processes as i64, local as i64], &["p", "d"])?;
+    let mesh = Mesh::new(&rt, &[processes, local], &["p", "d"])?;
     let (rows, cols) = (2 * processes, 2 * local);
     let host: Vec<f32> = (0..rows * cols).map(|v| v as f32).collect();
     // jax.device_put of the same host data everywhere: each process puts
     // only the blocks of its own devices.
     let sharding = Sharding::named_text(&mesh, "p, d")?;
-    let shape = [rows as i64, cols as i64];
+    let shape = [rows, cols];
     let x = Array::from_host(&sharding, &shape, &host)?;
     // jax.make_array_from_process_local_data: each process gives only its
     // part, here its row of blocks (rows me*rows/processes onwards).
     let local_shape = sharding.process_local_shape(&shape)?;
-    let part = local_shape.iter().product::<i64>() as usize;
+    let part: usize = local_shape.iter().product();
     let y = Array::from_process_local_data(&sharding, &shape, &host[me * part..(me + 1) * part])?;
     println!("[{me}] process_local_shape = {local_shape:?}");
     let full = x.is_fully_addressable()?;
@@ -74,13 +74,12 @@ fn run() -> spmd::Result<bool> {
     }
 
     // Global ops across the processes' devices.
-    let jit = OpOptions::default();
-    let col_sums = ops::reduce(ReduceOp::Sum, &x, &[0], false, &jit)?;
-    let row_sums = ops::reduce(ReduceOp::Sum, &x, &[1], false, &jit)?;
+    let col_sums = x.sum(&[0])?;
+    let row_sums = x.sum(&[1])?;
 
     // shard_map: each device's block summed over "p" (one device of every
     // process), and its sum over every device.
-    let sums = mesh.shard_map_text(&[&x], &["p, d"], &["None, d", ""], &ShardMapOptions::default(), |ctx| {
+    let sums = mesh.shard_map(&[&x], &["p, d"], &["None, d", ""], |ctx| {
         let block = ctx.input(0)?;
         let over_p = ctx.psum(&block, "p")?;
         ctx.set_output(0, &over_p)?;
@@ -113,7 +112,7 @@ fn run() -> spmd::Result<bool> {
     let one = processes == 1;
     let mut ok = gathered == host
         && from_parts == host
-        && local_shape == [shape[0] / processes as i64, shape[1]]
+        && local_shape == [shape[0] / processes, shape[1]]
         && full == one
         && refused == if one { None } else { Some(Status::Unsupported) };
     for (what, got, want) in [

@@ -3,7 +3,7 @@
 //! reproduces after ">>> " and "... ", then what the notebook shows.
 //!
 //!     cargo run --example intro
-use spmd::{ops, Array, BinaryOp, DType, Mesh, OpOptions, ReduceOp, Runtime, ShardMapOptions, Sharding, UnaryOp};
+use spmd::{Array, DType, Mesh, Runtime, ShardMapOptions, Sharding};
 
 fn cell(python: &str) {
     println!("\n>>> {python}");
@@ -57,28 +57,26 @@ fn main() -> spmd::Result<()> {
     cell("jax.debug.visualize_array_sharding(arr_sharded)");
     show(arr_sharded.visualize()?);
 
-    let jit = OpOptions::default();
     cell("@jax.jit\n... def f(x):\n...     return 2 * jnp.sin(x) + 1\n... result = f(arr_sharded); jax.debug.visualize_array_sharding(result)");
-    let s = ops::unary(UnaryOp::Sin, &arr_sharded, &jit)?;
-    let t = ops::scalar_binary(BinaryOp::Mul, 2.0, s, &jit)?; // s donated
-    let result = ops::binary_scalar(BinaryOp::Add, t, 1.0, &jit)?; // t donated
+    // Each op returns a Result (hence the ?s); the temporaries are donated.
+    let result = ((2.0 * arr_sharded.sin()?)? + 1.0)?;
     show(result.visualize()?);
     cell("arr_sharded.sharding == result.sharding");
     println!("{}", if arr_sharded.sharding()? == result.sharding()? { "True" } else { "False" });
 
     cell("@jax.jit\n... def f(x):\n...     return x.sum(axis=0)\n... result = f(arr_sharded); jax.debug.visualize_array_sharding(result)");
-    show(ops::reduce(ReduceOp::Sum, &arr_sharded, &[0], false, &jit)?.visualize()?);
+    show(arr_sharded.sum(&[0])?.visualize()?);
     cell("arr.sum(axis=1)");
-    show(ops::reduce(ReduceOp::Sum, &arr, &[1], false, &jit)?.repr()?);
+    show(arr.sum(&[1])?.repr()?);
     cell("@jax.jit\n... def f(x):\n...     return x.sum(axis=1)\n... result = f(arr_sharded); jax.debug.visualize_array_sharding(result)");
-    show(ops::reduce(ReduceOp::Sum, &arr_sharded, &[1], false, &jit)?.visualize()?);
+    show(arr_sharded.sum(&[1])?.visualize()?);
 
     println!("\n=== Manual partitioning with shard_map ===");
     cell("f_elementwise_sharded = shard_map(f_elementwise, mesh=mesh, in_specs=P('x'), out_specs=P('x'))\n... f_elementwise_sharded(jnp.arange(24))");
     let ints = Array::arange(&dev0, DType::I32, &[24], 0.0, 1.0)?;
-    let y = mesh.shard_map_text(&[&ints], &["x"], &["x"], &ShardMapOptions::default(), |ctx| {
+    let y = mesh.shard_map(&[&ints], &["x"], &["x"], |ctx| {
         let x = ctx.input(0)?;
-        ctx.printf(format_args!("({},)", x.shape()[0]))?;
+        spmd::debug_print!(ctx, "({},)", x.shape()[0])?;
         let mut out = ctx.alloc(DType::F32, x.shape())?;
         for (o, &v) in out.as_mut_slice::<f32>()?.iter_mut().zip(x.as_slice::<i32>()?) {
             *o = 2.0 * (v as f32).sin() + 1.0;
@@ -90,8 +88,8 @@ fn main() -> spmd::Result<()> {
     cell("shard_map(lambda x: jax.lax.psum(x.sum(), 'x'), mesh=mesh, in_specs=P('x'), out_specs=P())(arr_sharded)");
     let rows = Sharding::named_text(&mesh, "x")?;
     let arr_sharded = Array::arange(&rows, DType::F32, &[3, 8], 0.0, 1.0)?;
-    let check_rep = ShardMapOptions { check_rep: true, ..Default::default() };
-    let total = mesh.shard_map_text(&[&arr_sharded], &["x"], &[""], &check_rep, |ctx| {
+    let check_rep = ShardMapOptions::new().check_rep(true);
+    let total = mesh.shard_map_with(&[&arr_sharded], &["x"], &[""], &check_rep, |ctx| {
         let x = ctx.input(0)?;
         let sum: f32 = x.as_slice::<f32>()?.iter().sum();
         let local = ctx.alloc_from(&[], &[sum])?;

@@ -5,7 +5,8 @@ use std::os::raw::c_void;
 use std::path::Path;
 
 use crate::error::{c_path, check, out_string, Error, Result};
-use crate::{out_shape, out_value, ptr_or_null, sys, DType, Element, ShardInfo, Sharding, VisualizeOptions};
+use crate::{c_device, c_sizes, from_c_size, out_shape, out_value, ptr_or_null, sys};
+use crate::{DType, Element, ShardInfo, Sharding, VisualizeOptions};
 
 crate::handle!(
     /// A sharded array (`jax.Array`): a global shape and dtype laid out by a
@@ -61,12 +62,12 @@ fn read_vec<T: Copy>(
 impl Array {
     /// jax.device_put: copies a row-major host slice onto the devices of
     /// `sharding`. `data` must hold exactly prod(shape) elements.
-    pub fn from_host<T: Element>(sharding: &Sharding, shape: &[i64], data: &[T]) -> Result<Array> {
+    pub fn from_host<T: Element>(sharding: &Sharding, shape: &[usize], data: &[T]) -> Result<Array> {
         Array::from_host_raw(sys::spmd_array_from_host, sharding, T::DTYPE, shape, as_bytes(data))
     }
 
     /// [`Array::from_host`] for float16 or bfloat16 arrays, given as raw bits.
-    pub fn from_host_bits(sharding: &Sharding, dtype: DType, shape: &[i64], bits: &[u16]) -> Result<Array> {
+    pub fn from_host_bits(sharding: &Sharding, dtype: DType, shape: &[usize], bits: &[u16]) -> Result<Array> {
         if !dtype.is_half() {
             return Err(Error::invalid(format!("Array::from_host_bits: {dtype} is not float16 or bfloat16")));
         }
@@ -80,7 +81,7 @@ impl Array {
     /// the whole array in a runtime of one process, or where `sharding`
     /// replicates it across processes). Each process passes its own part;
     /// nothing crosses processes.
-    pub fn from_process_local_data<T: Element>(sharding: &Sharding, shape: &[i64], data: &[T]) -> Result<Array> {
+    pub fn from_process_local_data<T: Element>(sharding: &Sharding, shape: &[usize], data: &[T]) -> Result<Array> {
         Array::from_host_raw(sys::spmd_array_from_process_local_data, sharding, T::DTYPE, shape, as_bytes(data))
     }
 
@@ -89,7 +90,7 @@ impl Array {
     pub fn from_process_local_data_bits(
         sharding: &Sharding,
         dtype: DType,
-        shape: &[i64],
+        shape: &[usize],
         bits: &[u16],
     ) -> Result<Array> {
         if !dtype.is_half() {
@@ -107,16 +108,17 @@ impl Array {
         entry: FromHostEntry,
         sharding: &Sharding,
         dtype: DType,
-        shape: &[i64],
+        shape: &[usize],
         data: &[u8],
     ) -> Result<Array> {
+        let shape = c_sizes("shape", shape)?;
         // SAFETY: data holds its length in bytes; shape holds ndim sizes.
         Array::from_call(|out| unsafe {
             entry(
                 sharding.as_ptr(),
                 dtype.to_raw(),
                 shape.len(),
-                ptr_or_null(shape),
+                ptr_or_null(&shape),
                 data.as_ptr() as *const c_void,
                 data.len(),
                 out,
@@ -136,9 +138,10 @@ impl Array {
     pub fn from_single_device_arrays(
         sharding: &Sharding,
         dtype: DType,
-        shape: &[i64],
+        shape: &[usize],
         arrays: &[&Array],
     ) -> Result<Array> {
+        let shape = c_sizes("Array::from_single_device_arrays: shape", shape)?;
         let ptrs: Vec<*const sys::spmd_array> = arrays.iter().map(|a| a.as_ptr() as *const _).collect();
         // SAFETY: shape holds ndim sizes; ptrs holds count live arrays.
         Array::from_call(|out| unsafe {
@@ -146,7 +149,7 @@ impl Array {
                 sharding.as_ptr(),
                 dtype.to_raw(),
                 shape.len(),
-                ptr_or_null(shape),
+                ptr_or_null(&shape),
                 ptrs.len(),
                 ptr_or_null(&ptrs),
                 out,
@@ -155,26 +158,37 @@ impl Array {
     }
 
     /// An array of zeros.
-    pub fn zeros(sharding: &Sharding, dtype: DType, shape: &[i64]) -> Result<Array> {
+    pub fn zeros(sharding: &Sharding, dtype: DType, shape: &[usize]) -> Result<Array> {
+        let shape = c_sizes("Array::zeros: shape", shape)?;
         // SAFETY: shape holds ndim sizes.
         Array::from_call(|out| unsafe {
-            sys::spmd_array_zeros(sharding.as_ptr(), dtype.to_raw(), shape.len(), ptr_or_null(shape), out)
+            sys::spmd_array_zeros(sharding.as_ptr(), dtype.to_raw(), shape.len(), ptr_or_null(&shape), out)
         })
     }
 
     /// jnp.full: every element `value` converted to dtype.
-    pub fn full(sharding: &Sharding, dtype: DType, shape: &[i64], value: f64) -> Result<Array> {
+    pub fn full(sharding: &Sharding, dtype: DType, shape: &[usize], value: f64) -> Result<Array> {
+        let shape = c_sizes("Array::full: shape", shape)?;
         // SAFETY: shape holds ndim sizes.
         Array::from_call(|out| unsafe {
-            sys::spmd_array_full(sharding.as_ptr(), dtype.to_raw(), shape.len(), ptr_or_null(shape), value, out)
+            sys::spmd_array_full(sharding.as_ptr(), dtype.to_raw(), shape.len(), ptr_or_null(&shape), value, out)
         })
     }
 
     /// jnp.arange(start, start + n*step, step).reshape(shape).
-    pub fn arange(sharding: &Sharding, dtype: DType, shape: &[i64], start: f64, step: f64) -> Result<Array> {
+    pub fn arange(sharding: &Sharding, dtype: DType, shape: &[usize], start: f64, step: f64) -> Result<Array> {
+        let shape = c_sizes("Array::arange: shape", shape)?;
         // SAFETY: shape holds ndim sizes.
         Array::from_call(|out| unsafe {
-            sys::spmd_array_arange(sharding.as_ptr(), dtype.to_raw(), shape.len(), ptr_or_null(shape), start, step, out)
+            sys::spmd_array_arange(
+                sharding.as_ptr(),
+                dtype.to_raw(),
+                shape.len(),
+                ptr_or_null(&shape),
+                start,
+                step,
+                out,
+            )
         })
     }
 
@@ -191,7 +205,7 @@ impl Array {
     }
 
     /// The global shape.
-    pub fn shape(&self) -> Result<Vec<i64>> {
+    pub fn shape(&self) -> Result<Vec<usize>> {
         // SAFETY: out_shape's buffer holds the capacity passed.
         out_shape(|cap, shape, ndim| unsafe { sys::spmd_array_shape(self.ptr, cap, shape, ndim) })
     }
@@ -216,9 +230,9 @@ impl Array {
     }
 
     /// a.device: the device of an array on one device.
-    pub fn device(&self) -> Result<i32> {
+    pub fn device(&self) -> Result<usize> {
         // SAFETY: live handle, valid out pointer.
-        out_value(|d| unsafe { sys::spmd_array_device(self.ptr, d) })
+        from_c_size(out_value(|d| unsafe { sys::spmd_array_device(self.ptr, d) })?)
     }
 
     /// Waits for the pending work producing the array; its error, if any.
@@ -308,7 +322,8 @@ impl Array {
     }
 
     /// The shard on device `device_id`.
-    pub fn shard_info_of_device(&self, device_id: i32) -> Result<ShardInfo> {
+    pub fn shard_info_of_device(&self, device_id: usize) -> Result<ShardInfo> {
+        let device_id = c_device("Array::shard_info_of_device: device_id", device_id)?;
         // SAFETY: out is initialised by fill.
         ShardInfo::fill(|out| unsafe { sys::spmd_array_shard_info_of_device(self.ptr, device_id, out) })
     }

@@ -2,7 +2,7 @@
 use std::sync::Mutex;
 
 use crate::error::{c_string, check, Result};
-use crate::{init_struct, out_handle, out_shape, out_value, ptr_or_null, sys, Array, DType, Sharding};
+use crate::{c_sizes, init_struct, out_handle, out_shape, out_value, ptr_or_null, sys, Array, DType, Sharding};
 
 /// The collectives that can be planned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -46,13 +46,13 @@ impl CollectiveKind {
 pub struct CollectiveOptions {
     /// all_gather: axis; psum_scatter: scatter_dimension; all_to_all:
     /// split_axis. Negative counts from the end.
-    pub axis: i64,
+    pub axis: isize,
     /// all_to_all only.
-    pub concat_axis: i64,
+    pub concat_axis: isize,
     /// all_gather, psum_scatter, all_to_all.
     pub tiled: bool,
     /// ppermute: (source, dest) pairs of axis indices.
-    pub pairs: Vec<(i64, i64)>,
+    pub pairs: Vec<(usize, usize)>,
     /// Rendezvous timeout in milliseconds (0: the default).
     pub timeout_ms: i64,
 }
@@ -90,14 +90,16 @@ impl Collective {
         kind: CollectiveKind,
         axes: &str,
         dtype: DType,
-        shape: &[i64],
+        shape: &[usize],
         options: &CollectiveOptions,
     ) -> Result<Collective> {
         let axes = c_string("Collective::new", axes)?;
-        let pairs: Vec<i64> = options.pairs.iter().flat_map(|&(s, d)| [s, d]).collect();
+        let shape = c_sizes("Collective::new: shape", shape)?;
+        let flat: Vec<usize> = options.pairs.iter().flat_map(|&(s, d)| [s, d]).collect();
+        let pairs = c_sizes("Collective::new: options.pairs", &flat)?;
         let mut o = init_struct(sys::spmd_collective_options_init)?;
-        o.axis = options.axis;
-        o.concat_axis = options.concat_axis;
+        o.axis = options.axis as i64;
+        o.concat_axis = options.concat_axis as i64;
         o.tiled = options.tiled as i32;
         o.npairs = options.pairs.len();
         o.pairs = ptr_or_null(&pairs);
@@ -110,7 +112,7 @@ impl Collective {
                 axes.as_ptr(),
                 dtype.to_raw(),
                 shape.len(),
-                ptr_or_null(shape),
+                ptr_or_null(&shape),
                 &o,
                 out,
             )
@@ -142,7 +144,7 @@ impl Collective {
     }
 
     /// The output's global shape.
-    pub fn output_shape(&self) -> Result<Vec<i64>> {
+    pub fn output_shape(&self) -> Result<Vec<usize>> {
         // SAFETY: out_shape's buffer holds the capacity passed.
         out_shape(|cap, shape, ndim| unsafe { sys::spmd_collective_output_shape(self.ptr, cap, shape, ndim) })
     }

@@ -4,7 +4,7 @@
 use std::os::raw::c_void;
 
 use crate::error::{check, Error, Result};
-use crate::{ptr_or_null, sys, Array, DType, Sharding};
+use crate::{c_device, c_sizes, ptr_or_null, sys, Array, DType, Sharding};
 
 /// DLPack's `DLManagedTensor`, opaque: hand the pointer to another library,
 /// or give it back with [`delete_dlpack`].
@@ -39,8 +39,8 @@ impl Array {
     pub unsafe fn from_dlpack(
         sharding: &Sharding,
         dtype: DType,
-        shape: &[i64],
-        devices: &[i32],
+        shape: &[usize],
+        devices: &[usize],
         tensors: &[DlpackTensor],
     ) -> Result<Array> {
         if devices.len() != tensors.len() {
@@ -50,6 +50,9 @@ impl Array {
                 tensors.len()
             )));
         }
+        let shape = c_sizes("Array::from_dlpack: shape", shape)?;
+        let devices =
+            devices.iter().map(|&d| c_device("Array::from_dlpack: devices", d)).collect::<Result<Vec<_>>>()?;
         // SAFETY: shape holds ndim sizes; devices and tensors count entries
         // (the caller vouches for the tensors).
         Array::from_call(|out| unsafe {
@@ -57,9 +60,9 @@ impl Array {
                 sharding.as_ptr(),
                 dtype.to_raw(),
                 shape.len(),
-                ptr_or_null(shape),
+                ptr_or_null(&shape),
                 tensors.len(),
-                ptr_or_null(devices),
+                ptr_or_null(&devices),
                 ptr_or_null(tensors),
                 out,
             )

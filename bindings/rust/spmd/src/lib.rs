@@ -4,10 +4,13 @@
 //! arranges them in a grid with named axes; a [`Spec`] (a PartitionSpec)
 //! says which mesh axes split each array dimension; a [`Sharding`] puts the
 //! two together; an [`Array`] is a global array laid out by a sharding, one
-//! block per device. Global ops ([`ops`]) compute on sharded arrays as
-//! `jax.jit` does; [`Mesh::shard_map`] runs a closure on every device at once
-//! with collectives ([`ShardContext::psum`] and co.); [`Collective`] plans a
-//! collective once and runs it many times; [`Key`] makes JAX's random numbers.
+//! block per device. Global ops compute on sharded arrays as `jax.jit`
+//! does: arrays' methods and operators (`a.sin()`, `a.sum(&[1])`,
+//! `(&a + &b)?`, see [`Array::sum`] and the [`Array`] page) or the free
+//! functions of [`ops`]; [`Mesh::shard_map`] runs a closure on every device
+//! at once with collectives ([`ShardContext::psum`] and co.); [`Collective`]
+//! plans a collective once and runs it many times; [`Key`] makes JAX's
+//! random numbers.
 //!
 //! ```no_run
 //! use spmd::{Array, DType, Mesh, Runtime, Sharding};
@@ -18,11 +21,15 @@
 //!     let rows = Sharding::named_text(&mesh, "x")?;
 //!     let a = Array::arange(&rows, DType::F32, &[8, 2], 0.0, 1.0)?;
 //!     println!("{}", a.visualize()?);
-//!     let sums = spmd::ops::reduce(spmd::ReduceOp::Sum, &a, &[0], false, &Default::default())?;
+//!     let sums = (2.0 * &a)?.sum(&[0])?; // (2 * a).sum(axis=0)
 //!     println!("{}", sums.repr()?);
 //!     Ok(())
 //! }
 //! ```
+//!
+//! Operators return [`Result`] (an op can fail, and this library does not
+//! panic for it), so each ends in `?`; shapes, device ids and indexes are
+//! `usize`, axes (negative from the end) `isize`.
 //!
 //! # Errors
 //!
@@ -57,6 +64,7 @@
 pub use spmd_sys as sys;
 
 mod array;
+mod array_ops;
 mod collective;
 mod dlpack;
 mod dtype;
@@ -70,6 +78,7 @@ mod sharding;
 mod spec;
 
 pub use array::Array;
+pub use array_ops::{Rhs, Scalar};
 pub use collective::{Collective, CollectiveKind, CollectiveOptions};
 pub use dlpack::{delete_dlpack, DlpackTensor};
 pub use dtype::{DType, Element};
@@ -78,11 +87,34 @@ pub use mesh::Mesh;
 pub use ops::{BinaryOp, DotDims, OpOptions, Operand, ReduceOp, UnaryOp};
 pub use random::Key;
 pub use runtime::{DeviceInfo, Distributed, MemoryKind, Platform, Runtime, RuntimeBuilder};
-pub use shard_map::{Block, MeshRef, PrintFn, ShardContext, ShardMapOptions};
+pub use shard_map::{Block, IntoSpec, MeshRef, PrintFn, ShardContext, ShardMapOptions};
 pub use sharding::{ShardInfo, Sharding, ShardingKind, VisualizeOptions};
 pub use spec::Spec;
 
 use error::check;
+
+/// jax.debug.print inside a shard_map closure: formats its arguments as
+/// `format!` does and hands the text to [`ShardContext::print`] with the
+/// device's id, returning its `Result`.
+///
+/// ```no_run
+/// # fn main() -> spmd::Result<()> {
+/// # let rt = spmd::Runtime::new()?;
+/// # let mesh = spmd::Mesh::new(&rt, &[2], &["x"])?;
+/// # let x = spmd::Array::zeros(&spmd::Sharding::named_text(&mesh, "x")?, spmd::DType::F32, &[4])?;
+/// mesh.shard_map(&[&x], &["x"], &["x"], |ctx| {
+///     let block = ctx.input(0)?;
+///     spmd::debug_print!(ctx, "device {}: shape {:?}", ctx.device_id()?, block.shape())?;
+///     ctx.set_output(0, &block)
+/// })?;
+/// # Ok(()) }
+/// ```
+#[macro_export]
+macro_rules! debug_print {
+    ($ctx:expr, $($arg:tt)+) => {
+        $ctx.printf(::std::format_args!($($arg)+))
+    };
+}
 
 /// Most dimensions an array, a spec or a mesh may have.
 pub const MAX_NDIM: usize = sys::SPMD_MAX_NDIM as usize;
@@ -218,11 +250,43 @@ pub(crate) fn out_value<T: Default>(call: impl FnOnce(*mut T) -> sys::spmd_statu
 
 /// Runs a call that writes a shape (or coordinates) of at most
 /// [`MAX_NDIM`] values: `call(capacity, values, &mut ndim)`.
-pub(crate) fn out_shape(call: impl FnOnce(usize, *mut i64, *mut usize) -> sys::spmd_status) -> Result<Vec<i64>> {
+pub(crate) fn out_shape(call: impl FnOnce(usize, *mut i64, *mut usize) -> sys::spmd_status) -> Result<Vec<usize>> {
     let mut shape = [0i64; MAX_NDIM];
     let mut ndim = 0usize;
     check(call(MAX_NDIM, shape.as_mut_ptr(), &mut ndim))?;
-    Ok(shape[..ndim.min(MAX_NDIM)].to_vec())
+    from_c_sizes(&shape[..ndim.min(MAX_NDIM)])
+}
+
+/// Sizes, indexes or coordinates as the C API's `int64_t`s; `what` names
+/// the argument in the error for a value past `i64::MAX`.
+pub(crate) fn c_sizes(what: &str, values: &[usize]) -> Result<Vec<i64>> {
+    values.iter().map(|&v| c_size(what, v)).collect()
+}
+
+/// One size or index as an `int64_t`.
+pub(crate) fn c_size(what: &str, value: usize) -> Result<i64> {
+    i64::try_from(value).map_err(|_| Error::invalid(format!("{what}: {value} does not fit in an int64_t")))
+}
+
+/// Axes (negative counting from the end) as `int64_t`s: always exact.
+pub(crate) fn c_axes(axes: &[isize]) -> Vec<i64> {
+    axes.iter().map(|&a| a as i64).collect()
+}
+
+/// A device id as the C API's `int`.
+pub(crate) fn c_device(what: &str, device: usize) -> Result<i32> {
+    i32::try_from(device).map_err(|_| Error::invalid(format!("{what}: device id {device} does not fit in an int")))
+}
+
+/// Sizes, indexes or coordinates the library wrote, which are never
+/// negative.
+pub(crate) fn from_c_sizes(values: &[i64]) -> Result<Vec<usize>> {
+    values.iter().map(|&v| from_c_size(v)).collect()
+}
+
+/// One size, index or device id the library gave.
+pub(crate) fn from_c_size<T: TryInto<usize> + Copy + std::fmt::Display>(value: T) -> Result<usize> {
+    value.try_into().map_err(|_| Error::new(Status::Internal, format!("the library gave {value} for a size or index")))
 }
 
 /// A C struct with its defaults, filled by its `spmd_xxx_init` function.

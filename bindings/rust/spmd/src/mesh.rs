@@ -1,6 +1,6 @@
 //! Device meshes: devices arranged in a grid with named axes.
 use crate::error::{borrowed_string, c_string, out_string, Error, Result};
-use crate::{out_shape, out_value, ptr_or_null, sys, CStrings, Runtime};
+use crate::{c_device, c_sizes, from_c_size, out_shape, out_value, ptr_or_null, sys, CStrings, Runtime};
 
 crate::handle!(
     /// A device mesh (`jax.sharding.Mesh`): devices of one runtime in a grid
@@ -13,17 +13,17 @@ crate::handle!(
 impl Mesh {
     /// `jax.make_mesh(shape, axis_names)`: devices 0, 1, ... in row-major
     /// order.
-    pub fn new(runtime: &Runtime, shape: &[i64], axis_names: &[&str]) -> Result<Mesh> {
+    pub fn new(runtime: &Runtime, shape: &[usize], axis_names: &[&str]) -> Result<Mesh> {
         Mesh::create(runtime, shape, axis_names, None)
     }
 
     /// A mesh over the given devices, `prod(shape)` distinct ids in row-major
     /// mesh order.
-    pub fn with_devices(runtime: &Runtime, shape: &[i64], axis_names: &[&str], devices: &[i32]) -> Result<Mesh> {
+    pub fn with_devices(runtime: &Runtime, shape: &[usize], axis_names: &[&str], devices: &[usize]) -> Result<Mesh> {
         Mesh::create(runtime, shape, axis_names, Some(devices))
     }
 
-    fn create(runtime: &Runtime, shape: &[i64], axis_names: &[&str], devices: Option<&[i32]>) -> Result<Mesh> {
+    fn create(runtime: &Runtime, shape: &[usize], axis_names: &[&str], devices: Option<&[usize]>) -> Result<Mesh> {
         if shape.len() != axis_names.len() {
             return Err(Error::invalid(format!(
                 "Mesh::new: {} axis sizes but {} axis names",
@@ -32,8 +32,8 @@ impl Mesh {
             )));
         }
         if let Some(devices) = devices {
-            let want: i64 = shape.iter().product();
-            if devices.len() as i64 != want {
+            let want: usize = shape.iter().product();
+            if devices.len() != want {
                 return Err(Error::invalid(format!(
                     "Mesh::with_devices: a mesh of shape {shape:?} takes {want} device ids, not {}",
                     devices.len()
@@ -41,13 +41,20 @@ impl Mesh {
             }
         }
         let names = CStrings::new("Mesh::new", axis_names)?;
-        let ids = devices.map_or(std::ptr::null(), |d| d.as_ptr());
+        let shape = c_sizes("Mesh::new: shape", shape)?;
+        let ids = match devices {
+            Some(d) => {
+                Some(d.iter().map(|&id| c_device("Mesh::with_devices: devices", id)).collect::<Result<Vec<_>>>()?)
+            }
+            None => None,
+        };
+        let ids = ids.as_ref().map_or(std::ptr::null(), |d| d.as_ptr());
         // SAFETY: shape and names hold ndim entries, ids prod(shape) or NULL.
         Mesh::from_call(|out| unsafe {
             sys::spmd_mesh_create(
                 runtime.as_ptr(),
                 shape.len(),
-                ptr_or_null(shape),
+                ptr_or_null(&shape),
                 ptr_or_null(names.ptrs()),
                 ids,
                 out,
@@ -79,13 +86,13 @@ impl Mesh {
     }
 
     /// Size of axis `axis`.
-    pub fn axis_size(&self, axis: usize) -> Result<i64> {
+    pub fn axis_size(&self, axis: usize) -> Result<usize> {
         // SAFETY: live handle, valid out pointer.
-        out_value(|n| unsafe { sys::spmd_mesh_axis_size(self.ptr, axis, n) })
+        from_c_size(out_value(|n| unsafe { sys::spmd_mesh_axis_size(self.ptr, axis, n) })?)
     }
 
     /// The axis sizes, in order.
-    pub fn shape(&self) -> Result<Vec<i64>> {
+    pub fn shape(&self) -> Result<Vec<usize>> {
         (0..self.ndim()?).map(|a| self.axis_size(a)).collect()
     }
 
@@ -97,25 +104,29 @@ impl Mesh {
     }
 
     /// The device at mesh coordinates `coords` (one per axis).
-    pub fn device_at(&self, coords: &[i64]) -> Result<i32> {
+    pub fn device_at(&self, coords: &[usize]) -> Result<usize> {
+        let coords = c_sizes("Mesh::device_at: coords", coords)?;
         // SAFETY: coords holds the ndim passed.
-        out_value(|d| unsafe { sys::spmd_mesh_device_at(self.ptr, coords.len(), ptr_or_null(coords), d) })
+        from_c_size(out_value(|d| unsafe {
+            sys::spmd_mesh_device_at(self.ptr, coords.len(), ptr_or_null(&coords), d)
+        })?)
     }
 
     /// Mesh coordinates of device `device_id`.
-    pub fn device_coords(&self, device_id: i32) -> Result<Vec<i64>> {
+    pub fn device_coords(&self, device_id: usize) -> Result<Vec<usize>> {
+        let device_id = c_device("Mesh::device_coords: device_id", device_id)?;
         // SAFETY: out_shape's buffer holds the capacity passed.
         out_shape(|cap, coords, ndim| unsafe { sys::spmd_mesh_device_coords(self.ptr, device_id, cap, coords, ndim) })
     }
 
     /// The `index`-th device in row-major mesh order (`mesh.devices.flat[i]`).
-    pub fn device(&self, index: usize) -> Result<i32> {
+    pub fn device(&self, index: usize) -> Result<usize> {
         // SAFETY: live handle, valid out pointer.
-        out_value(|d| unsafe { sys::spmd_mesh_device(self.ptr, index, d) })
+        from_c_size(out_value(|d| unsafe { sys::spmd_mesh_device(self.ptr, index, d) })?)
     }
 
     /// Every device, in row-major mesh order.
-    pub fn devices(&self) -> Result<Vec<i32>> {
+    pub fn devices(&self) -> Result<Vec<usize>> {
         (0..self.size()?).map(|i| self.device(i)).collect()
     }
 

@@ -38,7 +38,7 @@
 //! # Ok(()) }
 //! ```
 use crate::error::{c_string, Error, Result};
-use crate::{init_struct, ptr_or_null, sys, Array, DType, Sharding};
+use crate::{c_axes, c_sizes, init_struct, ptr_or_null, sys, Array, DType, Sharding};
 
 /// Elementwise functions of one array.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -172,7 +172,8 @@ impl ReduceOp {
     }
 }
 
-/// What a caller may ask of any op.
+/// What a caller may ask of any op, built from the defaults:
+/// `OpOptions::new().out_sharding(&s)`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct OpOptions<'a> {
     /// The result's sharding (with_sharding_constraint), on the operands'
@@ -181,9 +182,16 @@ pub struct OpOptions<'a> {
 }
 
 impl<'a> OpOptions<'a> {
-    /// Options asking for the result's sharding.
-    pub fn out_sharding(sharding: &'a Sharding) -> OpOptions<'a> {
-        OpOptions { out_sharding: Some(sharding) }
+    /// The defaults: the result's sharding is the propagated one.
+    pub fn new() -> OpOptions<'a> {
+        OpOptions::default()
+    }
+
+    /// Asks for the result's sharding (jax.lax.with_sharding_constraint,
+    /// jit's out_shardings).
+    pub fn out_sharding(mut self, sharding: &'a Sharding) -> OpOptions<'a> {
+        self.out_sharding = Some(sharding);
+        self
     }
 
     fn to_sys(self, donate: u32) -> Result<sys::spmd_op_options> {
@@ -299,22 +307,23 @@ pub fn where_<'a, 'b, 'c>(
 pub fn reduce<'a>(
     op: ReduceOp,
     x: impl Into<Operand<'a>>,
-    axes: &[i64],
+    axes: &[isize],
     keepdims: bool,
     options: &OpOptions<'_>,
 ) -> Result<Array> {
     let x = x.into();
+    let axes = c_axes(axes);
     // SAFETY: axes holds naxes values; live operand, valid options and out pointer.
     run(&[&x], options, |o, out| unsafe {
-        sys::spmd_reduce(op.to_raw(), x.ptr(), axes.len(), ptr_or_null(axes), keepdims as i32, o, out)
+        sys::spmd_reduce(op.to_raw(), x.ptr(), axes.len(), ptr_or_null(&axes), keepdims as i32, o, out)
     })
 }
 
 /// jnp.argmax(x, axis): int32 indices of the first largest value.
-pub fn argmax<'a>(x: impl Into<Operand<'a>>, axis: i64, options: &OpOptions<'_>) -> Result<Array> {
+pub fn argmax<'a>(x: impl Into<Operand<'a>>, axis: isize, options: &OpOptions<'_>) -> Result<Array> {
     let x = x.into();
     // SAFETY: live operand, valid options and out pointer.
-    run(&[&x], options, |o, out| unsafe { sys::spmd_argmax(x.ptr(), axis, o, out) })
+    run(&[&x], options, |o, out| unsafe { sys::spmd_argmax(x.ptr(), axis as i64, o, out) })
 }
 
 /// jnp.argmin(x, axis): int32 indices of the first smallest value.
@@ -325,10 +334,10 @@ pub fn argmin<'a>(x: impl Into<Operand<'a>>, axis: i64, options: &OpOptions<'_>)
 }
 
 /// jax.nn.softmax(x, axis), or log_softmax when `log`.
-pub fn softmax<'a>(x: impl Into<Operand<'a>>, axis: i64, log: bool, options: &OpOptions<'_>) -> Result<Array> {
+pub fn softmax<'a>(x: impl Into<Operand<'a>>, axis: isize, log: bool, options: &OpOptions<'_>) -> Result<Array> {
     let x = x.into();
     // SAFETY: live operand, valid options and out pointer.
-    run(&[&x], options, |o, out| unsafe { sys::spmd_softmax(x.ptr(), axis, log as i32, o, out) })
+    run(&[&x], options, |o, out| unsafe { sys::spmd_softmax(x.ptr(), axis as i64, log as i32, o, out) })
 }
 
 /// lax.dot_general's dimension numbers: batch and contracting dimensions,
@@ -336,13 +345,13 @@ pub fn softmax<'a>(x: impl Into<Operand<'a>>, axis: i64, log: bool, options: &Op
 #[derive(Debug, Clone, Copy, Default)]
 pub struct DotDims<'a> {
     /// Batch dimensions of lhs.
-    pub lhs_batch: &'a [i64],
+    pub lhs_batch: &'a [isize],
     /// Batch dimensions of rhs, one per lhs batch dimension.
-    pub rhs_batch: &'a [i64],
+    pub rhs_batch: &'a [isize],
     /// Contracting dimensions of lhs.
-    pub lhs_contract: &'a [i64],
+    pub lhs_contract: &'a [isize],
     /// Contracting dimensions of rhs, one per lhs contracting dimension.
-    pub rhs_contract: &'a [i64],
+    pub rhs_contract: &'a [isize],
 }
 
 /// lax.dot_general: the result's dimensions are the batch ones, then lhs's
@@ -362,13 +371,15 @@ pub fn dot_general<'a, 'b>(
             dims.rhs_contract.len()
         )));
     }
+    let (lhs_batch, rhs_batch) = (c_axes(dims.lhs_batch), c_axes(dims.rhs_batch));
+    let (lhs_contract, rhs_contract) = (c_axes(dims.lhs_contract), c_axes(dims.rhs_contract));
     let mut d = init_struct(sys::spmd_dot_dims_init)?;
-    d.nbatch = dims.lhs_batch.len();
-    d.lhs_batch = ptr_or_null(dims.lhs_batch);
-    d.rhs_batch = ptr_or_null(dims.rhs_batch);
-    d.ncontract = dims.lhs_contract.len();
-    d.lhs_contract = ptr_or_null(dims.lhs_contract);
-    d.rhs_contract = ptr_or_null(dims.rhs_contract);
+    d.nbatch = lhs_batch.len();
+    d.lhs_batch = ptr_or_null(&lhs_batch);
+    d.rhs_batch = ptr_or_null(&rhs_batch);
+    d.ncontract = lhs_contract.len();
+    d.lhs_contract = ptr_or_null(&lhs_contract);
+    d.rhs_contract = ptr_or_null(&rhs_contract);
     let (l, r) = (lhs.into(), rhs.into());
     // SAFETY: d points at slices alive for the call; live operands.
     run(&[&l, &r], options, |o, out| unsafe { sys::spmd_dot_general(l.ptr(), r.ptr(), &d, o, out) })
@@ -395,43 +406,47 @@ pub fn einsum<'a, 'b>(
 }
 
 /// jnp.transpose(x, perm); an empty perm reverses the dimensions.
-pub fn transpose<'a>(x: impl Into<Operand<'a>>, perm: &[i64], options: &OpOptions<'_>) -> Result<Array> {
+pub fn transpose<'a>(x: impl Into<Operand<'a>>, perm: &[isize], options: &OpOptions<'_>) -> Result<Array> {
     let x = x.into();
+    let perm = c_axes(perm);
     // SAFETY: perm holds naxes values.
-    run(&[&x], options, |o, out| unsafe { sys::spmd_transpose(x.ptr(), perm.len(), ptr_or_null(perm), o, out) })
+    run(&[&x], options, |o, out| unsafe { sys::spmd_transpose(x.ptr(), perm.len(), ptr_or_null(&perm), o, out) })
 }
 
-/// jnp.reshape(x, shape) (one -1 is inferred).
-pub fn reshape<'a>(x: impl Into<Operand<'a>>, shape: &[i64], options: &OpOptions<'_>) -> Result<Array> {
+/// jnp.reshape(x, shape) (one -1 is inferred, hence `isize`).
+pub fn reshape<'a>(x: impl Into<Operand<'a>>, shape: &[isize], options: &OpOptions<'_>) -> Result<Array> {
     let x = x.into();
+    let shape = c_axes(shape);
     // SAFETY: shape holds ndim values.
-    run(&[&x], options, |o, out| unsafe { sys::spmd_reshape(x.ptr(), shape.len(), ptr_or_null(shape), o, out) })
+    run(&[&x], options, |o, out| unsafe { sys::spmd_reshape(x.ptr(), shape.len(), ptr_or_null(&shape), o, out) })
 }
 
 /// jnp.broadcast_to(x, shape).
-pub fn broadcast_to<'a>(x: impl Into<Operand<'a>>, shape: &[i64], options: &OpOptions<'_>) -> Result<Array> {
+pub fn broadcast_to<'a>(x: impl Into<Operand<'a>>, shape: &[usize], options: &OpOptions<'_>) -> Result<Array> {
     let x = x.into();
+    let shape = c_sizes("broadcast_to: shape", shape)?;
     // SAFETY: shape holds ndim values.
-    run(&[&x], options, |o, out| unsafe { sys::spmd_broadcast_to(x.ptr(), shape.len(), ptr_or_null(shape), o, out) })
+    run(&[&x], options, |o, out| unsafe { sys::spmd_broadcast_to(x.ptr(), shape.len(), ptr_or_null(&shape), o, out) })
 }
 
 /// `x[start:stop]` with unit steps (lax.slice); one start and stop per
 /// dimension.
-pub fn slice<'a>(x: impl Into<Operand<'a>>, start: &[i64], stop: &[i64], options: &OpOptions<'_>) -> Result<Array> {
+pub fn slice<'a>(x: impl Into<Operand<'a>>, start: &[usize], stop: &[usize], options: &OpOptions<'_>) -> Result<Array> {
     if start.len() != stop.len() {
         return Err(Error::invalid(format!("slice: {} starts but {} stops", start.len(), stop.len())));
     }
+    let (start, stop) = (c_sizes("slice: start", start)?, c_sizes("slice: stop", stop)?);
     let x = x.into();
     // SAFETY: start and stop hold ndim values each.
     run(&[&x], options, |o, out| unsafe {
-        sys::spmd_slice(x.ptr(), start.len(), ptr_or_null(start), ptr_or_null(stop), o, out)
+        sys::spmd_slice(x.ptr(), start.len(), ptr_or_null(&start), ptr_or_null(&stop), o, out)
     })
 }
 
 /// jnp.concatenate(xs, axis). Donation is not offered: the arrays are
 /// borrowed.
-pub fn concatenate(xs: &[&Array], axis: i64, options: &OpOptions<'_>) -> Result<Array> {
+pub fn concatenate(xs: &[&Array], axis: isize, options: &OpOptions<'_>) -> Result<Array> {
     let ptrs: Vec<*const sys::spmd_array> = xs.iter().map(|a| a.as_ptr() as *const _).collect();
     // SAFETY: ptrs holds n live arrays.
-    run(&[], options, |o, out| unsafe { sys::spmd_concatenate(ptrs.len(), ptr_or_null(&ptrs), axis, o, out) })
+    run(&[], options, |o, out| unsafe { sys::spmd_concatenate(ptrs.len(), ptr_or_null(&ptrs), axis as i64, o, out) })
 }

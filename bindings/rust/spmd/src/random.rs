@@ -1,6 +1,6 @@
 //! Random numbers identical to jax.random (threefry2x32), generated sharded.
 use crate::error::Result;
-use crate::{mut_ptr_or_null, ptr_or_null, sys, Array, DType, Sharding};
+use crate::{c_sizes, mut_ptr_or_null, ptr_or_null, sys, Array, DType, Sharding};
 
 /// A PRNG key: the two words of JAX's legacy uint32\[2\] key data. A plain
 /// value; copy it freely.
@@ -47,15 +47,24 @@ impl Key {
 
     /// jax.random.bits: uniform random bits (dtype U8, I32 holding uint32
     /// bits, or I64 holding uint64 bits) laid out by `sharding`.
-    pub fn bits(&self, sharding: &Sharding, dtype: DType, shape: &[i64]) -> Result<Array> {
+    pub fn bits(&self, sharding: &Sharding, dtype: DType, shape: &[usize]) -> Result<Array> {
+        let shape = c_sizes("shape", shape)?;
         // SAFETY: shape holds ndim sizes.
         Array::from_call(|out| unsafe {
-            sys::spmd_random_bits(sharding.as_ptr(), &self.0, dtype.to_raw(), shape.len(), ptr_or_null(shape), out)
+            sys::spmd_random_bits(sharding.as_ptr(), &self.0, dtype.to_raw(), shape.len(), ptr_or_null(&shape), out)
         })
     }
 
     /// jax.random.uniform: floats in \[minval, maxval).
-    pub fn uniform(&self, sharding: &Sharding, dtype: DType, shape: &[i64], minval: f64, maxval: f64) -> Result<Array> {
+    pub fn uniform(
+        &self,
+        sharding: &Sharding,
+        dtype: DType,
+        shape: &[usize],
+        minval: f64,
+        maxval: f64,
+    ) -> Result<Array> {
+        let shape = c_sizes("shape", shape)?;
         // SAFETY: shape holds ndim sizes.
         Array::from_call(|out| unsafe {
             sys::spmd_random_uniform(
@@ -63,7 +72,7 @@ impl Key {
                 &self.0,
                 dtype.to_raw(),
                 shape.len(),
-                ptr_or_null(shape),
+                ptr_or_null(&shape),
                 minval,
                 maxval,
                 out,
@@ -72,10 +81,11 @@ impl Key {
     }
 
     /// jax.random.normal: standard normal floats.
-    pub fn normal(&self, sharding: &Sharding, dtype: DType, shape: &[i64]) -> Result<Array> {
+    pub fn normal(&self, sharding: &Sharding, dtype: DType, shape: &[usize]) -> Result<Array> {
+        let shape = c_sizes("shape", shape)?;
         // SAFETY: shape holds ndim sizes.
         Array::from_call(|out| unsafe {
-            sys::spmd_random_normal(sharding.as_ptr(), &self.0, dtype.to_raw(), shape.len(), ptr_or_null(shape), out)
+            sys::spmd_random_normal(sharding.as_ptr(), &self.0, dtype.to_raw(), shape.len(), ptr_or_null(&shape), out)
         })
     }
 
@@ -84,10 +94,11 @@ impl Key {
         &self,
         sharding: &Sharding,
         dtype: DType,
-        shape: &[i64],
+        shape: &[usize],
         lower: f64,
         upper: f64,
     ) -> Result<Array> {
+        let shape = c_sizes("shape", shape)?;
         // SAFETY: shape holds ndim sizes.
         Array::from_call(|out| unsafe {
             sys::spmd_random_truncated_normal(
@@ -95,7 +106,7 @@ impl Key {
                 &self.0,
                 dtype.to_raw(),
                 shape.len(),
-                ptr_or_null(shape),
+                ptr_or_null(&shape),
                 lower,
                 upper,
                 out,

@@ -1,6 +1,6 @@
 //! The runtime: one platform's devices.
 use crate::error::{check, from_c, out_string, Error, Result};
-use crate::{init_struct, out_value, sys};
+use crate::{c_device, from_c_size, init_struct, out_value, sys};
 
 /// The platforms a runtime can run on (`spmd_platform`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -237,7 +237,7 @@ crate::handle!(
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeviceInfo {
     /// Global id, as jax.Device.id.
-    pub id: i32,
+    pub id: usize,
     /// The platform the device belongs to.
     pub platform: Platform,
     /// "cpu", "sim" or "cuda".
@@ -245,9 +245,9 @@ pub struct DeviceInfo {
     /// Device kind: "cpu", or the GPU's name.
     pub kind: String,
     /// The process that owns the device.
-    pub process_index: i32,
+    pub process_index: usize,
     /// Index among this process's devices.
-    pub local_index: i32,
+    pub local_index: usize,
     /// Bytes of memory of the device's GPU (shared by its logical devices);
     /// 0 on cpu and sim.
     pub memory_bytes: i64,
@@ -306,19 +306,20 @@ impl Runtime {
     }
 
     /// Describes device `device_id`.
-    pub fn device_info(&self, device_id: i32) -> Result<DeviceInfo> {
+    pub fn device_info(&self, device_id: usize) -> Result<DeviceInfo> {
+        let device_id = c_device("Runtime::device_info: device_id", device_id)?;
         let mut info = init_struct(sys::spmd_device_info_init)?;
         // SAFETY: live handle, initialised struct; the strings point into the
         // runtime, copied while it lives.
         unsafe {
             check(sys::spmd_runtime_device_info(self.ptr, device_id, &mut info))?;
             Ok(DeviceInfo {
-                id: info.id,
+                id: from_c_size(info.id)?,
                 platform: Platform::from_raw(info.platform).unwrap_or(Platform::Default),
                 platform_name: from_c(info.platform_name),
                 kind: from_c(info.kind),
-                process_index: info.process_index,
-                local_index: info.local_index,
+                process_index: from_c_size(info.process_index)?,
+                local_index: from_c_size(info.local_index)?,
                 memory_bytes: info.memory_bytes,
                 compute_capability: info.compute_capability,
             })
@@ -326,14 +327,15 @@ impl Runtime {
     }
 
     /// JAX's repr of device `device_id`: "CpuDevice(id=3)".
-    pub fn device_string(&self, device_id: i32) -> Result<String> {
+    pub fn device_string(&self, device_id: usize) -> Result<String> {
+        let device_id = c_device("Runtime::device_string: device_id", device_id)?;
         // SAFETY: live handle, valid out pointer.
         out_string(|out| unsafe { sys::spmd_runtime_device_to_string(self.ptr, device_id, out) })
     }
 
     /// jax.devices() as JAX prints it: "[CpuDevice(id=0), CpuDevice(id=1)]".
     pub fn devices_string(&self) -> Result<String> {
-        let names = (0..self.device_count()?).map(|d| self.device_string(d as i32)).collect::<Result<Vec<_>>>()?;
+        let names = (0..self.device_count()?).map(|d| self.device_string(d)).collect::<Result<Vec<_>>>()?;
         Ok(format!("[{}]", names.join(", ")))
     }
 }

@@ -1,7 +1,7 @@
 //! shard_map: a closure run on every device of a mesh at once, seeing its
 //! local blocks, with explicit collectives.
 use std::any::Any;
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::ffi::CString;
 use std::fmt;
 use std::io::Write;
@@ -11,9 +11,11 @@ use std::ops::Deref;
 use std::os::raw::{c_char, c_int, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::NonNull;
+use std::sync::Once;
 
 use crate::error::{c_string, check, from_c, Error, Result};
-use crate::{init_struct, mut_ptr_or_null, out_value, ptr_or_null, sys, Array, CStrings, DType, Element, Mesh, Spec};
+use crate::{c_sizes, from_c_size, init_struct, mut_ptr_or_null, out_value, ptr_or_null, sys};
+use crate::{Array, CStrings, DType, Element, Mesh, Spec};
 use crate::{MemoryKind, Status, MAX_NDIM};
 
 /// Options of a shard_map.
@@ -31,6 +33,31 @@ pub struct ShardMapOptions<'a> {
     pub print: Option<&'a PrintFn<'a>>,
 }
 
+impl<'a> ShardMapOptions<'a> {
+    /// The defaults: no check_rep, the default timeout, printing to stdout.
+    pub fn new() -> ShardMapOptions<'a> {
+        ShardMapOptions::default()
+    }
+
+    /// Sets [`ShardMapOptions::check_rep`].
+    pub fn check_rep(mut self, check_rep: bool) -> ShardMapOptions<'a> {
+        self.check_rep = check_rep;
+        self
+    }
+
+    /// Sets [`ShardMapOptions::timeout_ms`].
+    pub fn timeout_ms(mut self, timeout_ms: i64) -> ShardMapOptions<'a> {
+        self.timeout_ms = timeout_ms;
+        self
+    }
+
+    /// Sets [`ShardMapOptions::print`].
+    pub fn print(mut self, print: &'a PrintFn<'a>) -> ShardMapOptions<'a> {
+        self.print = Some(print);
+        self
+    }
+}
+
 impl fmt::Debug for ShardMapOptions<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ShardMapOptions")
@@ -44,7 +71,7 @@ impl fmt::Debug for ShardMapOptions<'_> {
 /// The closure of a shard_map, as the trampoline sees it.
 type ShardFn<'f> = dyn Fn(&mut ShardContext) -> Result<()> + Sync + 'f;
 /// A print sink of [`ShardMapOptions::print`]: (device, text).
-pub type PrintFn<'f> = dyn Fn(i32, &str) + Sync + 'f;
+pub type PrintFn<'f> = dyn Fn(usize, &str) + Sync + 'f;
 /// spmd_shard_map or spmd_shard_map_text, whose arguments differ only in
 /// the type `S` of the specs (handles or strings).
 type ShardMapEntry<S> = unsafe extern "C" fn(
@@ -59,6 +86,107 @@ type ShardMapEntry<S> = unsafe extern "C" fn(
     *const sys::spmd_shard_map_options,
     *mut *mut sys::spmd_array,
 ) -> sys::spmd_status;
+
+/// A partition spec as [`Mesh::shard_map`] takes it: a [`Spec`], or its
+/// text as [`Spec::parse`] reads it ("x", "(x, y), None", "P('x')", "" for
+/// P()). Implemented for `Spec`, `str`, `String` and references to them, so
+/// the specs of one call are `&["x"]` or `&[&spec]`.
+pub trait IntoSpec: spec_arg::Sealed {
+    #[doc(hidden)]
+    fn spec_arg(&self) -> spec_arg::SpecArg<'_>;
+}
+
+mod spec_arg {
+    /// What an [`IntoSpec`](super::IntoSpec) is.
+    pub enum SpecArg<'a> {
+        Spec(&'a crate::Spec),
+        Text(&'a str),
+    }
+
+    pub trait Sealed {}
+    impl Sealed for crate::Spec {}
+    impl Sealed for str {}
+    impl Sealed for String {}
+    impl<T: Sealed + ?Sized> Sealed for &T {}
+}
+use spec_arg::SpecArg;
+
+impl IntoSpec for Spec {
+    fn spec_arg(&self) -> SpecArg<'_> {
+        SpecArg::Spec(self)
+    }
+}
+
+impl IntoSpec for str {
+    fn spec_arg(&self) -> SpecArg<'_> {
+        SpecArg::Text(self)
+    }
+}
+
+impl IntoSpec for String {
+    fn spec_arg(&self) -> SpecArg<'_> {
+        SpecArg::Text(self)
+    }
+}
+
+impl<T: IntoSpec + ?Sized> IntoSpec for &T {
+    fn spec_arg(&self) -> SpecArg<'_> {
+        (**self).spec_arg()
+    }
+}
+
+thread_local! {
+    /// Whether this thread runs a shard_map closure: its panics are caught
+    /// and reported in the shard_map's error, not by the panic hook.
+    static IN_CLOSURE: Cell<bool> = const { Cell::new(false) };
+    /// Where the closure's last panic happened ("src/main.rs:10:5").
+    static PANIC_AT: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Wraps the process's panic hook, once, so that a panic inside a
+/// shard_map closure prints nothing (no message and backtrace per device):
+/// the hook notes where it happened, and the trampoline puts that and the
+/// message in the device's error. Panics elsewhere reach the previous hook
+/// unchanged. A hook set later with `std::panic::set_hook` replaces this
+/// one; such panics are then printed again, and still reported.
+fn quiet_closure_panics() {
+    static HOOK: Once = Once::new();
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if IN_CLOSURE.try_with(Cell::get).unwrap_or(false) {
+                let at = info.location().map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column()));
+                let _ = PANIC_AT.try_with(|p| *p.borrow_mut() = at);
+            } else {
+                previous(info);
+            }
+        }));
+    });
+}
+
+/// Marks this thread as running a closure until dropped (restoring the
+/// previous mark, so nested calls stay marked).
+struct InClosure {
+    was: bool,
+}
+
+impl InClosure {
+    fn enter() -> InClosure {
+        let _ = PANIC_AT.try_with(|p| p.borrow_mut().take());
+        InClosure { was: IN_CLOSURE.with(|c| c.replace(true)) }
+    }
+
+    /// Where the last panic on this thread happened, if the hook saw it.
+    fn panic_location(&self) -> Option<String> {
+        PANIC_AT.try_with(|p| p.borrow_mut().take()).ok().flatten()
+    }
+}
+
+impl Drop for InClosure {
+    fn drop(&mut self) {
+        let _ = IN_CLOSURE.try_with(|c| c.set(self.was));
+    }
+}
 
 fn panic_text(payload: &(dyn Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {
@@ -81,6 +209,7 @@ unsafe extern "C" fn shard_trampoline(ctx: *mut sys::spmd_ctx, user_data: *mut c
     // SAFETY: user_data is the &&ShardFn that run_shard_map passed, alive
     // for the whole shard_map; ctx is this callback's context.
     let f: &&ShardFn<'_> = &*(user_data as *const &ShardFn<'_>);
+    let marked = InClosure::enter();
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         let mut context = ShardContext { ctx, _not_send: PhantomData };
         f(&mut context)
@@ -88,8 +217,12 @@ unsafe extern "C" fn shard_trampoline(ctx: *mut sys::spmd_ctx, user_data: *mut c
     let (status, message) = match outcome {
         Ok(Ok(())) => return sys::SPMD_OK,
         Ok(Err(e)) => (e.status, e.message),
-        Err(payload) => (Status::Callback, format!("shard_map closure panicked: {}", panic_text(&*payload))),
+        Err(payload) => {
+            let at = marked.panic_location().map(|at| format!(" at {at}")).unwrap_or_default();
+            (Status::Callback, format!("shard_map closure panicked{at}: {}", panic_text(&*payload)))
+        }
     };
+    drop(marked);
     let message = message_c(&message);
     sys::spmd_ctx_error(ctx, status.to_raw(), message.as_ptr())
 }
@@ -105,7 +238,7 @@ unsafe extern "C" fn print_trampoline(device: c_int, text: *const c_char, user_d
         } else {
             // SAFETY: user_data is the &&PrintFn that run_shard_map passed.
             let f: &&PrintFn<'_> = &*(user_data as *const &PrintFn<'_>);
-            f(device, &text);
+            f(usize::try_from(device).unwrap_or(usize::MAX), &text);
         }
     }));
 }
@@ -120,16 +253,20 @@ impl Mesh {
     /// `Fn + Sync`. A device fails by returning an `Err` (its status and
     /// message reach the caller, tagged with the device) or by panicking
     /// (caught: [`Status::Callback`] with the panic's message); either
-    /// fails the shard_map.
+    /// fails the shard_map. The panic is reported there, not printed by the
+    /// panic hook on every device thread.
+    ///
+    /// The specs are [`Spec`]s or their text ([`IntoSpec`]): `&["x"]`,
+    /// `&[""]` for P(), `&[&spec]`. One slice holds one kind; a call
+    /// without inputs names its type (`&[] as &[&str]`).
     ///
     /// ```no_run
     /// # fn main() -> spmd::Result<()> {
-    /// use spmd::{Array, DType, Mesh, Runtime, Sharding, Spec};
+    /// use spmd::{Array, DType, Mesh, Runtime, Sharding};
     /// let rt = Runtime::new()?;
     /// let mesh = Mesh::new(&rt, &[4], &["x"])?;
     /// let x = Array::arange(&Sharding::named_text(&mesh, "x")?, DType::F32, &[8], 0.0, 1.0)?;
-    /// let (by_x, replicated) = (Spec::parse("x")?, Spec::parse("")?);
-    /// let out = mesh.shard_map(&[&x], &[&by_x], &[&replicated], |ctx| {
+    /// let out = mesh.shard_map(&[&x], &["x"], &[""], |ctx| {
     ///     let block = ctx.input(0)?;
     ///     let mut sum = ctx.alloc(DType::F32, &[])?;
     ///     sum.as_mut_slice::<f32>()?[0] = block.as_slice::<f32>()?.iter().sum();
@@ -139,32 +276,44 @@ impl Mesh {
     /// assert_eq!(out[0].to_host::<f32>()?, vec![28.0]);
     /// # Ok(()) }
     /// ```
-    pub fn shard_map<F>(&self, inputs: &[&Array], in_specs: &[&Spec], out_specs: &[&Spec], f: F) -> Result<Vec<Array>>
+    pub fn shard_map<I, O, F>(&self, inputs: &[&Array], in_specs: &[I], out_specs: &[O], f: F) -> Result<Vec<Array>>
     where
+        I: IntoSpec,
+        O: IntoSpec,
         F: Fn(&mut ShardContext) -> Result<()> + Sync,
     {
-        self.shard_map_with(inputs, in_specs, out_specs, &ShardMapOptions::default(), f)
+        self.shard_map_with(inputs, in_specs, out_specs, &ShardMapOptions::new(), f)
     }
 
-    /// [`Mesh::shard_map`] with options.
-    pub fn shard_map_with<F>(
+    /// [`Mesh::shard_map`] with options: `&ShardMapOptions::new().check_rep(true)`.
+    pub fn shard_map_with<I, O, F>(
         &self,
         inputs: &[&Array],
-        in_specs: &[&Spec],
-        out_specs: &[&Spec],
+        in_specs: &[I],
+        out_specs: &[O],
         options: &ShardMapOptions<'_>,
         f: F,
     ) -> Result<Vec<Array>>
     where
+        I: IntoSpec,
+        O: IntoSpec,
         F: Fn(&mut ShardContext) -> Result<()> + Sync,
     {
-        let ins: Vec<*const sys::spmd_spec> = in_specs.iter().map(|s| s.as_ptr() as *const _).collect();
-        let outs: Vec<*const sys::spmd_spec> = out_specs.iter().map(|s| s.as_ptr() as *const _).collect();
+        let ins: Vec<SpecArg<'_>> = in_specs.iter().map(|s| s.spec_arg()).collect();
+        let outs: Vec<SpecArg<'_>> = out_specs.iter().map(|s| s.spec_arg()).collect();
+        if let (Some(ins), Some(outs)) = (all_text(&ins), all_text(&outs)) {
+            // All text: the library parses them (spmd_shard_map_text).
+            return self.shard_map_text(inputs, &ins, &outs, options, f);
+        }
+        let parsed_ins = parse_specs("in_specs", &ins)?;
+        let parsed_outs = parse_specs("out_specs", &outs)?;
+        let ins = spec_ptrs(&ins, &parsed_ins);
+        let outs = spec_ptrs(&outs, &parsed_outs);
         self.run_shard_map(sys::spmd_shard_map, inputs, &ins, &outs, options, &f)
     }
 
     /// [`Mesh::shard_map_with`] with the specs as text ("x", "(x, y), None",
-    /// "P('x')", "" for P()).
+    /// "P('x')", "" for P()), which [`Mesh::shard_map_with`] also takes.
     pub fn shard_map_text<F>(
         &self,
         inputs: &[&Array],
@@ -195,6 +344,7 @@ impl Mesh {
         if inputs.len() != in_specs.len() {
             return Err(Error::invalid(format!("shard_map: {} inputs but {} in_specs", inputs.len(), in_specs.len())));
         }
+        quiet_closure_panics();
         let mut o = init_struct(sys::spmd_shard_map_options_init)?;
         o.check_rep = options.check_rep as i32;
         o.timeout_ms = options.timeout_ms;
@@ -224,6 +374,33 @@ impl Mesh {
         // SAFETY: on success, n_out new arrays the caller owns.
         Ok(outputs.into_iter().map(|p| unsafe { Array::from_raw(p) }).collect())
     }
+}
+
+/// The texts of `args` when every one is text.
+fn all_text<'a>(args: &[SpecArg<'a>]) -> Option<Vec<&'a str>> {
+    args.iter().map(|a| if let SpecArg::Text(t) = a { Some(*t) } else { None }).collect()
+}
+
+/// The specs given as text among `args`, parsed (`None` for the others);
+/// the error names the argument and its index.
+fn parse_specs(what: &str, args: &[SpecArg<'_>]) -> Result<Vec<Option<Spec>>> {
+    let parse = |(i, a): (usize, &SpecArg<'_>)| match a {
+        SpecArg::Spec(_) => Ok(None),
+        SpecArg::Text(t) => Spec::parse(t)
+            .map(Some)
+            .map_err(|e| Error::new(e.status, format!("Mesh::shard_map: {what}[{i}]: {}", e.message))),
+    };
+    args.iter().enumerate().map(parse).collect()
+}
+
+/// The spec handles of `args`, the parsed ones from `parsed`.
+fn spec_ptrs(args: &[SpecArg<'_>], parsed: &[Option<Spec>]) -> Vec<*const sys::spmd_spec> {
+    let ptr = |(a, p): (&SpecArg<'_>, &Option<Spec>)| match (a, p) {
+        (SpecArg::Spec(s), _) => s.as_ptr() as *const _,
+        (_, Some(s)) => s.as_ptr() as *const _,
+        (SpecArg::Text(_), None) => std::ptr::null(),
+    };
+    args.iter().zip(parsed).map(ptr).collect()
 }
 
 /// The per-device view a shard_map closure receives (`spmd_ctx`).
@@ -266,9 +443,9 @@ fn out_block(call: impl FnOnce(*mut sys::spmd_block) -> sys::spmd_status) -> Res
 
 impl ShardContext {
     /// The global id of this device.
-    pub fn device_id(&self) -> Result<i32> {
+    pub fn device_id(&self) -> Result<usize> {
         // SAFETY: our live context, on its thread.
-        out_value(|d| unsafe { sys::spmd_ctx_device_id(self.ctx, d) })
+        from_c_size(out_value(|d| unsafe { sys::spmd_ctx_device_id(self.ctx, d) })?)
     }
 
     /// The mesh of the shard_map.
@@ -294,17 +471,17 @@ impl ShardContext {
 
     /// jax.lax.axis_index(axes): this device's index over `axes` ("x",
     /// "(x, y)", "()").
-    pub fn axis_index(&self, axes: &str) -> Result<i64> {
+    pub fn axis_index(&self, axes: &str) -> Result<usize> {
         let c = c_string("ShardContext::axis_index", axes)?;
         // SAFETY: our live context; valid string and out pointer.
-        out_value(|i| unsafe { sys::spmd_ctx_axis_index(self.ctx, c.as_ptr(), i) })
+        from_c_size(out_value(|i| unsafe { sys::spmd_ctx_axis_index(self.ctx, c.as_ptr(), i) })?)
     }
 
     /// jax.lax.axis_size(axes).
-    pub fn axis_size(&self, axes: &str) -> Result<i64> {
+    pub fn axis_size(&self, axes: &str) -> Result<usize> {
         let c = c_string("ShardContext::axis_size", axes)?;
         // SAFETY: our live context; valid string and out pointer.
-        out_value(|n| unsafe { sys::spmd_ctx_axis_size(self.ctx, c.as_ptr(), n) })
+        from_c_size(out_value(|n| unsafe { sys::spmd_ctx_axis_size(self.ctx, c.as_ptr(), n) })?)
     }
 
     /// Number of inputs.
@@ -321,10 +498,11 @@ impl ShardContext {
 
     /// A new zero-filled, writable block on this device, owned by the
     /// context.
-    pub fn alloc(&self, dtype: DType, shape: &[i64]) -> Result<Block<'_>> {
+    pub fn alloc(&self, dtype: DType, shape: &[usize]) -> Result<Block<'_>> {
+        let shape = c_sizes("ShardContext::alloc: shape", shape)?;
         // SAFETY: shape holds ndim sizes; the block initialised by spmd_block_init.
         let b = out_block(|b| unsafe {
-            sys::spmd_ctx_alloc(self.ctx, dtype.to_raw(), shape.len(), ptr_or_null(shape), b)
+            sys::spmd_ctx_alloc(self.ctx, dtype.to_raw(), shape.len(), ptr_or_null(&shape), b)
         })?;
         Ok(Block::new(b, true, Origin::Alloc))
     }
@@ -332,7 +510,7 @@ impl ShardContext {
     /// A new block holding a copy of `data` in `shape`, written by the host:
     /// an error where the context's blocks are device memory
     /// ([`MemoryKind::Device`]).
-    pub fn alloc_from<T: Element>(&self, shape: &[i64], data: &[T]) -> Result<Block<'_>> {
+    pub fn alloc_from<T: Element>(&self, shape: &[usize], data: &[T]) -> Result<Block<'_>> {
         let mut b = self.alloc(T::DTYPE, shape)?;
         b.host_memory("ShardContext::alloc_from")?;
         let dst = b.as_mut_slice::<T>()?;
@@ -360,8 +538,9 @@ impl ShardContext {
         check(unsafe { sys::spmd_ctx_print(self.ctx, c.as_ptr()) })
     }
 
-    /// Formatted [`ShardContext::print`]: `ctx.printf(format_args!("({},)", n))`
-    /// (the binding formats with Rust's `format!` machinery instead of C's
+    /// Formatted [`ShardContext::print`]: `ctx.printf(format_args!("({},)", n))`,
+    /// or [`debug_print!`](crate::debug_print)`(ctx, "({},)", n)` (the
+    /// binding formats with Rust's `format!` machinery instead of C's
     /// variadic spmd_ctx_printf).
     pub fn printf(&self, args: fmt::Arguments<'_>) -> Result<()> {
         self.print(&fmt::format(args))
@@ -409,18 +588,18 @@ impl ShardContext {
     }
 
     /// jax.lax.all_gather(x, axes, axis=axis, tiled=tiled).
-    pub fn all_gather(&self, x: &Block<'_>, axes: &str, axis: i64, tiled: bool) -> Result<Block<'_>> {
+    pub fn all_gather(&self, x: &Block<'_>, axes: &str, axis: isize, tiled: bool) -> Result<Block<'_>> {
         // SAFETY: as psum.
         self.collective("ShardContext::all_gather", x, axes, |x, a, out| unsafe {
-            sys::spmd_ctx_all_gather(self.ctx, x, a, axis, tiled as i32, out)
+            sys::spmd_ctx_all_gather(self.ctx, x, a, axis as i64, tiled as i32, out)
         })
     }
 
     /// jax.lax.psum_scatter(x, axes, scatter_dimension=dim, tiled=tiled).
-    pub fn psum_scatter(&self, x: &Block<'_>, axes: &str, scatter_dimension: i64, tiled: bool) -> Result<Block<'_>> {
+    pub fn psum_scatter(&self, x: &Block<'_>, axes: &str, scatter_dimension: isize, tiled: bool) -> Result<Block<'_>> {
         // SAFETY: as psum.
         self.collective("ShardContext::psum_scatter", x, axes, |x, a, out| unsafe {
-            sys::spmd_ctx_psum_scatter(self.ctx, x, a, scatter_dimension, tiled as i32, out)
+            sys::spmd_ctx_psum_scatter(self.ctx, x, a, scatter_dimension as i64, tiled as i32, out)
         })
     }
 
@@ -429,19 +608,20 @@ impl ShardContext {
         &self,
         x: &Block<'_>,
         axes: &str,
-        split_axis: i64,
-        concat_axis: i64,
+        split_axis: isize,
+        concat_axis: isize,
         tiled: bool,
     ) -> Result<Block<'_>> {
         // SAFETY: as psum.
         self.collective("ShardContext::all_to_all", x, axes, |x, a, out| unsafe {
-            sys::spmd_ctx_all_to_all(self.ctx, x, a, split_axis, concat_axis, tiled as i32, out)
+            sys::spmd_ctx_all_to_all(self.ctx, x, a, split_axis as i64, concat_axis as i64, tiled as i32, out)
         })
     }
 
     /// jax.lax.ppermute(x, axes, perm): (source, dest) pairs of axis indices.
-    pub fn ppermute(&self, x: &Block<'_>, axes: &str, pairs: &[(i64, i64)]) -> Result<Block<'_>> {
-        let flat: Vec<i64> = pairs.iter().flat_map(|&(s, d)| [s, d]).collect();
+    pub fn ppermute(&self, x: &Block<'_>, axes: &str, pairs: &[(usize, usize)]) -> Result<Block<'_>> {
+        let flat: Vec<usize> = pairs.iter().flat_map(|&(s, d)| [s, d]).collect();
+        let flat = c_sizes("ShardContext::ppermute: pairs", &flat)?;
         // SAFETY: flat holds 2*npairs values.
         self.collective("ShardContext::ppermute", x, axes, |x, a, out| unsafe {
             sys::spmd_ctx_ppermute(self.ctx, x, a, pairs.len(), ptr_or_null(&flat), out)
@@ -478,6 +658,8 @@ impl fmt::Display for Origin {
 /// [`Block::as_ptr`] and [`ShardContext::stream`].
 pub struct Block<'c> {
     raw: sys::spmd_block,
+    /// The local shape as `usize`s (the C struct holds `int64_t`s).
+    shape: [usize; MAX_NDIM],
     writable: Cell<bool>,
     origin: Origin,
     _ctx: PhantomData<&'c ShardContext>,
@@ -485,7 +667,11 @@ pub struct Block<'c> {
 
 impl<'c> Block<'c> {
     fn new(raw: sys::spmd_block, writable: bool, origin: Origin) -> Block<'c> {
-        Block { raw, writable: Cell::new(writable), origin, _ctx: PhantomData }
+        let mut shape = [0usize; MAX_NDIM];
+        for (s, &r) in shape.iter_mut().zip(&raw.shape[..raw.ndim.min(MAX_NDIM)]) {
+            *s = usize::try_from(r).unwrap_or(0);
+        }
+        Block { raw, shape, writable: Cell::new(writable), origin, _ctx: PhantomData }
     }
 
     /// Where the data lies: [`MemoryKind::Host`] (cpu) and
@@ -512,8 +698,8 @@ impl<'c> Block<'c> {
     }
 
     /// The local shape.
-    pub fn shape(&self) -> &[i64] {
-        &self.raw.shape[..self.raw.ndim.min(MAX_NDIM)]
+    pub fn shape(&self) -> &[usize] {
+        &self.shape[..self.raw.ndim.min(MAX_NDIM)]
     }
 
     /// Number of dimensions.
@@ -523,7 +709,7 @@ impl<'c> Block<'c> {
 
     /// Number of elements.
     pub fn len(&self) -> usize {
-        self.shape().iter().product::<i64>().max(0) as usize
+        self.shape().iter().product()
     }
 
     /// Whether the block holds no element.

@@ -1,6 +1,8 @@
 //! Shardings: how an array's elements are laid out over devices.
 use crate::error::{c_string, check, out_string, Error, Result};
-use crate::{init_struct, out_value, ptr_or_null, sys, Mesh, Runtime, Spec};
+use crate::{
+    c_device, c_sizes, from_c_size, from_c_sizes, init_struct, out_value, ptr_or_null, sys, Mesh, Runtime, Spec,
+};
 
 crate::handle!(
     /// A sharding (`spmd_sharding`): `NamedSharding(mesh, spec)` or
@@ -24,15 +26,15 @@ pub enum ShardingKind {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShardInfo {
     /// Global id of the device holding the shard.
-    pub device: i32,
+    pub device: usize,
     /// Counts the devices holding the same block, 0 for the first.
-    pub replica_id: i32,
+    pub replica_id: usize,
     /// First index per dimension.
-    pub start: Vec<i64>,
+    pub start: Vec<usize>,
     /// One past the last index per dimension.
-    pub stop: Vec<i64>,
+    pub stop: Vec<usize>,
     /// stop - start per dimension.
-    pub local_shape: Vec<i64>,
+    pub local_shape: Vec<usize>,
 }
 
 impl ShardInfo {
@@ -42,17 +44,17 @@ impl ShardInfo {
         check(call(&mut info))?;
         let n = info.ndim.min(crate::MAX_NDIM);
         Ok(ShardInfo {
-            device: info.device,
-            replica_id: info.replica_id,
-            start: info.start[..n].to_vec(),
-            stop: info.stop[..n].to_vec(),
-            local_shape: info.local_shape[..n].to_vec(),
+            device: from_c_size(info.device)?,
+            replica_id: from_c_size(info.replica_id)?,
+            start: from_c_sizes(&info.start[..n])?,
+            stop: from_c_sizes(&info.stop[..n])?,
+            local_shape: from_c_sizes(&info.local_shape[..n])?,
         })
     }
 
     /// Number of elements of the shard.
     pub fn len(&self) -> usize {
-        self.local_shape.iter().product::<i64>().max(0) as usize
+        self.local_shape.iter().product()
     }
 
     /// Whether the shard holds no element.
@@ -106,7 +108,8 @@ impl Sharding {
     }
 
     /// SingleDeviceSharding(device).
-    pub fn single_device(runtime: &Runtime, device_id: i32) -> Result<Sharding> {
+    pub fn single_device(runtime: &Runtime, device_id: usize) -> Result<Sharding> {
+        let device_id = c_device("Sharding::single_device: device_id", device_id)?;
         // SAFETY: live handle, valid out pointer.
         Sharding::from_call(|out| unsafe { sys::spmd_sharding_single_device(runtime.as_ptr(), device_id, out) })
     }
@@ -158,10 +161,11 @@ impl Sharding {
     }
 
     /// Shard `index` (in mesh device order) of an array of global `shape`.
-    pub fn shard_info(&self, shape: &[i64], index: usize) -> Result<ShardInfo> {
+    pub fn shard_info(&self, shape: &[usize], index: usize) -> Result<ShardInfo> {
+        let shape = c_sizes("Sharding::shard_info: shape", shape)?;
         // SAFETY: shape holds ndim sizes; out is initialised by fill.
         ShardInfo::fill(|out| unsafe {
-            sys::spmd_sharding_shard_info(self.ptr, shape.len(), ptr_or_null(shape), index, out)
+            sys::spmd_sharding_shard_info(self.ptr, shape.len(), ptr_or_null(&shape), index, out)
         })
     }
 
@@ -169,29 +173,33 @@ impl Sharding {
     /// [`crate::Array::from_process_local_data`] takes: the smallest box covering
     /// the blocks of this process's devices (`shape` itself in a runtime of
     /// one process).
-    pub fn process_local_shape(&self, shape: &[i64]) -> Result<Vec<i64>> {
+    pub fn process_local_shape(&self, shape: &[usize]) -> Result<Vec<usize>> {
+        let shape = c_sizes("Sharding::process_local_shape: shape", shape)?;
         let mut local = vec![0i64; shape.len()];
         // SAFETY: shape holds ndim sizes and local room for as many.
         check(unsafe {
-            sys::spmd_array_process_local_shape(self.ptr, shape.len(), ptr_or_null(shape), local.as_mut_ptr())
+            sys::spmd_array_process_local_shape(self.ptr, shape.len(), ptr_or_null(&shape), local.as_mut_ptr())
         })?;
-        Ok(local)
+        from_c_sizes(&local)
     }
 
     /// The shard on device `device_id` of an array of global `shape`.
-    pub fn shard_info_of_device(&self, shape: &[i64], device_id: i32) -> Result<ShardInfo> {
+    pub fn shard_info_of_device(&self, shape: &[usize], device_id: usize) -> Result<ShardInfo> {
+        let shape = c_sizes("Sharding::shard_info_of_device: shape", shape)?;
+        let device_id = c_device("Sharding::shard_info_of_device: device_id", device_id)?;
         // SAFETY: shape holds ndim sizes; out is initialised by fill.
         ShardInfo::fill(|out| unsafe {
-            sys::spmd_sharding_shard_info_of_device(self.ptr, shape.len(), ptr_or_null(shape), device_id, out)
+            sys::spmd_sharding_shard_info_of_device(self.ptr, shape.len(), ptr_or_null(&shape), device_id, out)
         })
     }
 
     /// The picture of how an array of `shape` (1 or 2 dimensions) is laid out
     /// (jax.debug.visualize_array_sharding), ending with a newline.
-    pub fn visualize(&self, shape: &[i64], options: &VisualizeOptions) -> Result<String> {
+    pub fn visualize(&self, shape: &[usize], options: &VisualizeOptions) -> Result<String> {
+        let shape = c_sizes("Sharding::visualize: shape", shape)?;
         let o = options.to_sys()?;
         // SAFETY: shape holds ndim sizes; valid options and out pointer.
-        out_string(|out| unsafe { sys::spmd_sharding_visualize(self.ptr, shape.len(), ptr_or_null(shape), &o, out) })
+        out_string(|out| unsafe { sys::spmd_sharding_visualize(self.ptr, shape.len(), ptr_or_null(&shape), &o, out) })
     }
 }
 
