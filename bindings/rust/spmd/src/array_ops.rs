@@ -244,6 +244,17 @@ impl Array {
         ops::argmax(self, axis, &options)
     }
 
+    /// x.argmin(axis): int32 indices of the first smallest value; `axis`
+    /// may be negative.
+    pub fn argmin(&self, axis: isize) -> Result<Array> {
+        ops::argmin(self, axis, &OpOptions::new())
+    }
+
+    /// [`Array::argmin`] with options.
+    pub fn argmin_with(&self, axis: isize, options: OpOptions<'_>) -> Result<Array> {
+        ops::argmin(self, axis, &options)
+    }
+
     /// jax.nn.softmax(x, axis).
     pub fn softmax(&self, axis: isize) -> Result<Array> {
         ops::softmax(self, axis, false, &OpOptions::new())

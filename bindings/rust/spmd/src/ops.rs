@@ -327,10 +327,10 @@ pub fn argmax<'a>(x: impl Into<Operand<'a>>, axis: isize, options: &OpOptions<'_
 }
 
 /// jnp.argmin(x, axis): int32 indices of the first smallest value.
-pub fn argmin<'a>(x: impl Into<Operand<'a>>, axis: i64, options: &OpOptions<'_>) -> Result<Array> {
+pub fn argmin<'a>(x: impl Into<Operand<'a>>, axis: isize, options: &OpOptions<'_>) -> Result<Array> {
     let x = x.into();
     // SAFETY: live operand, valid options and out pointer.
-    run(&[&x], options, |o, out| unsafe { sys::spmd_argmin(x.ptr(), axis, o, out) })
+    run(&[&x], options, |o, out| unsafe { sys::spmd_argmin(x.ptr(), axis as i64, o, out) })
 }
 
 /// jax.nn.softmax(x, axis), or log_softmax when `log`.

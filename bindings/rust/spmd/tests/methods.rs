@@ -151,6 +151,7 @@ fn reductions_and_options() -> spmd::Result<()> {
     assert_eq!(kept.shape()?, vec![1, 4]);
     assert_eq!(x.argmax(1)?.to_host::<i32>()?, vec![3, 3]);
     assert_eq!(x.argmax(-2)?.to_host::<i32>()?, vec![1; 4]);
+    assert_eq!(x.argmin(1)?.to_host::<i32>()?, vec![0, 0]);
     let sm = values(&x.softmax(-1)?);
     assert!((sm[..4].iter().sum::<f32>() - 1.0).abs() < 1e-5);
     assert!((values(&x.log_softmax(-1)?)[0] - sm[0].ln()).abs() < 1e-5);
