@@ -120,6 +120,12 @@ static spmd_status run_op(const char *op, const json_value *params, spmd_array *
     return spmd_argmax(in[0], json_int(conformance_member(params, "axis", where), 0), o, out);
   if (strcmp(op, "argmin") == 0)
     return spmd_argmin(in[0], json_int(conformance_member(params, "axis", where), 0), o, out);
+  if (strcmp(op, "cumsum") == 0)
+    return spmd_cumsum(in[0], json_int(conformance_member(params, "axis", where), 0), o, out);
+  if (strcmp(op, "one_hot") == 0)
+    return spmd_one_hot(in[0], json_int(conformance_member(params, "num_classes", where), 0),
+                        json_int(conformance_member(params, "axis", where), 0),
+                        dtype_of(json_string(conformance_member(params, "dtype", where))), o, out);
   if (strcmp(op, "softmax") == 0)
     return spmd_softmax(in[0], json_int(conformance_member(params, "axis", where), 0),
                         conformance_member(params, "log", where)->boolean, o, out);
@@ -160,6 +166,12 @@ static double bf16_value(uint16_t h) {
   float f;
   memcpy(&f, &u, sizeof f);
   return f;
+}
+
+static double f16_value(uint16_t h) {
+  const int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  const double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m | 0x400, e - 25);
+  return (h & 0x8000) ? -v : v;
 }
 
 /* Largest disagreement per op name, for the accuracy table. */
@@ -245,7 +257,7 @@ void conformance_propagation(conformance_tally *t) {
         const json_value *atol_v = json_get(c, "atol");
         const double atol = atol_v ? atol_v->number : 0;
         double most = 0, most_abs = 0;
-        if (dt == SPMD_F32 || dt == SPMD_BF16) {
+        if (dt == SPMD_F32 || dt == SPMD_BF16 || (dt == SPMD_F16 && (allowed > 0 || atol > 0))) {
           const size_t es = dt == SPMD_F32 ? 4 : 2, n = len / es;
           for (size_t i = 0; i < n; ++i) {
             double u;
@@ -259,9 +271,10 @@ void conformance_propagation(conformance_tally *t) {
               uint16_t g, w;
               memcpy(&g, have + 2 * i, 2);
               memcpy(&w, ref + 2 * i, 2);
-              /* bf16 ulps: the distance in steps of the 16-bit grid */
-              u = g == w ? 0 : fabs(bf16_value(g) - bf16_value(w)) /
-                                   fabs(bf16_value((uint16_t)(w + 1)) - bf16_value(w));
+              /* 16-bit ulps: the distance in steps of the type's grid */
+              double (*value)(uint16_t) = dt == SPMD_F16 ? f16_value : bf16_value;
+              u = g == w ? 0 : fabs(value(g) - value(w)) / fabs(value((uint16_t)(w + 1)) - value(w));
+              if (fabs(value(g) - value(w)) > most_abs) most_abs = fabs(value(g) - value(w));
             }
             if (u > most) most = u;
           }

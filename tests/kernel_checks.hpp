@@ -398,6 +398,7 @@ inline void reduce_typed(const dev::red::Plan &plan, const unsigned char *in, Bo
     case red::Op::Min: return reduce_body<dev::red::Extreme<A>, A>(plan, in, split, out);
     case red::Op::ArgMax: return reduce_body<dev::red::ArgMax<A>, A>(plan, in, split, out);
     case red::Op::ArgMin: return reduce_body<dev::red::ArgMin<A>, A>(plan, in, split, out);
+    case red::Op::CumSum: return;  // no device body (docs/cuda.md)
   }
 }
 

@@ -413,6 +413,9 @@ static void every_op_takes_an_empty_array_of_huge_dimensions(void **state) {
   assert_ok(spmd_where(u, u, u, NULL, &r));
   assert_shape(r, SPMD_U8, 2, e62);
   spmd_array_destroy(r);
+  assert_ok(spmd_cumsum(u, 1, NULL, &r));
+  assert_shape(r, SPMD_U8, 2, e62);
+  spmd_array_destroy(r);
   /* Reductions over the huge dimension: empty results; over the empty
    * one, max and min have no identity (JAX: ValueError). */
   const int64_t ax1 = 1, ax0 = 0;
@@ -749,6 +752,42 @@ static void softmax_of_bool_is_refused(void **state) {
   spmd_array_destroy(t);
 }
 
+/* cumsum and one_hot refuse what JAX refuses, naming the argument, and
+ * leave their operand usable. */
+static void cumsum_and_one_hot_refusals_name_the_argument(void **state) {
+  (void)state;
+  const int64_t s2[1] = {2};
+  const uint8_t bools[2] = {1, 0};
+  const int32_t labels[2] = {1, 0};
+  spmd_array *b = test_put(line, "d", SPMD_BOOL, 1, s2, bools);
+  spmd_array *l = test_put(line, "d", SPMD_I32, 1, s2, labels), *r = NULL;
+  assert_refused(spmd_cumsum(l, 1, NULL, &r), &r, "spmd_cumsum: axis");
+  assert_refused(spmd_cumsum(l, -2, NULL, &r), &r, "spmd_cumsum: axis");
+  assert_refused(spmd_cumsum(NULL, 0, NULL, &r), &r, "spmd_cumsum: x");
+  assert_int_equal(spmd_cumsum(l, 0, NULL, NULL), SPMD_ERR_INVALID_ARGUMENT);
+  assert_refused(spmd_one_hot(l, -1, -1, SPMD_F32, NULL, &r), &r, "spmd_one_hot: num_classes");
+  assert_refused(spmd_one_hot(l, 3, 2, SPMD_F32, NULL, &r), &r, "spmd_one_hot: axis");
+  assert_refused(spmd_one_hot(l, 3, -3, SPMD_F32, NULL, &r), &r, "spmd_one_hot: axis");
+  assert_refused(spmd_one_hot(l, 3, -1, (spmd_dtype)99, NULL, &r), &r, "spmd_one_hot: dtype");
+  assert_refused(spmd_one_hot(b, 3, -1, SPMD_F32, NULL, &r), &r, "spmd_one_hot: x");
+  spmd_op_options o = SPMD_OP_OPTIONS_INIT;
+  o.donate = 1;
+  assert_refused(spmd_one_hot(l, 3, -1, SPMD_F32, &o, &r), &r, "spmd_one_hot: options->donate");
+  /* Still usable: one_hot of [1, 0] over 3 classes, along the first axis. */
+  assert_ok(spmd_one_hot(l, 3, 0, SPMD_I32, NULL, &r));
+  const int64_t s32[2] = {3, 2};
+  const int64_t want[6] = {0, 1, 1, 0, 0, 0};
+  assert_ints(r, SPMD_I32, 2, s32, want);
+  spmd_array_destroy(r);
+  /* bool sums as int32. */
+  assert_ok(spmd_cumsum(b, 0, NULL, &r));
+  const int64_t sums[2] = {1, 1};
+  assert_ints(r, SPMD_I32, 1, s2, sums);
+  spmd_array_destroy(r);
+  spmd_array_destroy(b);
+  spmd_array_destroy(l);
+}
+
 /* ---- empty blocks on every split ---- */
 
 /* (3,) over 8 devices: blocks of 1, 1, 1 and five empty ones. Every op,
@@ -990,6 +1029,7 @@ int main(void) {
       cmocka_unit_test(einsum_sums_a_lone_letter_in_the_operands_dtype),
       cmocka_unit_test(softmax_of_integers_subtracts_the_max_in_their_type),
       cmocka_unit_test(softmax_of_bool_is_refused),
+      cmocka_unit_test(cumsum_and_one_hot_refusals_name_the_argument),
       cmocka_unit_test(every_op_computes_across_empty_blocks),
       cmocka_unit_test(two_dimensional_splits_with_empty_blocks_compute_like_one_device),
       cmocka_unit_test(integral_scalars_past_the_integer_type_are_refused),

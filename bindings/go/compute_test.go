@@ -58,6 +58,15 @@ func TestOps(t *testing.T) {
 	an := must(spmd.Argmin(x, -1))
 	defer an.Close()
 	equal(t, "argmin", must(spmd.ToHost[int32](an)), []int32{0, 0})
+	cs := must(spmd.Cumsum(x, 1))
+	defer cs.Close()
+	equal(t, "cumsum", must(spmd.ToHost[float32](cs)), []float32{0, 1, 3, 6, 4, 9, 15, 22})
+	oh := must(spmd.OneHot(am, 4, -1, spmd.I32))
+	defer oh.Close()
+	equal(t, "one_hot", must(spmd.ToHost[int32](oh)), []int32{0, 0, 0, 1, 0, 0, 0, 1})
+	if _, err := spmd.OneHot(am, -1, -1, spmd.F32); err == nil || !strings.Contains(err.Error(), "OneHot: num_classes") {
+		t.Fatalf("OneHot(-1): %v", err)
+	}
 	i64 := must(spmd.Astype(x, spmd.I64))
 	defer i64.Close()
 	equal(t, "astype", must(spmd.ToHost[int64](i64)), []int64{0, 1, 2, 3, 4, 5, 6, 7})

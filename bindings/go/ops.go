@@ -253,6 +253,22 @@ func Argmin(x *Array, axis int, opts ...OpOption) (*Array, error) {
 	}, x)
 }
 
+// Cumsum is jnp.cumsum(x, axis): the running sum along axis, in x's dtype
+// (bool sums as int32), the sharding of x kept.
+func Cumsum(x *Array, axis int, opts ...OpOption) (*Array, error) {
+	return op("Cumsum", opts, func(o capi.Spmd_op_options, out *uintptr) error {
+		return capi.Spmd_cumsum(x.handle(), int64(axis), o, out)
+	}, x)
+}
+
+// OneHot is jax.nn.one_hot(x, numClasses, dtype=dtype, axis=axis): 1 where x
+// equals the class along a new dimension axis (-1: last), 0 elsewhere.
+func OneHot(x *Array, numClasses, axis int, dtype DType, opts ...OpOption) (*Array, error) {
+	return op("OneHot", opts, func(o capi.Spmd_op_options, out *uintptr) error {
+		return capi.Spmd_one_hot(x.handle(), int64(numClasses), int64(axis), dtypeC(dtype), o, out)
+	}, x)
+}
+
 // Softmax is jax.nn.softmax(x, axis).
 func Softmax(x *Array, axis int, opts ...OpOption) (*Array, error) {
 	return op("Softmax", opts, func(o capi.Spmd_op_options, out *uintptr) error {

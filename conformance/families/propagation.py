@@ -7,6 +7,7 @@ Writes tests/conformance/propagation/cases.json:
     name       unique
     mesh       a name of `meshes`
     op         unary, astype, binary, binary_scalar, where, reduce, argmax, argmin,
+               cumsum, one_hot,
                softmax, matmul, einsum, transpose, reshape, slice,
                concatenate, broadcast_to
     params     the op's parameters, named as in spmd/ops.h
@@ -384,6 +385,45 @@ def generate(out_dir: pathlib.Path) -> None:
     case("argmin0_xy_i32", "argmin", {"axis": 0}, lambda u: jnp.argmin(u, axis=0), [((8, 8), "int32", _XY)])
     case("argmin_last_y_", "argmin", {"axis": -1}, lambda u: jnp.argmin(u, axis=-1),
          [((4, 8, 6), f32, [["y"], [], ["x"]])], out_spec=[[], ["x"]])
+    # cumsum: floats drawn at random, so that the order of additions shows
+    # (lines of 16 or less, blocks of 16, more than 16 blocks). Over a split
+    # axis longer than 16, jit sums each gathered window in an order of its
+    # own CPU loop, not the unsplit scan's (docs/differences.md): those
+    # cases agree within a tolerance, the rest bit for bit.
+    import numpy as np
+    draws = np.random.default_rng(20261126)
+    for tag, shape, dtype, spec, axis in [
+            ("8x8_xy_1", (8, 8), f32, _XY, 1), ("40x8_x__0", (40, 8), f32, _X_, 0),
+            ("8x40_xy_1", (8, 40), f32, _XY, 1), ("2x300__y_1", (2, 300), f32, __Y, -1),
+            ("4x1200_x__1", (4, 1200), f32, _X_, 1), ("8x40_f16_1", (8, 40), "float16", _XY, 1),
+            ("8x40_bf16_1", (8, 40), "bfloat16", _X_, 1),
+            ("8x8_i32_0", (8, 8), "int32", _XY, 0), ("8x8_u8_1", (8, 8), "uint8", _XY, 1),
+            ("8x8_bool_1", (8, 8), "bool", _XY, 1)]:
+        if dtype in (f32, "float16", "bfloat16"):
+            data = [draws.standard_normal(shape)]
+        elif dtype == "uint8":
+            data = [draws.integers(0, 256, shape)]
+        elif dtype == "bool":
+            data = None
+        else:
+            data = [draws.integers(-2**31, 2**31, shape)]
+        split = spec[axis if axis >= 0 else len(shape) + axis] != [] and shape[axis] > 16
+        tol = {} if not split else {"ulps": 16, "atol": 5e-2 if dtype == "float16" else 1e-4}
+        case("cumsum_" + tag, "cumsum", {"axis": axis}, lambda u, axis=axis: jnp.cumsum(u, axis=axis),
+             [(shape, dtype, spec)], data=data, **tol)
+    case("cumsum_to_rep", "cumsum", {"axis": 0}, lambda u: jnp.cumsum(u, axis=0),
+         [((8, 8), f32, _XY)], out_spec=[], data=[draws.standard_normal((8, 8))])
+    # one_hot: in-range, negative and too large indices; floats that are
+    # and are not whole numbers.
+    for tag, shape, dtype, spec, n, axis, out in [
+            ("8_x_5", (8,), "int32", [["x"]], 5, -1, f32), ("8x4_xy_8_0", (8, 4), "int32", _XY, 8, 0, f32),
+            ("8x4_xy_3_1", (8, 4), "int32", _XY, 3, 1, "int32"), ("8_u8_4", (8,), "uint8", [["y"]], 4, -1, "bfloat16"),
+            ("8_f32_4", (8,), f32, [["x"]], 4, -1, f32), ("8_i32_0", (8,), "int32", [["x"]], 0, -1, f32)]:
+        k = np.arange(int(np.prod(shape))).reshape(shape)
+        data = [(k * 0.5 - 1.0) if dtype == f32 else (k % 11 - (0 if dtype == "uint8" else 2))]
+        case("one_hot_" + tag, "one_hot", {"num_classes": n, "axis": axis, "dtype": out},
+             lambda u, n=n, axis=axis, out=out: jax.nn.one_hot(u, n, dtype=out, axis=axis),
+             [(shape, dtype, spec)], data=data)
     case("softmax1_xy", "softmax", {"axis": 1, "log": False}, lambda u: jax.nn.softmax(u, axis=1),
          [((8, 8), f32, _XY)], ulps=8)
     case("log_softmax1_x_", "softmax", {"axis": -1, "log": True},

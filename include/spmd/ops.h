@@ -252,6 +252,48 @@ SPMD_API spmd_status spmd_argmin(const spmd_array *x, int64_t axis, const spmd_o
                                  spmd_array **out);
 
 /**
+ * jnp.cumsum(x, axis): the running sum along `axis`, of x's dtype (bool
+ * sums as int32; integers wrap). Floats are summed in the order XLA sums
+ * them on CPU (lines of up to 16 in order, longer ones in blocks of 16),
+ * so results are JAX's bit for bit there. The result keeps x's sharding;
+ * a split axis is gathered first. Not on the cuda platform yet
+ * (SPMD_ERR_UNSUPPORTED). Since ABI 1.6.
+ *
+ * @param x The operand; not NULL.
+ * @param axis The dimension, negative counting from the end.
+ * @param options NULL for the defaults.
+ * @param out Receives the result; not NULL. Left untouched on failure.
+ * @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for an axis out of range, bad
+ *         options, or a NULL, destroyed or donated x or a NULL out;
+ *         SPMD_ERR_UNSUPPORTED on the cuda platform.
+ */
+SPMD_API spmd_status spmd_cumsum(const spmd_array *x, int64_t axis, const spmd_op_options *options,
+                                 spmd_array **out);
+
+/**
+ * jax.nn.one_hot(x, num_classes, dtype=dtype, axis=axis): 1 where x equals
+ * c and 0 elsewhere, along a new dimension `axis` of the classes
+ * c = 0 .. num_classes-1 (an index out of range, or a float that is not a
+ * whole number, gives a row of zeros). The result keeps x's split; the new
+ * dimension is whole on every device. Since ABI 1.6.
+ *
+ * @param x The indices, of any dtype but bool; not NULL.
+ * @param num_classes The length of the new dimension, 0 or more.
+ * @param axis Where the new dimension goes in the result, negative counting
+ *        from the end (-1: last, as JAX's default).
+ * @param dtype The result's dtype (JAX's default is SPMD_F32).
+ * @param options NULL for the defaults; options->donate must be 0.
+ * @param out Receives the result; not NULL. Left untouched on failure.
+ * @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a negative num_classes,
+ *         an axis out of range, an invalid dtype, a bool x (JAX raises
+ *         TypeError), a donation, bad options, or a NULL, destroyed or
+ *         donated x or a NULL out.
+ */
+SPMD_API spmd_status spmd_one_hot(const spmd_array *x, int64_t num_classes, int64_t axis,
+                                  spmd_dtype dtype, const spmd_op_options *options,
+                                  spmd_array **out);
+
+/**
  * jax.nn.softmax(x, axis) (log_softmax when `log` is nonzero): a float
  * result; integers subtract their max in their own type first, as JAX's;
  * over an axis of size 0 the result is as empty as x.

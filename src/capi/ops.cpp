@@ -5,6 +5,7 @@
 #include "capi/handles.hpp"
 #include "exec/ops/contraction.hpp"
 #include "exec/ops/elementwise.hpp"
+#include "exec/ops/indexing.hpp"
 #include "exec/ops/reduction.hpp"
 #include "exec/ops/shape_ops.hpp"
 #include "exec/ops/table.hpp"
@@ -86,7 +87,7 @@ void complete(const char *fn, const Operands &in, const spmd_op_options *options
               spmd_array **out, Make &&make) {
   out_arg(out);
   const ops::OpOptions c = read_call(options, in, fn);
-  finish(c, make(c), out);
+  finish(c, ops::as_jit_returns(make(c), c), out);
 }
 
 // An enumerator's row of the op table (exec/ops/table.hpp).
@@ -235,6 +236,32 @@ spmd_status spmd_argmin(const spmd_array *x, int64_t axis, const spmd_op_options
   });
 }
 
+spmd_status spmd_cumsum(const spmd_array *x, int64_t axis, const spmd_op_options *options,
+                        spmd_array **out) {
+  const char *fn = __func__;
+  return guard(fn, [&] {
+    Operands in;
+    const auto &a = in(x, "x");
+    complete(fn, in, options, out,
+             [&](const ops::OpOptions &opts) { return ops::cumsum(a, axis, opts); });
+  });
+}
+
+spmd_status spmd_one_hot(const spmd_array *x, int64_t num_classes, int64_t axis, spmd_dtype dtype,
+                         const spmd_op_options *options, spmd_array **out) {
+  const char *fn = __func__;
+  return guard(fn, [&] {
+    Operands in;
+    const auto &a = in(x, "x");
+    check_dtype("dtype", dtype);
+    if (read_options(options, spmd_op_options SPMD_OP_OPTIONS_INIT, "options").donate != 0)
+      invalid("options->donate: spmd_one_hot does not take donations");
+    complete(fn, in, options, out, [&](const ops::OpOptions &opts) {
+      return ops::one_hot(a, num_classes, axis, valid_dtype(dtype), opts);
+    });
+  });
+}
+
 spmd_status spmd_softmax(const spmd_array *x, int64_t axis, int log, const spmd_op_options *options,
                          spmd_array **out) {
   const char *fn = __func__;
@@ -356,7 +383,7 @@ spmd_status spmd_concatenate(size_t n, const spmd_array *const *xs, int64_t axis
     if (read_options(options, spmd_op_options SPMD_OP_OPTIONS_INIT, "options").donate != 0)
       invalid("options->donate: spmd_concatenate does not take donations");
     const ops::OpOptions c = read_call(options, Operands(), fn);
-    finish(c, ops::concatenate(arrays, axis, c), out);
+    finish(c, ops::as_jit_returns(ops::concatenate(arrays, axis, c), c), out);
   });
 }
 

@@ -1,5 +1,6 @@
 #include "kernels/reduce_axes.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -19,11 +20,13 @@ const char *op_name(Op op) {
     case Op::Min: return "min";
     case Op::ArgMax: return "argmax";
     case Op::ArgMin: return "argmin";
+    case Op::CumSum: return "cumsum";
   }
   return "?";
 }
 
 int64_t out_elements(const Params &p) {
+  if (p.op == Op::CumSum) return shape_elements(p.shape);
   int64_t n = 1;
   for (size_t d = 0; d < p.shape.size(); ++d)
     if (!p.reduced[d]) n *= p.shape[d];
@@ -219,6 +222,81 @@ void arg_best(const Params &p, char *out, const char *in) {
     }
 }
 
+// jnp.cumsum's additions in XLA's order on CPU, so that a float result is
+// JAX's bit for bit: a line of at most 16 is summed in order; a longer one
+// in blocks of 16 (the last padded with zeros), each block in order, then
+// each block adds the sum of the blocks before it, taken from the same
+// scan of the block totals (XLA's ReduceWindowRewriter, base length 16).
+// `round` rounds a sum to the result's type (f16 and bf16 sum in their own
+// precision, as XLA's per-op arithmetic does).
+constexpr size_t kScanBlock = 16;
+
+template <typename A, typename Round>
+void scan_line(const A *x, size_t n, A *out, Round round) {
+  if (n <= kScanBlock) {
+    A acc = A(0);
+    for (size_t i = 0; i < n; ++i) out[i] = acc = round(acc + x[i]);
+    return;
+  }
+  const size_t blocks = (n + kScanBlock - 1) / kScanBlock;
+  std::vector<A> totals(blocks), before(blocks);
+  for (size_t b = 0; b < blocks; ++b) {
+    A acc = A(0);
+    for (size_t i = b * kScanBlock; i < std::min(n, (b + 1) * kScanBlock); ++i)
+      out[i] = acc = round(acc + x[i]);
+    totals[b] = acc;  // the padding's zeros change no sum
+  }
+  scan_line(totals.data(), blocks, before.data(), round);
+  for (size_t b = 1; b < blocks; ++b)
+    for (size_t i = b * kScanBlock; i < std::min(n, (b + 1) * kScanBlock); ++i)
+      out[i] = round(out[i] + before[b - 1]);
+}
+
+// Integers sum in int64 with two's-complement wrapping (the store keeps
+// the low bits, as XLA's int32 adds wrap).
+struct WrapInt {
+  int64_t v;
+  explicit WrapInt(int64_t x = 0) : v(x) {}
+  WrapInt operator+(WrapInt o) const {
+    return WrapInt(static_cast<int64_t>(static_cast<uint64_t>(v) + static_cast<uint64_t>(o.v)));
+  }
+};
+
+// jnp.cumsum along the one reduced dimension, every line scanned alone.
+template <typename A, typename Round>
+void cumsum(const Params &p, char *out, const char *in, Round round) {
+  int64_t outer = 1, len = 1, inner = 1;
+  size_t axis = 0;
+  for (size_t d = 0; d < p.shape.size(); ++d)
+    if (p.reduced[d]) axis = d;
+  for (size_t d = 0; d < p.shape.size(); ++d) {
+    if (d < axis) outer *= p.shape[d];
+    else if (d == axis) len = p.shape[d];
+    else inner *= p.shape[d];
+  }
+  const size_t ies = dtype_size(p.in), oes = dtype_size(p.out);
+  const auto n = static_cast<size_t>(len);
+  std::vector<A> line(n), sums(n);
+  std::vector<double> stored(n);
+  for (int64_t a = 0; a < outer; ++a)
+    for (int64_t c = 0; c < inner; ++c) {
+      const auto at = [&](size_t r) { return static_cast<size_t>((a * len + static_cast<int64_t>(r)) * inner + c); };
+      for (size_t r = 0; r < n; ++r) {
+        if constexpr (std::is_same_v<A, WrapInt>) line[r] = WrapInt(load<int64_t>(p.in, in + at(r) * ies));
+        else line[r] = load<A>(p.in, in + at(r) * ies);
+      }
+      scan_line(line.data(), n, sums.data(), round);
+      for (size_t r = 0; r < n; ++r) {
+        if constexpr (std::is_same_v<A, WrapInt>) {
+          const int64_t v = sums[r].v;
+          store(p.out, &v, out + at(r) * oes, 1);
+        } else {
+          store(p.out, &sums[r], out + at(r) * oes, 1);
+        }
+      }
+    }
+}
+
 }  // namespace
 
 void run(const Params &p, void *out, const void *in) {
@@ -227,6 +305,16 @@ void run(const Params &p, void *out, const void *in) {
   const bool f64 = p.in == SPMD_F64;
   const bool flt = f64 || p.in == SPMD_F32 || p.in == SPMD_F16 || p.in == SPMD_BF16;
   FlushSubnormals ftz;
+  if (p.op == Op::CumSum) {
+    const auto same = [](auto v) { return v; };
+    if (f64) return cumsum<double>(p, o, i, same);
+    if (p.out == SPMD_F16)
+      return cumsum<float>(p, o, i, [](float v) { return f16_bits_to_f32(f32_to_f16_bits(v)); });
+    if (p.out == SPMD_BF16)
+      return cumsum<float>(p, o, i, [](float v) { return bf16_bits_to_f32(f32_to_bf16_bits(v)); });
+    if (flt) return cumsum<float>(p, o, i, same);
+    return cumsum<WrapInt>(p, o, i, same);
+  }
   if (is_arg(p.op)) {
     if (f64) return arg_best<double>(p, o, i);
     if (flt) return arg_best<float>(p, o, i);

@@ -1,6 +1,6 @@
 // Reductions of one device's block over a set of its dimensions (jnp.sum,
-// max, min over axes) and arg-reductions over one dimension (jnp.argmax,
-// jnp.argmin).
+// max, min over axes), arg-reductions over one dimension (jnp.argmax,
+// jnp.argmin) and the running sum along one dimension (jnp.cumsum).
 // Sums of f16, bf16 and f32 accumulate in f32, of f64 in f64, of integers
 // and bool in int64 (wrapped to the result's width), as XLA on CPU.
 #pragma once
@@ -13,7 +13,7 @@
 
 namespace spmd::red {
 
-enum class Op : uint8_t { Sum, Max, Min, ArgMax, ArgMin };
+enum class Op : uint8_t { Sum, Max, Min, ArgMax, ArgMin, CumSum };
 
 // ArgMax and ArgMin: int32 indices along one dimension.
 inline bool is_arg(Op op) { return op == Op::ArgMax || op == Op::ArgMin; }
@@ -21,12 +21,15 @@ inline bool is_arg(Op op) { return op == Op::ArgMax || op == Op::ArgMin; }
 struct Params {
   Op op = Op::Sum;
   spmd_dtype in = SPMD_F32;
-  spmd_dtype out = SPMD_F32;  // Sum: sum_result(in); Max, Min: in; ArgMax, ArgMin: i32
+  spmd_dtype out = SPMD_F32;  // Sum: sum_result(in); Max, Min: in; ArgMax, ArgMin: i32;
+                              // CumSum: in (bool: i32)
   Shape shape;                // the input block
-  std::vector<bool> reduced;  // per dimension (ArgMax, ArgMin: exactly one)
+  std::vector<bool> reduced;  // per dimension (ArgMax, ArgMin, CumSum: exactly one)
 };
 
 const char *op_name(Op op);
+// The result's elements: the kept dimensions', or all of them for CumSum
+// (a scan keeps its axis).
 int64_t out_elements(const Params &p);
 
 // Writes the block of the kept dimensions (dense, row-major). Max and Min

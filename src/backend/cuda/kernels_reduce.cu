@@ -109,6 +109,7 @@ void launch_typed(const red::Plan &p, const red::Teams &teams, unsigned char *ou
       case red::Op::Min: return launch_parts<red::Extreme<A>, A, In>(p, teams, out, in, env);
       case red::Op::ArgMax: return launch_parts<red::ArgMax<A>, A, In>(p, teams, out, in, env);
       case red::Op::ArgMin: return launch_parts<red::ArgMin<A>, A, In>(p, teams, out, in, env);
+      case red::Op::CumSum: return;  // refused by launch_reduce
     }
   }
   const unsigned grid = grid_for(p.outputs, red::kThreads / teams.lanes, env);
@@ -121,6 +122,7 @@ void launch_typed(const red::Plan &p, const red::Teams &teams, unsigned char *ou
     case red::Op::Min: go(reduce_kernel<red::Extreme<A>, A, In>); break;
     case red::Op::ArgMax: go(reduce_kernel<red::ArgMax<A>, A, In>); break;
     case red::Op::ArgMin: go(reduce_kernel<red::ArgMin<A>, A, In>); break;
+    case red::Op::CumSum: break;  // refused by launch_reduce
   }
 }
 
@@ -145,6 +147,10 @@ void launch_for_input(const red::Plan &p, const red::Teams &teams, unsigned char
 
 void launch_reduce(const Kernel &k, const KernelEnv &env) {
   const spmd::red::Params &params = k.reduce;
+  // The running sum has no GPU kernel yet (docs/cuda.md): refused before
+  // anything is queued, so the op fails with this status and nothing else.
+  if (params.op == spmd::red::Op::CumSum)
+    fail(SPMD_ERR_UNSUPPORTED, env.device_label, ": cumsum has no kernel on the cuda platform yet");
   if (params.shape.size() > static_cast<size_t>(red::kMaxDims) ||
       params.reduced.size() != params.shape.size())
     fail(SPMD_ERR_INTERNAL, env.device_label, ": reduce kernel: ", params.shape.size(),

@@ -102,6 +102,13 @@ ArrayPtr honour(const ArrayPtr &result, const ShardingPtr &requested) {
   return result->reshard(requested);
 }
 
+ArrayPtr as_jit_returns(const ArrayPtr &result, const OpOptions &options) {
+  if (options.out_sharding || result->size() != 0 || result->sharding()->fully_replicated())
+    return result;
+  const MeshPtr &mesh = result->sharding()->mesh();
+  return result->reshard(sharding_of(mesh, propagate::Dims(result->shape().size())));
+}
+
 bool take_donated(const OpOptions &options, size_t k) {
   return k < 3 && options.donate[k] != nullptr && options.donate[k]->consume(options.function);
 }

@@ -55,6 +55,11 @@ ShardingPtr result_sharding(const MeshPtr &mesh, propagate::Dims dims, const Sha
 // A result `propagated` becomes `requested` (when set) by a reshard.
 ArrayPtr honour(const ArrayPtr &result, const ShardingPtr &requested);
 
+// The op's result as jax.jit returns it: one with no elements comes back
+// replicated, whatever its operands' layout (jit's rule for empty
+// outputs), unless the caller asked for a layout.
+ArrayPtr as_jit_returns(const ArrayPtr &result, const OpOptions &options);
+
 // Consumes donated operand k and says whether the result may take its
 // buffers and write them in place: only when no other call holds it. A
 // call that started before the donation (a copy to the host, a shard_map

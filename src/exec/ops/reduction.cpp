@@ -148,6 +148,25 @@ ArrayPtr argmin(const ArrayPtr &x, int64_t axis, const OpOptions &options) {
   return arg_reduce(red::Op::ArgMin, x, axis, options);
 }
 
+ArrayPtr cumsum(const ArrayPtr &x_in, int64_t axis, const OpOptions &options) {
+  // Each line is summed whole on one device (split, the axis is gathered
+  // first), then the result goes back to x's layout, as jax.jit keeps it.
+  const size_t nd = x_in->shape().size();
+  const size_t a = checked_axis(axis, nd, "axis");
+  const spmd_dtype out_dtype = x_in->dtype() == SPMD_BOOL ? SPMD_I32 : x_in->dtype();
+  const MeshPtr mesh = x_in->sharding()->mesh();
+  const ShardingPtr requested = requested_sharding(options, mesh, nd);
+  const propagate::Dims dims = propagate::padded(x_in->sharding()->spec(), nd);
+  propagate::Dims whole = dims;
+  whole[a].clear();
+  const ArrayPtr x = laid_out(x_in, mesh, whole);
+  std::vector<bool> reduced(nd, false);
+  reduced[a] = true;
+  const ArrayPtr sums = local_reduce(red::Op::CumSum, x, reduced, out_dtype, mesh, x->shape(), whole);
+  if (requested) return honour(sums, requested);
+  return laid_out(sums, mesh, dims);
+}
+
 ArrayPtr softmax(const ArrayPtr &x_in, int64_t axis, bool log, const OpOptions &options) {
   const size_t nd = x_in->shape().size();
   const size_t a = checked_axis(axis, nd, "axis");

@@ -18,6 +18,9 @@ ArrayPtr reduce(ReduceKind kind, const ArrayPtr &x, const std::vector<int64_t> &
                 bool keepdims, const OpOptions &options);
 ArrayPtr argmax(const ArrayPtr &x, int64_t axis, const OpOptions &options);
 ArrayPtr argmin(const ArrayPtr &x, int64_t axis, const OpOptions &options);
+// jnp.cumsum(x, axis): bool sums as int32, every other dtype in its own
+// (integers wrap), floats in XLA's order of additions.
+ArrayPtr cumsum(const ArrayPtr &x, int64_t axis, const OpOptions &options);
 ArrayPtr softmax(const ArrayPtr &x, int64_t axis, bool log, const OpOptions &options);
 
 }  // namespace spmd::ops

@@ -4066,6 +4066,61 @@ function spmd_argmin(x, axis, options, out)
 end
 
 """
+    spmd_cumsum(x, axis, options, out) -> spmd_status
+
+C (spmd/ops.h): `spmd_status spmd_cumsum(const spmd_array *x, int64_t axis, const spmd_op_options *options, spmd_array **out)`
+
+jnp.cumsum(x, axis): the running sum along `axis`, of x's dtype (bool
+sums as int32; integers wrap). Floats are summed in the order XLA sums
+them on CPU (lines of up to 16 in order, longer ones in blocks of 16),
+so results are JAX's bit for bit there. The result keeps x's sharding;
+a split axis is gathered first. Not on the cuda platform yet
+(SPMD_ERR_UNSUPPORTED). Since ABI 1.6.
+
+@param x The operand; not NULL.
+@param axis The dimension, negative counting from the end.
+@param options NULL for the defaults.
+@param out Receives the result; not NULL. Left untouched on failure.
+@return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for an axis out of range, bad
+        options, or a NULL, destroyed or donated x or a NULL out;
+        SPMD_ERR_UNSUPPORTED on the cuda platform.
+"""
+function spmd_cumsum(x, axis, options, out)
+    ccall((:spmd_cumsum, libspmd[]), spmd_status,
+          (Ptr{spmd_array}, Int64, Ptr{spmd_op_options}, Ptr{Ptr{spmd_array}}),
+          x, axis, options, out)
+end
+
+"""
+    spmd_one_hot(x, num_classes, axis, dtype, options, out) -> spmd_status
+
+C (spmd/ops.h): `spmd_status spmd_one_hot(const spmd_array *x, int64_t num_classes, int64_t axis, spmd_dtype dtype, const spmd_op_options *options, spmd_array **out)`
+
+jax.nn.one_hot(x, num_classes, dtype=dtype, axis=axis): 1 where x equals
+c and 0 elsewhere, along a new dimension `axis` of the classes
+c = 0 .. num_classes-1 (an index out of range, or a float that is not a
+whole number, gives a row of zeros). The result keeps x's split; the new
+dimension is whole on every device. Since ABI 1.6.
+
+@param x The indices, of any dtype but bool; not NULL.
+@param num_classes The length of the new dimension, 0 or more.
+@param axis Where the new dimension goes in the result, negative counting
+       from the end (-1: last, as JAX's default).
+@param dtype The result's dtype (JAX's default is SPMD_F32).
+@param options NULL for the defaults; options->donate must be 0.
+@param out Receives the result; not NULL. Left untouched on failure.
+@return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a negative num_classes,
+        an axis out of range, an invalid dtype, a bool x (JAX raises
+        TypeError), a donation, bad options, or a NULL, destroyed or
+        donated x or a NULL out.
+"""
+function spmd_one_hot(x, num_classes, axis, dtype, options, out)
+    ccall((:spmd_one_hot, libspmd[]), spmd_status,
+          (Ptr{spmd_array}, Int64, Int64, spmd_dtype, Ptr{spmd_op_options}, Ptr{Ptr{spmd_array}}),
+          x, num_classes, axis, dtype, options, out)
+end
+
+"""
     spmd_softmax(x, axis, log, options, out) -> spmd_status
 
 C (spmd/ops.h): `spmd_status spmd_softmax(const spmd_array *x, int64_t axis, int log, const spmd_op_options *options, spmd_array **out)`

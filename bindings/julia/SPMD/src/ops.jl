@@ -233,6 +233,35 @@ function Base.argmin(x::ShardedArray; dims::Integer=(ndims(x) == 1 ? 1 : 0), kw.
 end
 
 """
+    cumsum(x::ShardedArray; dims) -> ShardedArray
+
+The running sum along `dims` (`jnp.cumsum(x, axis=dims-1)`, `spmd_cumsum`),
+in x's element type (Bool sums as Int32); x's sharding is kept.
+"""
+function Base.cumsum(x::ShardedArray; dims::Integer, kw...)
+    axis = _axis(dims)
+    return _op(; kw...) do options, out
+        LibSPMD.spmd_cumsum(x, axis, options, out)
+    end
+end
+
+"""
+    onehot(x, num_classes, T=Float32; dims=ndims(x)+1) -> ShardedArray{T}
+
+`jax.nn.one_hot(x, num_classes, dtype=T, axis=dims-1)` (`spmd_one_hot`): a new
+dimension `dims` of length `num_classes`, 1 where x equals the class. The
+classes count from 0, as JAX's (an index out of range gives zeros).
+"""
+function onehot(x::ShardedArray, num_classes::Integer, ::Type{T}=Float32;
+                dims::Integer=ndims(x) + 1, kw...) where {T}
+    axis = _axis(dims)
+    dt = dtype(T)
+    return _op(; kw...) do options, out
+        LibSPMD.spmd_one_hot(x, Int64(num_classes), axis, dt, options, out)
+    end
+end
+
+"""
     softmax(x; dims=ndims(x)), logsoftmax(x; dims=ndims(x))
 
 jax.nn.softmax and log_softmax along `dims` (`spmd_softmax`).

@@ -255,6 +255,22 @@ impl Array {
         ops::argmin(self, axis, &options)
     }
 
+    /// x.cumsum(axis): the running sum along `axis`.
+    pub fn cumsum(&self, axis: isize) -> Result<Array> {
+        ops::cumsum(self, axis, &OpOptions::new())
+    }
+
+    /// [`Array::cumsum`] with options.
+    pub fn cumsum_with(&self, axis: isize, options: OpOptions<'_>) -> Result<Array> {
+        ops::cumsum(self, axis, &options)
+    }
+
+    /// jax.nn.one_hot(x, num_classes, dtype=dtype): a new last dimension of
+    /// `num_classes`, 1 where x equals the class.
+    pub fn one_hot(&self, num_classes: usize, dtype: DType) -> Result<Array> {
+        ops::one_hot(self, num_classes, -1, dtype, &OpOptions::new())
+    }
+
     /// jax.nn.softmax(x, axis).
     pub fn softmax(&self, axis: isize) -> Result<Array> {
         ops::softmax(self, axis, false, &OpOptions::new())

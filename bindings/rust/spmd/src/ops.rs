@@ -333,6 +333,23 @@ pub fn argmin<'a>(x: impl Into<Operand<'a>>, axis: isize, options: &OpOptions<'_
     run(&[&x], options, |o, out| unsafe { sys::spmd_argmin(x.ptr(), axis as i64, o, out) })
 }
 
+/// jnp.cumsum(x, axis): the running sum along `axis`, in x's dtype (bool
+/// sums as int32), x's sharding kept.
+pub fn cumsum<'a>(x: impl Into<Operand<'a>>, axis: isize, options: &OpOptions<'_>) -> Result<Array> {
+    let x = x.into();
+    // SAFETY: live operand, valid options and out pointer.
+    run(&[&x], options, |o, out| unsafe { sys::spmd_cumsum(x.ptr(), axis as i64, o, out) })
+}
+
+/// jax.nn.one_hot(x, num_classes, dtype=dtype, axis=axis): 1 where x equals
+/// the class along a new dimension `axis` (-1: last), 0 elsewhere. The
+/// operand is borrowed (one_hot takes no donation).
+pub fn one_hot(x: &Array, num_classes: usize, axis: isize, dtype: DType, options: &OpOptions<'_>) -> Result<Array> {
+    let n = i64::try_from(num_classes).map_err(|_| Error::invalid("num_classes: too large"))?;
+    // SAFETY: live operand, valid options and out pointer.
+    run(&[], options, |o, out| unsafe { sys::spmd_one_hot(x.as_ptr(), n, axis as i64, dtype.to_raw(), o, out) })
+}
+
 /// jax.nn.softmax(x, axis), or log_softmax when `log`.
 pub fn softmax<'a>(x: impl Into<Operand<'a>>, axis: isize, log: bool, options: &OpOptions<'_>) -> Result<Array> {
     let x = x.into();

@@ -152,6 +152,8 @@ fn reductions_and_options() -> spmd::Result<()> {
     assert_eq!(x.argmax(1)?.to_host::<i32>()?, vec![3, 3]);
     assert_eq!(x.argmax(-2)?.to_host::<i32>()?, vec![1; 4]);
     assert_eq!(x.argmin(1)?.to_host::<i32>()?, vec![0, 0]);
+    assert_eq!(x.cumsum(1)?.to_host::<f32>()?, vec![1.0, 3.0, 6.0, 10.0, 5.0, 11.0, 18.0, 26.0]);
+    assert_eq!(x.argmax(1)?.one_hot(4, DType::I32)?.to_host::<i32>()?, vec![0, 0, 0, 1, 0, 0, 0, 1]);
     let sm = values(&x.softmax(-1)?);
     assert!((sm[..4].iter().sum::<f32>() - 1.0).abs() < 1e-5);
     assert!((values(&x.log_softmax(-1)?)[0] - sm[0].ln()).abs() < 1e-5);
@@ -188,6 +190,7 @@ fn a_bad_axis_is_an_error_naming_it() {
         (x.sum(&[1, -1]).unwrap_err(), "axes: dimension 1 appears twice"),
         (x.argmax(5).unwrap_err(), "axis: 5 is out of range"),
         (x.log_softmax(-3).unwrap_err(), "axis: -3 is out of range"),
+        (x.cumsum(2).unwrap_err(), "axis: 2 is out of range"),
     ] {
         assert_eq!(e.status, Status::InvalidArgument, "{e}");
         assert!(e.message.contains(argument), "{e}");

@@ -1,0 +1,15 @@
+// Ops that turn integer indices into values: one_hot.
+#pragma once
+
+#include "exec/ops/op_support.hpp"
+
+namespace spmd::ops {
+
+// jax.nn.one_hot(x, num_classes, dtype=dtype, axis=axis): x == c along a
+// new dimension `axis` of num_classes values c, as `dtype`. Written with
+// the ops as JAX writes it (x expanded at axis == an iota in x's dtype),
+// so the result keeps x's split and the new dimension is whole.
+ArrayPtr one_hot(const ArrayPtr &x, int64_t num_classes, int64_t axis, spmd_dtype dtype,
+                 const OpOptions &options);
+
+}  // namespace spmd::ops
