@@ -752,9 +752,9 @@ static void softmax_of_bool_is_refused(void **state) {
   spmd_array_destroy(t);
 }
 
-/* cumsum and one_hot refuse what JAX refuses, naming the argument, and
- * leave their operand usable. */
-static void cumsum_and_one_hot_refusals_name_the_argument(void **state) {
+/* cumsum, one_hot and take refuse what JAX refuses, naming the argument,
+ * and leave their operands usable. */
+static void cumsum_one_hot_and_take_refusals_name_the_argument(void **state) {
   (void)state;
   const int64_t s2[1] = {2};
   const uint8_t bools[2] = {1, 0};
@@ -779,6 +779,18 @@ static void cumsum_and_one_hot_refusals_name_the_argument(void **state) {
   const int64_t want[6] = {0, 1, 1, 0, 0, 0};
   assert_ints(r, SPMD_I32, 2, s32, want);
   spmd_array_destroy(r);
+  /* take: integer indices only, an axis of a. */
+  const float fl[2] = {1, 0};
+  spmd_array *f = test_put(line, "d", SPMD_F32, 1, s2, fl);
+  assert_refused(spmd_take(l, f, 0, NULL, &r), &r, "spmd_take: indices");
+  assert_refused(spmd_take(l, b, 0, NULL, &r), &r, "spmd_take: indices");
+  assert_refused(spmd_take(f, l, 1, NULL, &r), &r, "spmd_take: axis");
+  assert_refused(spmd_take(f, NULL, 0, NULL, &r), &r, "spmd_take: indices");
+  assert_ok(spmd_take(f, l, 0, NULL, &r)); /* f[[1, 0]] */
+  const double back[2] = {0, 1};
+  assert_floats(r, SPMD_F32, 1, s2, back, 0);
+  spmd_array_destroy(r);
+  spmd_array_destroy(f);
   /* bool sums as int32. */
   assert_ok(spmd_cumsum(b, 0, NULL, &r));
   const int64_t sums[2] = {1, 1};
@@ -786,6 +798,39 @@ static void cumsum_and_one_hot_refusals_name_the_argument(void **state) {
   spmd_array_destroy(r);
   spmd_array_destroy(b);
   spmd_array_destroy(l);
+}
+
+/* Out-of-range indices give jnp.take's fill value for each dtype (NaN,
+ * the lowest signed integer, 255, true); negative ones count from the end. */
+static void take_fills_out_of_range_indices_as_jax(void **state) {
+  (void)state;
+  const int64_t s3[1] = {3}, s4[1] = {4};
+  const int64_t idx[4] = {-1, 3, -4, 0};
+  int32_t idx32[4];
+  for (int i = 0; i < 4; ++i) idx32[i] = (int32_t)idx[i];
+  spmd_array *ix = test_put(line, "d", SPMD_I32, 1, s4, idx32), *r = NULL;
+  const int32_t i32[3] = {5, 6, 7};
+  const uint8_t u8[3] = {5, 6, 7}, bl[3] = {0, 0, 0};
+  const int64_t want_i32[4] = {7, INT32_MIN, INT32_MIN, 5}, want_u8[4] = {7, 255, 255, 5},
+                want_bool[4] = {0, 1, 1, 0};
+  struct { spmd_dtype t; const void *v; const int64_t *want; } cases[] = {
+      {SPMD_I32, i32, want_i32}, {SPMD_U8, u8, want_u8}, {SPMD_BOOL, bl, want_bool}};
+  for (size_t c = 0; c < 3; ++c) {
+    spmd_array *a = test_put(line, "d", cases[c].t, 1, s3, cases[c].v);
+    assert_ok(spmd_take(a, ix, 0, NULL, &r));
+    assert_ints(r, cases[c].t, 1, s4, cases[c].want);
+    spmd_array_destroy(r);
+    spmd_array_destroy(a);
+  }
+  const float f32[3] = {5, 6, 7};
+  spmd_array *a = test_put(line, "d", SPMD_F32, 1, s3, f32);
+  assert_ok(spmd_take(a, ix, 0, NULL, &r));
+  float got[4];
+  assert_ok(spmd_array_to_host(r, got, sizeof got));
+  assert_true(got[0] == 7 && isnan(got[1]) && isnan(got[2]) && got[3] == 5);
+  spmd_array_destroy(r);
+  spmd_array_destroy(a);
+  spmd_array_destroy(ix);
 }
 
 /* ---- empty blocks on every split ---- */
@@ -1029,7 +1074,8 @@ int main(void) {
       cmocka_unit_test(einsum_sums_a_lone_letter_in_the_operands_dtype),
       cmocka_unit_test(softmax_of_integers_subtracts_the_max_in_their_type),
       cmocka_unit_test(softmax_of_bool_is_refused),
-      cmocka_unit_test(cumsum_and_one_hot_refusals_name_the_argument),
+      cmocka_unit_test(cumsum_one_hot_and_take_refusals_name_the_argument),
+      cmocka_unit_test(take_fills_out_of_range_indices_as_jax),
       cmocka_unit_test(every_op_computes_across_empty_blocks),
       cmocka_unit_test(two_dimensional_splits_with_empty_blocks_compute_like_one_device),
       cmocka_unit_test(integral_scalars_past_the_integer_type_are_refused),

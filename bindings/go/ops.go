@@ -261,6 +261,15 @@ func Cumsum(x *Array, axis int, opts ...OpOption) (*Array, error) {
 	}, x)
 }
 
+// Take is jnp.take(a, indices, axis=axis): the elements of a at indices
+// (int32, int64 or uint8) along axis; an index below 0 counts from the end,
+// one still out of range gives JAX's fill value (NaN for floats).
+func Take(a, indices *Array, axis int, opts ...OpOption) (*Array, error) {
+	return op("Take", opts, func(o capi.Spmd_op_options, out *uintptr) error {
+		return capi.Spmd_take(a.handle(), indices.handle(), int64(axis), o, out)
+	}, a, indices)
+}
+
 // OneHot is jax.nn.one_hot(x, numClasses, dtype=dtype, axis=axis): 1 where x
 // equals the class along a new dimension axis (-1: last), 0 elsewhere.
 func OneHot(x *Array, numClasses, axis int, dtype DType, opts ...OpOption) (*Array, error) {

@@ -7,7 +7,7 @@ Writes tests/conformance/propagation/cases.json:
     name       unique
     mesh       a name of `meshes`
     op         unary, astype, binary, binary_scalar, where, reduce, argmax, argmin,
-               cumsum, one_hot,
+               cumsum, one_hot, take,
                softmax, matmul, einsum, transpose, reshape, slice,
                concatenate, broadcast_to
     params     the op's parameters, named as in spmd/ops.h
@@ -230,6 +230,34 @@ def _random_reductions(case, count=128, seed=20261130):
              mesh=mesh, data=data)
 
 
+def _random_takes(case, count=128, seed=20261131):
+    """jnp.take of an operand and indices sharded at random, on meshes of 8
+    devices, along a random axis: jax.jit's layout of the result (the
+    operand's other dimensions claim their axes first). Indices run from
+    below -n to past n, so wrapped and filled elements show."""
+    import random
+    rng = random.Random(seed)
+    for n in range(count):
+        mesh = rng.choice(list(_MESH_AXES))
+        axes = _MESH_AXES[mesh]
+        nd = rng.choice([1, 2, 2, 3])
+        shape = [rng.choice([2, 4, 8]) for _ in range(nd)]
+        axis = rng.randrange(nd)
+        ishape = [rng.choice([2, 4, 8]) for _ in range(rng.choice([1, 1, 2]))]
+        size = shape[axis]
+        data = [[float(i) for i in range(_count(shape))],
+                [rng.randrange(-size - 2, size + 2) for _ in range(_count(ishape))]]
+        inputs = [(tuple(shape), "float32", _random_spec(rng, shape, axes)),
+                  (tuple(ishape), "int32", _random_spec(rng, ishape, axes))]
+        case(f"take_random_{n:03d}", "take", {"axis": axis}, lambda u, v, a=axis: jnp_take(u, v, a),
+             inputs, mesh=mesh, data=data)
+
+
+def jnp_take(u, v, axis):
+    import jax.numpy as jnp
+    return jnp.take(u, v, axis=axis)
+
+
 def jnp_reduce(u, op, axes, keep):
     import jax.numpy as jnp
     return (jnp.sum if op == "sum" else jnp.max)(u, axis=axes, keepdims=keep)
@@ -424,6 +452,19 @@ def generate(out_dir: pathlib.Path) -> None:
         case("one_hot_" + tag, "one_hot", {"num_classes": n, "axis": axis, "dtype": out},
              lambda u, n=n, axis=axis, out=out: jax.nn.one_hot(u, n, dtype=out, axis=axis),
              [(shape, dtype, spec)], data=data)
+    # take: the embedding lookup and the notebook-sized cases of every
+    # placement rule (the operand's dimensions claim their axes first).
+    for tag, a_spec, i_spec, axis in [
+            ("rows_y_x", __Y, [["x"]], 0), ("rows_x_y", _X_, [["y"]], 0), ("rows_xy_xy", _XY, [["x", "y"]], 0),
+            ("cols_xy_x", _XY, [["x"]], 1), ("cols_y__x", [["y"], []], [["x"]], 1), ("rows__x_x", [[], ["x"]], [["x"]], 0),
+            ("rows_rep_rep", _REP, _REP, 0)]:
+        idx = np.array([7, -1, 0, 9, 3, -9, 2, 5])
+        case("take_" + tag, "take", {"axis": axis}, lambda u, v, axis=axis: jnp.take(u, v, axis=axis),
+             [((8, 8), f32, a_spec), ((8,), "int32", i_spec)], data=[None, idx])
+    case("take_2d_indices", "take", {"axis": 0}, lambda u, v: jnp.take(u, v, axis=0),
+         [((8, 8), f32, __Y), ((4, 4), "int32", _XY)], data=[None, (np.arange(16) * 3 % 8).reshape(4, 4)])
+    case("take_i32_values", "take", {"axis": 1}, lambda u, v: jnp.take(u, v, axis=1),
+         [((8, 8), "int32", _XY), ((8,), "int32", [["x"]])], data=[None, np.array([0, 9, -1, 3, 8, -8, 1, 2])])
     case("softmax1_xy", "softmax", {"axis": 1, "log": False}, lambda u: jax.nn.softmax(u, axis=1),
          [((8, 8), f32, _XY)], ulps=8)
     case("log_softmax1_x_", "softmax", {"axis": -1, "log": True},
@@ -466,6 +507,7 @@ def generate(out_dir: pathlib.Path) -> None:
     _random_matmuls(case)
     _random_reshapes(case)
     _random_reductions(case)
+    _random_takes(case)
 
     refio.write_json(out_dir / "cases.json",
                      {"meshes": refio.mesh_table(list(meshes)), "cases": cases})

@@ -271,6 +271,28 @@ SPMD_API spmd_status spmd_cumsum(const spmd_array *x, int64_t axis, const spmd_o
                                  spmd_array **out);
 
 /**
+ * jnp.take(a, indices, axis=axis): the elements of `a` at `indices` along
+ * `axis`, the result of shape a.shape[:axis] + indices.shape +
+ * a.shape[axis+1:] and a's dtype. An index below 0 counts from the end;
+ * one still out of range gives JAX's fill value (mode "fill": NaN for
+ * floats, the lowest value of a signed integer type, 255 for uint8, true
+ * for bool). a's other dimensions keep their split and the index
+ * dimensions keep the indices' (less the axes a's dimensions use); a's
+ * split of `axis` is gathered first. Since ABI 1.6.
+ *
+ * @param a The operand; not NULL.
+ * @param indices int32, int64 or uint8 indices on a's mesh; not NULL.
+ * @param axis The dimension of `a` to index, negative counting from the end.
+ * @param options NULL for the defaults.
+ * @param out Receives the result; not NULL. Left untouched on failure.
+ * @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for an axis out of range,
+ *         indices of another dtype or on another mesh, bad options, or a
+ *         NULL, destroyed or donated operand or a NULL out.
+ */
+SPMD_API spmd_status spmd_take(const spmd_array *a, const spmd_array *indices, int64_t axis,
+                               const spmd_op_options *options, spmd_array **out);
+
+/**
  * jax.nn.one_hot(x, num_classes, dtype=dtype, axis=axis): 1 where x equals
  * c and 0 elsewhere, along a new dimension `axis` of the classes
  * c = 0 .. num_classes-1 (an index out of range, or a float that is not a

@@ -16,6 +16,7 @@ const char *kernel_name(KernelKind kind) {
     case KernelKind::FirstDifference: return "first_difference";
     case KernelKind::Elementwise: return "elementwise";
     case KernelKind::Reduce: return "reduce";
+    case KernelKind::Take: return "take";
     case KernelKind::Gemm: return "gemm";
   }
   return "unknown";
@@ -54,6 +55,18 @@ Kernel Kernel::matmul(Place out, Place a, Place b, gemm::Params params, int devi
   k.in0 = a;
   k.in1 = b;
   k.gemm = params;
+  return k;
+}
+
+Kernel Kernel::take_along(Place out, Place a, Place indices, take::Params params, int device) {
+  Kernel k;
+  k.kind = KernelKind::Take;
+  k.device = device;
+  k.dtype = params.dtype;
+  k.out = out;
+  k.in0 = a;
+  k.in1 = indices;
+  k.take = params;
   return k;
 }
 

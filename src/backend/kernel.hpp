@@ -14,6 +14,7 @@
 #include "kernels/gemm.hpp"
 #include "kernels/random.hpp"
 #include "kernels/reduce_axes.hpp"
+#include "kernels/take.hpp"
 #include "spmd/dtype.h"
 
 namespace spmd {
@@ -45,6 +46,7 @@ enum class KernelKind {
   // out = in0 times in1, batched (kernels/gemm.hpp). Uses the BLAS
   // library's own threads, so backends run these one at a time.
   Gemm,
+  Take,
 };
 
 // "fill", "arange", ...: the kind's name in messages and in SPMD_SIM_FAIL_KERNEL.
@@ -68,6 +70,7 @@ struct Kernel {
   ew::Params elementwise;  // Elementwise
   red::Params reduce;      // Reduce
   gemm::Params gemm;       // Gemm
+  take::Params take;       // Take: in0 the operand, in1 the indices
 
   // The descriptors, one maker per kind.
   static Kernel fill(Place out, spmd_dtype dtype, size_t count, const void *element);
@@ -80,6 +83,7 @@ struct Kernel {
   static Kernel elementwise_op(Place out, const Place (&in)[3], ew::Params params, int device);
   static Kernel reduction(Place out, Place in, red::Params params, int device);
   static Kernel matmul(Place out, Place a, Place b, gemm::Params params, int device);
+  static Kernel take_along(Place out, Place a, Place indices, take::Params params, int device);
   static Kernel first_difference(Place out, Place a, Place b, spmd_dtype dtype, size_t count,
                                  int device);
 };

@@ -247,6 +247,18 @@ spmd_status spmd_cumsum(const spmd_array *x, int64_t axis, const spmd_op_options
   });
 }
 
+spmd_status spmd_take(const spmd_array *a, const spmd_array *indices, int64_t axis,
+                      const spmd_op_options *options, spmd_array **out) {
+  const char *fn = __func__;
+  return guard(fn, [&] {
+    Operands in;
+    const auto &x = in(a, "a");
+    const auto &i = in(indices, "indices");
+    complete(fn, in, options, out,
+             [&](const ops::OpOptions &opts) { return ops::take(x, i, axis, opts); });
+  });
+}
+
 spmd_status spmd_one_hot(const spmd_array *x, int64_t num_classes, int64_t axis, spmd_dtype dtype,
                          const spmd_op_options *options, spmd_array **out) {
   const char *fn = __func__;

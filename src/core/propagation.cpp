@@ -450,4 +450,22 @@ Reshape reshape(const Dims &in, const Shape &in_shape, const Shape &out_shape,
   return r;
 }
 
+Dims take(const Dims &a, size_t axis, const Dims &indices) {
+  std::vector<std::string> used;
+  for (size_t d = 0; d < a.size(); ++d)
+    if (d != axis) used.insert(used.end(), a[d].begin(), a[d].end());
+  Dims out(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(axis));
+  for (const Dim &dim : indices) {
+    Dim kept;
+    for (const std::string &name : dim) {
+      if (std::find(used.begin(), used.end(), name) != used.end()) break;
+      kept.push_back(name);
+      used.push_back(name);
+    }
+    out.push_back(std::move(kept));
+  }
+  out.insert(out.end(), a.begin() + static_cast<std::ptrdiff_t>(axis) + 1, a.end());
+  return out;
+}
+
 }  // namespace spmd::propagate

@@ -42,6 +42,14 @@ void drop_repeated_axes(Dims &dims);
 // jax.jit's placement on every case of the conformance family.
 Dims concatenate(const std::vector<Dims> &operands, size_t axis);
 
+// jnp.take(a, indices, axis): the result's dimensions are a's before
+// `axis`, then the indices', then a's after. a's dimensions keep their
+// split (they claim their axes first); each index dimension keeps the
+// longest prefix of its axes that no earlier claim took; a's split of
+// `axis` itself is gathered. jax.jit's placement on every case of the
+// conformance family.
+Dims take(const Dims &a, size_t axis, const Dims &indices);
+
 // A result's dimensions as jax.jit lays them out when the caller asks for
 // no layout: each keeps the longest prefix of its axes whose sizes'
 // product divides the dimension (('x', 'y') over 2 x 4 on a dimension of

@@ -167,6 +167,7 @@ void launch_kernel(const Kernel &k, const KernelEnv &env) {
     case KernelKind::Elementwise: return launch_elementwise(k, env);
     case KernelKind::Reduce: return launch_reduce(k, env);
     case KernelKind::Gemm: return launch_gemm(k, env);
+    case KernelKind::Take: return launch_take(k, env);
   }
   fail(SPMD_ERR_INTERNAL, env.device_label, ": unknown kernel kind ", static_cast<int>(k.kind));
 }

@@ -51,5 +51,6 @@ void launch_elementwise(const Kernel &k, const KernelEnv &env);  // kernels_elem
 void launch_reduce(const Kernel &k, const KernelEnv &env);       // kernels_reduce.cu
 void launch_random(const Kernel &k, const KernelEnv &env);       // kernels_random.cu
 void launch_gemm(const Kernel &k, const KernelEnv &env);         // kernels_gemm.cu
+void launch_take(const Kernel &k, const KernelEnv &env);         // kernels_take.cu
 
 }  // namespace spmd::cuda

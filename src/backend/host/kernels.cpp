@@ -140,6 +140,8 @@ size_t kernel_out_bytes(const Kernel &k) {
       return static_cast<size_t>(red::out_elements(k.reduce)) * dtype_size(k.reduce.out);
     case KernelKind::Gemm:
       return static_cast<size_t>(k.gemm.batch * k.gemm.m * k.gemm.n) * dtype_size(k.dtype);
+    case KernelKind::Take:
+      return static_cast<size_t>(take::out_elements(k.take)) * dtype_size(k.dtype);
     case KernelKind::Arange:
     case KernelKind::Random:
       return static_cast<size_t>(k.box.elements()) * dtype_size(k.dtype);
@@ -158,6 +160,10 @@ size_t kernel_in_bytes(const Kernel &k, int i) {
                  : 0;
     case KernelKind::Reduce:
       return i == 0 ? static_cast<size_t>(shape_elements(k.reduce.shape)) * dtype_size(k.reduce.in) : 0;
+    case KernelKind::Take:
+      return i == 0   ? static_cast<size_t>(k.take.pre * k.take.len * k.take.post) * dtype_size(k.dtype)
+             : i == 1 ? static_cast<size_t>(k.take.count) * dtype_size(k.take.index_dtype)
+                      : 0;
     case KernelKind::Gemm:
       return i > 1 ? 0
                    : static_cast<size_t>(k.gemm.batch * (i == 0 ? k.gemm.m : k.gemm.n) * k.gemm.k) *
@@ -186,6 +192,8 @@ void run_kernel(const Kernel &k, void *out, const void *const in[3]) {
       return red::run(k.reduce, out, in0);
     case KernelKind::Gemm:
       return gemm::run(k.gemm, out, in0, in1);
+    case KernelKind::Take:
+      return take::run(k.take, out, in0, in1);
     case KernelKind::Fill:
       return fill(out, k.count, k.pattern, k.pattern_bytes);
     case KernelKind::Arange:

@@ -1,4 +1,4 @@
-// Ops that turn integer indices into values: one_hot.
+// Ops that turn integer indices into values: one_hot and take.
 #pragma once
 
 #include "exec/ops/op_support.hpp"
@@ -11,5 +11,10 @@ namespace spmd::ops {
 // so the result keeps x's split and the new dimension is whole.
 ArrayPtr one_hot(const ArrayPtr &x, int64_t num_classes, int64_t axis, spmd_dtype dtype,
                  const OpOptions &options);
+
+// jnp.take(a, indices, axis) (mode "fill"): the result's dimensions are
+// a's before axis, the indices', then a's after (propagate::take places
+// them); a's axis is gathered, then every device picks its elements.
+ArrayPtr take(const ArrayPtr &a, const ArrayPtr &indices, int64_t axis, const OpOptions &options);
 
 }  // namespace spmd::ops

@@ -76,6 +76,8 @@ constexpr Function kFunctions[] = {
      "arg-reduction over one axis"},
     {"spmd_cumsum", "cumsum", "jnp.cumsum", 1, "([i, j]) -> ([i, j]) {j: whole while summed}",
      "running sum over one axis, in XLA's order (CPU)"},
+    {"spmd_take", "take", "jnp.take", 2, "([i, j, k], [m]) -> ([i, m, k]) {j: replicated first}",
+     "a gather of whole rows along one axis"},
     {"spmd_one_hot", "one_hot", "jax.nn.one_hot", 1,
      "([i, j]) -> ([i, j, c]) {c: new, whole}", "x expanded == an iota, then astype (elementwise)"},
     {"spmd_softmax", "softmax", "jax.nn.softmax, jax.nn.log_softmax", 1,

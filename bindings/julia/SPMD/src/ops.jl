@@ -246,6 +246,20 @@ function Base.cumsum(x::ShardedArray; dims::Integer, kw...)
 end
 
 """
+    take(a, indices; dims) -> ShardedArray
+
+`jnp.take(a, indices, axis=dims-1)` (`spmd_take`): the elements of `a` at
+`indices` (Int32, Int64 or UInt8, counted from 0 as JAX's; below 0 from the
+end) along `dims`; an index still out of range gives JAX's fill value.
+"""
+function take(a::ShardedArray, indices::ShardedArray; dims::Integer, kw...)
+    axis = _axis(dims)
+    return _op(; kw...) do options, out
+        LibSPMD.spmd_take(a, indices, axis, options, out)
+    end
+end
+
+"""
     onehot(x, num_classes, T=Float32; dims=ndims(x)+1) -> ShardedArray{T}
 
 `jax.nn.one_hot(x, num_classes, dtype=T, axis=dims-1)` (`spmd_one_hot`): a new

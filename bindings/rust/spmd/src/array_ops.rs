@@ -265,6 +265,11 @@ impl Array {
         ops::cumsum(self, axis, &options)
     }
 
+    /// jnp.take(x, indices, axis=axis).
+    pub fn take(&self, indices: &Array, axis: isize) -> Result<Array> {
+        ops::take(self, indices, axis, &OpOptions::new())
+    }
+
     /// jax.nn.one_hot(x, num_classes, dtype=dtype): a new last dimension of
     /// `num_classes`, 1 where x equals the class.
     pub fn one_hot(&self, num_classes: usize, dtype: DType) -> Result<Array> {

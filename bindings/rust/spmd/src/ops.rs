@@ -341,6 +341,20 @@ pub fn cumsum<'a>(x: impl Into<Operand<'a>>, axis: isize, options: &OpOptions<'_
     run(&[&x], options, |o, out| unsafe { sys::spmd_cumsum(x.ptr(), axis as i64, o, out) })
 }
 
+/// jnp.take(a, indices, axis=axis): the elements of `a` at `indices` (int32,
+/// int64 or uint8) along `axis`; an index below 0 counts from the end, one
+/// still out of range gives JAX's fill value (NaN for floats).
+pub fn take<'a, 'b>(
+    a: impl Into<Operand<'a>>,
+    indices: impl Into<Operand<'b>>,
+    axis: isize,
+    options: &OpOptions<'_>,
+) -> Result<Array> {
+    let (a, indices) = (a.into(), indices.into());
+    // SAFETY: live operands, valid options and out pointer.
+    run(&[&a, &indices], options, |o, out| unsafe { sys::spmd_take(a.ptr(), indices.ptr(), axis as i64, o, out) })
+}
+
 /// jax.nn.one_hot(x, num_classes, dtype=dtype, axis=axis): 1 where x equals
 /// the class along a new dimension `axis` (-1: last), 0 elsewhere. The
 /// operand is borrowed (one_hot takes no donation).

@@ -1,0 +1,60 @@
+// The body of jnp.take (kernels/take.hpp) for one element of the result,
+// shared by the CPU kernel and the CUDA platform's.
+#pragma once
+
+#include "kernels/device/common.hpp"
+#include "kernels/take.hpp"
+
+namespace spmd::dev::take {
+
+SPMD_HD int element_bytes(spmd_dtype d) {
+  switch (d) {
+    case SPMD_F64: case SPMD_I64: return 8;
+    case SPMD_F32: case SPMD_I32: return 4;
+    case SPMD_F16: case SPMD_BF16: return 2;
+    default: return 1;
+  }
+}
+
+SPMD_HD int64_t index_at(spmd_dtype d, const unsigned char *p) {
+  if (d == SPMD_I64) {
+    int64_t v;
+    memcpy(&v, p, 8);
+    return v;
+  }
+  if (d == SPMD_I32) {
+    int32_t v;
+    memcpy(&v, p, 4);
+    return v;
+  }
+  return *p;
+}
+
+// jnp.take's value for an index out of range.
+SPMD_HD void fill(spmd_dtype d, unsigned char *o) {
+  switch (d) {
+    case SPMD_F64: { const uint64_t nan = 0x7ff8000000000000ull; memcpy(o, &nan, 8); return; }
+    case SPMD_F32: { const uint32_t nan = 0x7fc00000u; memcpy(o, &nan, 4); return; }
+    case SPMD_F16: { const uint16_t nan = 0x7e00u; memcpy(o, &nan, 2); return; }
+    case SPMD_BF16: { const uint16_t nan = 0x7fc0u; memcpy(o, &nan, 2); return; }
+    case SPMD_I64: { const uint64_t low = 0x8000000000000000ull; memcpy(o, &low, 8); return; }
+    case SPMD_I32: { const uint32_t low = 0x80000000u; memcpy(o, &low, 4); return; }
+    case SPMD_U8: *o = 0xff; return;
+    default: *o = 1; return;  // bool: true
+  }
+}
+
+// Result element e of pre x count x post.
+SPMD_HD void element(const spmd::take::Params &p, int64_t e, unsigned char *out, const unsigned char *a,
+                     const unsigned char *indices) {
+  const int es = element_bytes(p.dtype);
+  const int64_t q = e % p.post, j = (e / p.post) % p.count, r = e / (p.post * p.count);
+  int64_t i = index_at(p.index_dtype, indices + j * element_bytes(p.index_dtype));
+  if (i < 0) i += p.len;
+  if (i < 0 || i >= p.len)
+    fill(p.dtype, out + e * es);
+  else
+    memcpy(out + e * es, a + ((r * p.len + i) * p.post + q) * es, static_cast<size_t>(es));
+}
+
+}  // namespace spmd::dev::take
