@@ -7,7 +7,8 @@ Both programs print cells as the tour does: a header of the Python the cell
 reproduces (">>> " then "... " lines) followed by its output. Every cell the
 example prints must be a cell of the tour, header and output alike, and the
 example must print every cell of the first seed notebook (REQUIRED below).
-Lines outside cells (titles, "=== section ===" lines) are not compared.
+Lines outside cells (titles, "=== section ===" lines, and the tour's
+remarks: lines starting with "# ") are not compared, and end a cell.
 Both run on the cpu platform, the tour's default.
 """
 
@@ -21,7 +22,7 @@ import sys
 
 # The first seed notebook, end to end: devices, a 3-device 'x' mesh, a (3, 8)
 # array laid out P('x'), its picture, 2*sin(x)+1 keeping the sharding, the
-# sums along each axis, and the shard_map whose psum gives 276.
+# sums along each axis, and the shard_map whose psum gives 276 as `result`.
 REQUIRED = [
     "jax.devices()",
     "mesh = jax.make_mesh((3,), ('x',))",
@@ -33,7 +34,8 @@ REQUIRED = [
     "@jax.jit\n... def f(x):\n...     return x.sum(axis=0)",
     "arr.sum(axis=1)",
     "@jax.jit\n... def f(x):\n...     return x.sum(axis=1)",
-    "shard_map(lambda x: jax.lax.psum(x.sum(), 'x')",
+    "def f(x):\n...     sum_in_shard = x.sum()\n...     return jax.lax.psum(sum_in_shard, 'x')\n"
+    "... result = shard_map(f, mesh=mesh, in_specs=PartitionSpec('x'),",
     "result.sharding",
 ]
 
@@ -46,8 +48,8 @@ def cells(text: str) -> list[tuple[str, str]]:
             out.append((line, [line], []))
         elif not out:
             continue
-        elif line.startswith("=== ") and line.endswith(" ==="):
-            out.append(("", [], []))  # a section line ends the cell
+        elif (line.startswith("=== ") and line.endswith(" ===")) or line.startswith("# "):
+            out.append(("", [], []))  # a section line or a remark ends the cell
         elif line.startswith("... ") and not out[-1][2]:
             out[-1][1].append(line)
         elif out[-1][1]:

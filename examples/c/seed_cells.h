@@ -13,6 +13,10 @@
 spmd_status seed_elementwise_sin(const spmd_mesh *mesh, spmd_array *x,
                                  const spmd_shard_map_options *options, spmd_array **y);
 
+/* The same without the print: the introduction notebook's f_elementwise,
+ * shard_map(f_elementwise, in_specs=P('x'), out_specs=P('x')). */
+spmd_status seed_elementwise_sin_quiet(const spmd_mesh *mesh, spmd_array *x, spmd_array **y);
+
 /* The introduction notebook's jit cells, written with the global ops
  * (spmd/ops.h), whose shardings follow the data as under jax.jit:
  *
@@ -49,7 +53,9 @@ spmd_status seed_double(const spmd_mesh *mesh, spmd_array *x,
 spmd_status seed_shard_sums(const spmd_mesh *mesh, spmd_array *x, spmd_array **sums);
 
 /* layer_sharded: sigmoid(psum(x @ weights, 'x') + bias) with in_specs
- * (P('x'), P('x', None), P(None)) and out_specs P(None). float32. */
+ * (P('x'), P('x', None), P(None)) and out_specs P(None). float32. The
+ * shard_map computes psum(x @ weights, 'x') + bias; the sigmoid of that
+ * replicated result is spmd_unary's (see seed_cells.c). */
 spmd_status seed_layer_sharded(const spmd_mesh *mesh, spmd_array *x, spmd_array *weights,
                                spmd_array *bias, spmd_array **out);
 

@@ -127,8 +127,15 @@ func main() {
 // callbacks run on libspmd's device threads and see their own blocks only.
 func shardMapCells(rt *spmd.Runtime, mesh *spmd.Mesh, dev0 *spmd.Sharding) {
 	fmt.Printf("\n=== Manual partitioning with shard_map ===\n")
-	cell("f_elementwise_sharded = shard_map(f_elementwise, mesh=mesh, in_specs=P('x'), " +
-		"out_specs=P('x'))\n... f_elementwise_sharded(jnp.arange(24))")
+	cell("mesh = jax.make_mesh((3,), ('x',))\n" +
+		"... @jax.jit\n" +
+		"... def f_elementwise(x):\n" +
+		"...     jax.debug.print(str(x.shape))\n" +
+		"...     return 2 * jnp.sin(x) + 1\n" +
+		"... f_elementwise_sharded = shard_map(f_elementwise, mesh=mesh,\n" +
+		"...                                   in_specs=PartitionSpec('x'), out_specs=PartitionSpec('x'))\n" +
+		"... arr = jnp.arange(24)\n" +
+		"... f_elementwise_sharded(arr)")
 	x := must(spmd.Arange(dev0, spmd.I32, []int{24}, 0, 1))
 	defer x.Close()
 	elementwise := func(ctx *spmd.ShardContext) error {
@@ -153,8 +160,12 @@ func shardMapCells(rt *spmd.Runtime, mesh *spmd.Mesh, dev0 *spmd.Sharding) {
 	show(ys[0].Repr())
 	ys[0].Close()
 
-	cell("shard_map(lambda x: jax.lax.psum(x.sum(), 'x'), mesh=mesh, in_specs=P('x'), " +
-		"out_specs=P())(arr_sharded)")
+	cell("def f(x):\n" +
+		"...     sum_in_shard = x.sum()\n" +
+		"...     return jax.lax.psum(sum_in_shard, 'x')\n" +
+		"... result = shard_map(f, mesh=mesh, in_specs=PartitionSpec('x'),\n" +
+		"...                    out_specs=PartitionSpec())(arr_sharded)\n" +
+		"... result")
 	rows := must(spmd.NamedText(mesh, "x"))
 	defer rows.Close()
 	arrSharded := must(spmd.Arange(rows, spmd.F32, []int{3, 8}, 0, 1))

@@ -60,8 +60,12 @@ result = sum(arr_sharded; dims=2, keepdims=false)
 print(visualize(result))
 
 println("\n=== Manual partitioning with shard_map ===")
-cell("shard_map(lambda x: jax.lax.psum(x.sum(), 'x'), mesh=mesh, in_specs=P('x'), " *
-     "out_specs=P())(arr_sharded)")
+cell("def f(x):\n" *
+     "...     sum_in_shard = x.sum()\n" *
+     "...     return jax.lax.psum(sum_in_shard, 'x')\n" *
+     "... result = shard_map(f, mesh=mesh, in_specs=PartitionSpec('x'),\n" *
+     "...                    out_specs=PartitionSpec())(arr_sharded)\n" *
+     "... result")
 result = shard_map(mesh_x, arr_sharded, P("x"), P()) do ctx
     # On each device: the sum of its (1, 8) block, then psum over 'x'.
     psum(ctx, sum(input(ctx, 1)), "x")

@@ -72,7 +72,17 @@ fn main() -> spmd::Result<()> {
     show(arr_sharded.sum(&[1])?.visualize()?);
 
     println!("\n=== Manual partitioning with shard_map ===");
-    cell("f_elementwise_sharded = shard_map(f_elementwise, mesh=mesh, in_specs=P('x'), out_specs=P('x'))\n... f_elementwise_sharded(jnp.arange(24))");
+    cell(concat!(
+        "mesh = jax.make_mesh((3,), ('x',))\n",
+        "... @jax.jit\n",
+        "... def f_elementwise(x):\n",
+        "...     jax.debug.print(str(x.shape))\n",
+        "...     return 2 * jnp.sin(x) + 1\n",
+        "... f_elementwise_sharded = shard_map(f_elementwise, mesh=mesh,\n",
+        "...                                   in_specs=PartitionSpec('x'), out_specs=PartitionSpec('x'))\n",
+        "... arr = jnp.arange(24)\n",
+        "... f_elementwise_sharded(arr)"
+    ));
     let ints = Array::arange(&dev0, DType::I32, &[24], 0.0, 1.0)?;
     let y = mesh.shard_map(&[&ints], &["x"], &["x"], |ctx| {
         let x = ctx.input(0)?;
@@ -85,7 +95,14 @@ fn main() -> spmd::Result<()> {
     })?;
     show(y[0].repr()?);
 
-    cell("shard_map(lambda x: jax.lax.psum(x.sum(), 'x'), mesh=mesh, in_specs=P('x'), out_specs=P())(arr_sharded)");
+    cell(concat!(
+        "def f(x):\n",
+        "...     sum_in_shard = x.sum()\n",
+        "...     return jax.lax.psum(sum_in_shard, 'x')\n",
+        "... result = shard_map(f, mesh=mesh, in_specs=PartitionSpec('x'),\n",
+        "...                    out_specs=PartitionSpec())(arr_sharded)\n",
+        "... result"
+    ));
     let rows = Sharding::named_text(&mesh, "x")?;
     let arr_sharded = Array::arange(&rows, DType::F32, &[3, 8], 0.0, 1.0)?;
     let check_rep = ShardMapOptions::new().check_rep(true);
