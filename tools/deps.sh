@@ -11,9 +11,10 @@ set -euo pipefail
 # parse, the Go toolchain, the tree-sitter environment of the Julia checks).
 # libopenmpi-dev and openmpi-bin: the MPI plugin of runtimes over several
 # processes, and mpirun for its tests. libdlpack-dev: DLPack's header
-# (spmd/dlpack.h).
+# (spmd/dlpack.h). libdnnl-dev: oneDNN, whose sgemm runs the float32
+# products.
 packages=(cmake make g++ gcc pkg-config libcmocka-dev libopenblas-dev libsleef-dev abigail-tools binutils python3
-          clang libclang-rt-14-dev swig golang-go python3-venv libopenmpi-dev openmpi-bin libdlpack-dev)
+          clang libclang-rt-14-dev swig golang-go python3-venv libopenmpi-dev openmpi-bin libdlpack-dev libdnnl-dev)
 # Rust: Debian's cargo unless a toolchain (rustup's, say) is already on PATH.
 command -v cargo >/dev/null || packages+=(cargo)
 

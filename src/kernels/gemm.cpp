@@ -1,7 +1,11 @@
 #include "kernels/gemm.hpp"
 
 #include <cblas.h>
+#ifdef SPMD_HAVE_ONEDNN
+#include <oneapi/dnnl/dnnl.h>
+#endif
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -19,6 +23,11 @@ std::vector<float> widen(spmd_dtype d, const void *p, size_t n) {
   return v;
 }
 
+#ifdef SPMD_HAVE_ONEDNN
+// Multiply-adds from which a float32 product goes to oneDNN (128^3).
+constexpr int64_t kOneDnnMinWork = int64_t(1) << 21;
+#endif
+
 template <typename T>
 void blas(const Params &p, T *c, const T *a, const T *b) {
   const int64_t sa = p.m * p.k, sb = p.k * p.n, sc = p.m * p.n;
@@ -26,7 +35,25 @@ void blas(const Params &p, T *c, const T *a, const T *b) {
   const CBLAS_TRANSPOSE tb = p.trans_b ? CblasTrans : CblasNoTrans;
   const auto lda = static_cast<blasint>(p.trans_a ? p.m : p.k);
   const auto ldb = static_cast<blasint>(p.trans_b ? p.k : p.n);
+  if (p.k == 0) {  // no terms: zeros (and no leading dimension of 0 for the libraries)
+    std::fill(c, c + p.batch * sc, T(0));
+    return;
+  }
   for (int64_t i = 0; i < p.batch; ++i) {
+#ifdef SPMD_HAVE_ONEDNN
+    // oneDNN's sgemm (row-major, as CBLAS's call below): the faster one
+    // here for products of some size. Small ones stay with OpenBLAS, whose
+    // call costs less and allocates nothing. Its status is refused
+    // arguments only, which checked shapes never are.
+    if constexpr (sizeof(T) == 4) {
+      if (p.m * p.n * p.k >= kOneDnnMinWork) {
+        const dnnl_status_t s = dnnl_sgemm(p.trans_a ? 'T' : 'N', p.trans_b ? 'T' : 'N', p.m, p.n, p.k, 1.0f,
+                                           a + i * sa, lda, b + i * sb, ldb, 0.0f, c + i * sc, p.n);
+        if (s != dnnl_success) fail(SPMD_ERR_INTERNAL, "gemm kernel: dnnl_sgemm status ", static_cast<int>(s));
+        continue;
+      }
+    }
+#endif
     if constexpr (sizeof(T) == 4)
       cblas_sgemm(CblasRowMajor, ta, tb, static_cast<blasint>(p.m), static_cast<blasint>(p.n),
                   static_cast<blasint>(p.k), 1.0f, a + i * sa, lda, b + i * sb, ldb, 0.0f,

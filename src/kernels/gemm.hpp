@@ -1,6 +1,7 @@
-// Batched matrix products of one device's blocks through CBLAS (OpenBLAS):
-// out[b] = a[b] (m x k) times b[b] (k x n), each operand row-major or
-// transposed in memory. f16 and bf16 multiply in f32 and round once, as
+// Batched matrix products of one device's blocks: out[b] = a[b] (m x k)
+// times b[b] (k x n), each operand row-major or transposed in memory;
+// float32 (and f16, bf16) through oneDNN's sgemm where the build has it,
+// else CBLAS (OpenBLAS), float64 through CBLAS. f16 and bf16 multiply in f32 and round once, as
 // XLA on CPU; integers and bool multiply exactly (wrapping) in int64.
 #pragma once
 

@@ -144,13 +144,18 @@ fn asked_link() -> Option<Link> {
 }
 
 /// libspmd.a's dependencies when no spmd.pc names them: OpenBLAS and SLEEF
-/// as pkg-config knows them (else by name), then the C++ runtime, libm,
-/// libpthread and libdl.
+/// as pkg-config knows them (else by name), oneDNN where it is installed
+/// (a build that found it runs its float32 products through it), then the
+/// C++ runtime, libm, libpthread and libdl.
 fn default_deps() -> Vec<String> {
     let mut deps = match pkg_config(&["--libs", "openblas", "sleef"]) {
         Some(flags) => parse_flags(&flags).deps,
         None => vec!["openblas".to_string(), "sleef".to_string()],
     };
+    let lib_dirs = ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib", "/usr/local/lib"];
+    if lib_dirs.iter().any(|d| Path::new(d).join("libdnnl.so").exists()) {
+        deps.push("dnnl".to_string());
+    }
     deps.extend(["stdc++", "m", "pthread", "dl"].iter().map(|s| s.to_string()));
     deps
 }
