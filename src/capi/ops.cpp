@@ -115,6 +115,17 @@ std::vector<int64_t> int_list(const char *what, size_t n, const int64_t *values)
   return std::vector<int64_t>(values, values + n);
 }
 
+// The ops of one operand and one axis (argmax, argmin, cumsum).
+template <typename Op>
+spmd_status axis_op(const char *fn, const spmd_array *x, int64_t axis, const spmd_op_options *options,
+                    spmd_array **out, Op op) {
+  return guard(fn, [&] {
+    Operands in;
+    const auto &a = in(x, "x");
+    complete(fn, in, options, out, [&](const ops::OpOptions &opts) { return op(a, axis, opts); });
+  });
+}
+
 }  // namespace
 
 extern "C" {
@@ -216,35 +227,17 @@ spmd_status spmd_reduce(spmd_reduce_op op, const spmd_array *x, size_t naxes, co
 
 spmd_status spmd_argmax(const spmd_array *x, int64_t axis, const spmd_op_options *options,
                         spmd_array **out) {
-  const char *fn = __func__;
-  return guard(fn, [&] {
-    Operands in;
-    const auto &a = in(x, "x");
-    complete(fn, in, options, out,
-             [&](const ops::OpOptions &opts) { return ops::argmax(a, axis, opts); });
-  });
+  return axis_op(__func__, x, axis, options, out, ops::argmax);
 }
 
 spmd_status spmd_argmin(const spmd_array *x, int64_t axis, const spmd_op_options *options,
                         spmd_array **out) {
-  const char *fn = __func__;
-  return guard(fn, [&] {
-    Operands in;
-    const auto &a = in(x, "x");
-    complete(fn, in, options, out,
-             [&](const ops::OpOptions &opts) { return ops::argmin(a, axis, opts); });
-  });
+  return axis_op(__func__, x, axis, options, out, ops::argmin);
 }
 
 spmd_status spmd_cumsum(const spmd_array *x, int64_t axis, const spmd_op_options *options,
                         spmd_array **out) {
-  const char *fn = __func__;
-  return guard(fn, [&] {
-    Operands in;
-    const auto &a = in(x, "x");
-    complete(fn, in, options, out,
-             [&](const ops::OpOptions &opts) { return ops::cumsum(a, axis, opts); });
-  });
+  return axis_op(__func__, x, axis, options, out, ops::cumsum);
 }
 
 spmd_status spmd_take(const spmd_array *a, const spmd_array *indices, int64_t axis,
