@@ -277,7 +277,6 @@ void cumsum(const Params &p, char *out, const char *in, Round round) {
   const size_t ies = dtype_size(p.in), oes = dtype_size(p.out);
   const auto n = static_cast<size_t>(len);
   std::vector<A> line(n), sums(n);
-  std::vector<double> stored(n);
   for (int64_t a = 0; a < outer; ++a)
     for (int64_t c = 0; c < inner; ++c) {
       const auto at = [&](size_t r) { return static_cast<size_t>((a * len + static_cast<int64_t>(r)) * inner + c); };

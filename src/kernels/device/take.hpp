@@ -7,15 +7,6 @@
 
 namespace spmd::dev::take {
 
-SPMD_HD int element_bytes(spmd_dtype d) {
-  switch (d) {
-    case SPMD_F64: case SPMD_I64: return 8;
-    case SPMD_F32: case SPMD_I32: return 4;
-    case SPMD_F16: case SPMD_BF16: return 2;
-    default: return 1;
-  }
-}
-
 SPMD_HD int64_t index_at(spmd_dtype d, const unsigned char *p) {
   if (d == SPMD_I64) {
     int64_t v;
@@ -47,9 +38,9 @@ SPMD_HD void fill(spmd_dtype d, unsigned char *o) {
 // Result element e of pre x count x post.
 SPMD_HD void element(const spmd::take::Params &p, int64_t e, unsigned char *out, const unsigned char *a,
                      const unsigned char *indices) {
-  const int es = element_bytes(p.dtype);
+  const int es = dev::dtype_bytes(p.dtype);
   const int64_t q = e % p.post, j = (e / p.post) % p.count, r = e / (p.post * p.count);
-  int64_t i = index_at(p.index_dtype, indices + j * element_bytes(p.index_dtype));
+  int64_t i = index_at(p.index_dtype, indices + j * dev::dtype_bytes(p.index_dtype));
   if (i < 0) i += p.len;
   if (i < 0 || i >= p.len)
     fill(p.dtype, out + e * es);
