@@ -20,6 +20,7 @@
 #include "base/dtype.hpp"
 #include "kernels/device/elementwise.hpp"
 #include "kernels/device/reduce.hpp"
+#include "kernels/device/scan.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/reduce_axes.hpp"
 
@@ -398,7 +399,7 @@ inline void reduce_typed(const dev::red::Plan &plan, const unsigned char *in, Bo
     case red::Op::Min: return reduce_body<dev::red::Extreme<A>, A>(plan, in, split, out);
     case red::Op::ArgMax: return reduce_body<dev::red::ArgMax<A>, A>(plan, in, split, out);
     case red::Op::ArgMin: return reduce_body<dev::red::ArgMin<A>, A>(plan, in, split, out);
-    case red::Op::CumSum: return;  // no device body (docs/cuda.md)
+    case red::Op::CumSum: return;  // run_cumsum_body
   }
 }
 
@@ -407,6 +408,56 @@ inline void run_reduce_body(const dev::red::Plan &plan, const unsigned char *in,
     case dev::red::AccType::F32: return reduce_typed<float>(plan, in, split, out);
     case dev::red::AccType::F64: return reduce_typed<double>(plan, in, split, out);
     case dev::red::AccType::I64: return reduce_typed<int64_t>(plan, in, split, out);
+  }
+}
+
+// The running sum as the CUDA kernel computes it: every line through the
+// scan body, in A.
+inline void run_cumsum_body(const red::Params &p, const unsigned char *in, unsigned char *out) {
+  const dev::scan::Lines l = dev::scan::lines_of(p);
+  for (int64_t line = 0; line < l.count(); ++line) {
+    switch (dev::red::acc_type(p.in)) {
+      case dev::red::AccType::F32: dev::scan::cumsum_line<float>(p.in, p.out, l, line, in, out); break;
+      case dev::red::AccType::F64: dev::scan::cumsum_line<double>(p.in, p.out, l, line, in, out); break;
+      case dev::red::AccType::I64: dev::scan::cumsum_line<int64_t>(p.in, p.out, l, line, in, out); break;
+    }
+  }
+}
+
+// A cumsum case: dtype `in`, a random shape of ranks 1 to 3 whose scanned
+// dimension's length is one of those that end a level of the scan (16,
+// 256, 4096) or pass it by one, or small. Its result type is jnp.cumsum's
+// (bool sums to int32, the rest keep their type).
+inline red::Params random_cumsum(spmd_dtype in, Rng &r) {
+  static const int64_t lengths[] = {0, 1, 2, 15, 16, 17, 31, 255, 256, 257, 4095, 4096, 4097, 70001};
+  red::Params p;
+  p.op = red::Op::CumSum;
+  p.in = in;
+  p.out = in == SPMD_BOOL ? SPMD_I32 : in;
+  const size_t nd = 1 + static_cast<size_t>(r.below(3));
+  const auto axis = static_cast<size_t>(r.below(static_cast<int64_t>(nd)));
+  const int64_t len = lengths[r.below(static_cast<int64_t>(sizeof lengths / sizeof lengths[0]))];
+  for (size_t d = 0; d < nd; ++d) {
+    p.shape.push_back(d == axis ? len : 1 + r.below(len > 4000 ? 3 : 7));
+    p.reduced.push_back(d == axis);
+  }
+  return p;
+}
+
+// Notes every element of `got` whose bits are not the CPU's `want`, but for
+// which NaN a sum of two NaNs keeps (the host compiler may put either
+// operand first, and x86 keeps the first's).
+inline void compare_cumsum(const red::Params &p, const Bytes &want, const Bytes &got,
+                           const std::string &who, Mismatches &bad) {
+  const size_t os = dtype_size(p.out);
+  for (int64_t i = 0; i < shape_elements(p.shape); ++i) {
+    const unsigned char *w = want.data() + i * static_cast<int64_t>(os);
+    const unsigned char *g = got.data() + i * static_cast<int64_t>(os);
+    if (std::memcmp(w, g, os) == 0) continue;
+    if (is_float(p.out) && nan_at(p.out, w) && nan_at(p.out, g)) continue;
+    bad.note(std::string("cumsum of ") + dtype_name(p.in) + " " + shape_text(p.shape) + " " + who +
+             " element " + std::to_string(i) + ": cpu " + hex(w, os) + " got " + hex(g, os));
+    return;
   }
 }
 

@@ -417,6 +417,32 @@ void check_reduction_on_gpu(const red::Params &p, const Bytes &x, Mismatches &ba
     }
 }
 
+// The running sum on the GPU: the CPU kernel's bits (and so the body's).
+void cumsums_match_the_cpu(void **) {
+  Rng r{107};
+  Mismatches bad;
+  for (spmd_dtype in : kAll)
+    for (int trial = 0; trial < 8; ++trial) {
+      red::Params p = random_cumsum(in, r);
+      if (trial == 0) {  // one long line, and many short lines side by side
+        p.shape = {(int64_t{1} << 20) + 3};
+        p.reduced = {true};
+      } else if (trial == 1) {
+        p.shape = {300, 4096};
+        p.reduced = {true, false};
+      }
+      const Bytes x = random_elements(p.in, static_cast<size_t>(shape_elements(p.shape)), r);
+      const size_t out_bytes = static_cast<size_t>(shape_elements(p.shape)) * dtype_size(p.out);
+      Bytes want(out_bytes + 8, 0x77);
+      red::run(p, want.data(), x.data());
+      DeviceBytes din(x.size()), dout(out_bytes);
+      din.upload(x);
+      run(Kernel::reduction(dout.place(), din.place(), p, 0));
+      compare_cumsum(p, want, dout.download(out_bytes + 8), "gpu", bad);
+    }
+  bad.check("cumsums on the GPU");
+}
+
 void reductions_match_the_cpu_and_the_body(void **) {
   Rng r{103};
   Mismatches bad;
@@ -686,6 +712,7 @@ int main(void) {
       cmocka_unit_test(small_kinds_match_the_cpu),
       cmocka_unit_test(elementwise_matches_the_cpu_and_the_body),
       cmocka_unit_test(reductions_match_the_cpu_and_the_body),
+      cmocka_unit_test(cumsums_match_the_cpu),
       cmocka_unit_test(random_is_bit_identical),
       cmocka_unit_test(products_match_the_cpu),
       cmocka_unit_test(box_copies_match_the_host_copy),

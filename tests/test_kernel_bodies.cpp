@@ -372,6 +372,26 @@ void reductions_match_the_cpu(void **) {
   bad.check("reductions");
 }
 
+// The running sum's scan body gives the CPU kernel's bits: the same order,
+// the GPU's emulated DAZ and FTZ additions against the CPU's own.
+void cumsums_match_the_cpu(void **) {
+  Rng r{12};
+  Mismatches bad;
+  for (spmd_dtype in : kAll)
+    for (int trial = 0; trial < 12; ++trial) {
+      const red::Params p = random_cumsum(in, r);
+      const Bytes x = random_elements(p.in, static_cast<size_t>(shape_elements(p.shape)), r);
+      const size_t out_bytes = static_cast<size_t>(shape_elements(p.shape)) * dtype_size(p.out);
+      Bytes want(out_bytes + 8, 0x77), got(out_bytes + 8, 0x77);
+      red::run(p, want.data(), x.data());
+      run_cumsum_body(p, x.data(), got.data());
+      compare_cumsum(p, want, got, "body", bad);
+      if (std::memcmp(want.data() + out_bytes, got.data() + out_bytes, 8) != 0)
+        bad.note(std::string("cumsum of ") + dtype_name(in) + ": the body wrote past its output");
+    }
+  bad.check("cumsums");
+}
+
 // Few outputs of many elements are cut into parts that cover each output's
 // elements once, within the scratch the CUDA platform keeps for them.
 void large_reductions_are_cut_into_parts(void **) {
@@ -697,6 +717,7 @@ int main(void) {
       cmocka_unit_test(flushing_boundaries_match_the_cpu),
       cmocka_unit_test(reductions_match_the_cpu),
       cmocka_unit_test(large_reductions_are_cut_into_parts),
+      cmocka_unit_test(cumsums_match_the_cpu),
       cmocka_unit_test(random_bits_and_floats_match_the_cpu_bit_for_bit),
       cmocka_unit_test(random_f64_normals_differ_only_where_the_c_library_log_does),
       cmocka_unit_test(f64_log_is_within_an_ulp_of_the_c_library),

@@ -8,6 +8,7 @@
 
 #include "base/dtype.hpp"
 #include "base/error.hpp"
+#include "kernels/device/scan.hpp"
 #include "kernels/flush_subnormals.hpp"
 
 
@@ -222,36 +223,6 @@ void arg_best(const Params &p, char *out, const char *in) {
     }
 }
 
-// jnp.cumsum's additions in XLA's order on CPU, so that a float result is
-// JAX's bit for bit: a line of at most 16 is summed in order; a longer one
-// in blocks of 16 (the last padded with zeros), each block in order, then
-// each block adds the sum of the blocks before it, taken from the same
-// scan of the block totals (XLA's ReduceWindowRewriter, base length 16).
-// `round` rounds a sum to the result's type (f16 and bf16 sum in their own
-// precision, as XLA's per-op arithmetic does).
-constexpr size_t kScanBlock = 16;
-
-template <typename A, typename Round>
-void scan_line(const A *x, size_t n, A *out, Round round) {
-  if (n <= kScanBlock) {
-    A acc = A(0);
-    for (size_t i = 0; i < n; ++i) out[i] = acc = round(acc + x[i]);
-    return;
-  }
-  const size_t blocks = (n + kScanBlock - 1) / kScanBlock;
-  std::vector<A> totals(blocks), before(blocks);
-  for (size_t b = 0; b < blocks; ++b) {
-    A acc = A(0);
-    for (size_t i = b * kScanBlock; i < std::min(n, (b + 1) * kScanBlock); ++i)
-      out[i] = acc = round(acc + x[i]);
-    totals[b] = acc;  // the padding's zeros change no sum
-  }
-  scan_line(totals.data(), blocks, before.data(), round);
-  for (size_t b = 1; b < blocks; ++b)
-    for (size_t i = b * kScanBlock; i < std::min(n, (b + 1) * kScanBlock); ++i)
-      out[i] = round(out[i] + before[b - 1]);
-}
-
 // Integers sum in int64 with two's-complement wrapping (the store keeps
 // the low bits, as XLA's int32 adds wrap).
 struct WrapInt {
@@ -262,38 +233,30 @@ struct WrapInt {
   }
 };
 
-// jnp.cumsum along the one reduced dimension, every line scanned alone.
+// jnp.cumsum along the one reduced dimension, every line scanned alone in
+// XLA's order of additions (kernels/device/scan.hpp, whose LineScan the
+// CUDA kernel runs too). `round` rounds a sum to the result's type (f16
+// and bf16 sum in their own precision, as XLA's per-op arithmetic does);
+// the additions run under the caller's DAZ and FTZ.
 template <typename A, typename Round>
 void cumsum(const Params &p, char *out, const char *in, Round round) {
-  int64_t outer = 1, len = 1, inner = 1;
-  size_t axis = 0;
-  for (size_t d = 0; d < p.shape.size(); ++d)
-    if (p.reduced[d]) axis = d;
-  for (size_t d = 0; d < p.shape.size(); ++d) {
-    if (d < axis) outer *= p.shape[d];
-    else if (d == axis) len = p.shape[d];
-    else inner *= p.shape[d];
-  }
+  const dev::scan::Lines l = dev::scan::lines_of(p);
   const size_t ies = dtype_size(p.in), oes = dtype_size(p.out);
-  const auto n = static_cast<size_t>(len);
-  std::vector<A> line(n), sums(n);
-  for (int64_t a = 0; a < outer; ++a)
-    for (int64_t c = 0; c < inner; ++c) {
-      const auto at = [&](size_t r) { return static_cast<size_t>((a * len + static_cast<int64_t>(r)) * inner + c); };
-      for (size_t r = 0; r < n; ++r) {
-        if constexpr (std::is_same_v<A, WrapInt>) line[r] = WrapInt(load<int64_t>(p.in, in + at(r) * ies));
-        else line[r] = load<A>(p.in, in + at(r) * ies);
-      }
-      scan_line(line.data(), n, sums.data(), round);
-      for (size_t r = 0; r < n; ++r) {
-        if constexpr (std::is_same_v<A, WrapInt>) {
-          const int64_t v = sums[r].v;
-          store(p.out, &v, out + at(r) * oes, 1);
-        } else {
-          store(p.out, &sums[r], out + at(r) * oes, 1);
-        }
+  const auto plus = [round](A a, A b) { return round(a + b); };
+  for (int64_t line = 0; line < l.count(); ++line) {
+    const int64_t a = line / l.inner, c = line - a * l.inner;
+    dev::scan::LineScan<A, decltype(plus)> scan(plus);
+    for (int64_t r = 0; r < l.len; ++r) {
+      const auto at = static_cast<size_t>((a * l.len + r) * l.inner + c);
+      if constexpr (std::is_same_v<A, WrapInt>) {
+        const int64_t v = scan.next(WrapInt(load<int64_t>(p.in, in + at * ies))).v;
+        store(p.out, &v, out + at * oes, 1);
+      } else {
+        const A v = scan.next(load<A>(p.in, in + at * ies));
+        store(p.out, &v, out + at * oes, 1);
       }
     }
+  }
 }
 
 }  // namespace

@@ -5,10 +5,12 @@
 // written, so an output has one block at most; except that few outputs of
 // many elements each are cut into parts (red::Teams), a block per part
 // writing a partial to the logical device's scratch and a second kernel
-// combining each output's partials in order.
+// combining each output's partials in order. The running sum (cumsum) is
+// one thread per line, in XLA's order of additions (kernels/device/scan.hpp).
 #include "backend/cuda/launch.hpp"
 #include "base/dtype.hpp"
 #include "kernels/device/reduce.hpp"
+#include "kernels/device/scan.hpp"
 
 namespace spmd::cuda {
 
@@ -98,10 +100,27 @@ void launch_parts(const red::Plan &p, const red::Teams &teams, unsigned char *ou
   finish_parts_kernel<K><<<blocks, kBlockThreads, 0, env.stream>>>(p, partials, out, teams.parts);
 }
 
+// Thread l scans line l (consecutive threads on consecutive lines, which
+// sit next to each other in memory when the scanned dimension is not the
+// innermost).
+template <typename A, int In>
+__global__ void cumsum_kernel(spmd_dtype in_dt, spmd_dtype out_dt, dev::scan::Lines l,
+                              const unsigned char *in, unsigned char *out) {
+  const int64_t lines = l.outer * l.inner;
+  for (int64_t line = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; line < lines;
+       line += int64_t(gridDim.x) * blockDim.x)
+    dev::scan::cumsum_line<A, In>(in_dt, out_dt, l, line, in, out);
+}
+
 // The kernels for input dtype In (folding in A).
 template <typename A, int In>
-void launch_typed(const red::Plan &p, const red::Teams &teams, unsigned char *out,
-                  const unsigned char *in, const KernelEnv &env) {
+void launch_typed(const red::Plan &p, const red::Teams &teams, const dev::scan::Lines &l,
+                  unsigned char *out, const unsigned char *in, const KernelEnv &env) {
+  if (p.op == red::Op::CumSum) {
+    cumsum_kernel<A, In><<<grid_for(l.count(), kBlockThreads, env), kBlockThreads, 0, env.stream>>>(
+        p.in, p.out, l, in, out);
+    return;
+  }
   if (teams.parts > 1) {
     switch (p.op) {
       case red::Op::Sum: return launch_parts<red::Sum<A>, A, In>(p, teams, out, in, env);
@@ -109,7 +128,7 @@ void launch_typed(const red::Plan &p, const red::Teams &teams, unsigned char *ou
       case red::Op::Min: return launch_parts<red::Extreme<A>, A, In>(p, teams, out, in, env);
       case red::Op::ArgMax: return launch_parts<red::ArgMax<A>, A, In>(p, teams, out, in, env);
       case red::Op::ArgMin: return launch_parts<red::ArgMin<A>, A, In>(p, teams, out, in, env);
-      case red::Op::CumSum: return;  // refused by launch_reduce
+      case red::Op::CumSum: return;  // above
     }
   }
   const unsigned grid = grid_for(p.outputs, red::kThreads / teams.lanes, env);
@@ -122,22 +141,22 @@ void launch_typed(const red::Plan &p, const red::Teams &teams, unsigned char *ou
     case red::Op::Min: go(reduce_kernel<red::Extreme<A>, A, In>); break;
     case red::Op::ArgMax: go(reduce_kernel<red::ArgMax<A>, A, In>); break;
     case red::Op::ArgMin: go(reduce_kernel<red::ArgMin<A>, A, In>); break;
-    case red::Op::CumSum: break;  // refused by launch_reduce
+    case red::Op::CumSum: break;  // above
   }
 }
 
 // A, the accumulator, follows from the input's dtype (red::acc_type).
-void launch_for_input(const red::Plan &p, const red::Teams &teams, unsigned char *out,
-                      const unsigned char *in, const KernelEnv &env) {
+void launch_for_input(const red::Plan &p, const red::Teams &teams, const dev::scan::Lines &l,
+                      unsigned char *out, const unsigned char *in, const KernelEnv &env) {
   switch (p.in) {
-    case SPMD_F32: return launch_typed<float, SPMD_F32>(p, teams, out, in, env);
-    case SPMD_F16: return launch_typed<float, SPMD_F16>(p, teams, out, in, env);
-    case SPMD_BF16: return launch_typed<float, SPMD_BF16>(p, teams, out, in, env);
-    case SPMD_F64: return launch_typed<double, SPMD_F64>(p, teams, out, in, env);
-    case SPMD_I32: return launch_typed<int64_t, SPMD_I32>(p, teams, out, in, env);
-    case SPMD_I64: return launch_typed<int64_t, SPMD_I64>(p, teams, out, in, env);
-    case SPMD_U8: return launch_typed<int64_t, SPMD_U8>(p, teams, out, in, env);
-    case SPMD_BOOL: return launch_typed<int64_t, SPMD_BOOL>(p, teams, out, in, env);
+    case SPMD_F32: return launch_typed<float, SPMD_F32>(p, teams, l, out, in, env);
+    case SPMD_F16: return launch_typed<float, SPMD_F16>(p, teams, l, out, in, env);
+    case SPMD_BF16: return launch_typed<float, SPMD_BF16>(p, teams, l, out, in, env);
+    case SPMD_F64: return launch_typed<double, SPMD_F64>(p, teams, l, out, in, env);
+    case SPMD_I32: return launch_typed<int64_t, SPMD_I32>(p, teams, l, out, in, env);
+    case SPMD_I64: return launch_typed<int64_t, SPMD_I64>(p, teams, l, out, in, env);
+    case SPMD_U8: return launch_typed<int64_t, SPMD_U8>(p, teams, l, out, in, env);
+    case SPMD_BOOL: return launch_typed<int64_t, SPMD_BOOL>(p, teams, l, out, in, env);
     case SPMD_DTYPE_INVALID: break;
   }
   fail(SPMD_ERR_INTERNAL, env.device_label, ": reduce kernel of ", dtype_name(p.in));
@@ -147,10 +166,6 @@ void launch_for_input(const red::Plan &p, const red::Teams &teams, unsigned char
 
 void launch_reduce(const Kernel &k, const KernelEnv &env) {
   const spmd::red::Params &params = k.reduce;
-  // The running sum has no GPU kernel yet (docs/cuda.md): refused before
-  // anything is queued, so the op fails with this status and nothing else.
-  if (params.op == spmd::red::Op::CumSum)
-    fail(SPMD_ERR_UNSUPPORTED, env.device_label, ": cumsum has no kernel on the cuda platform yet");
   if (params.shape.size() > static_cast<size_t>(red::kMaxDims) ||
       params.reduced.size() != params.shape.size())
     fail(SPMD_ERR_INTERNAL, env.device_label, ": reduce kernel: ", params.shape.size(),
@@ -160,7 +175,7 @@ void launch_reduce(const Kernel &k, const KernelEnv &env) {
   const red::Teams teams = red::teams(p);
   unsigned char *out = device_ptr(k.out);
   const auto *in = device_ptr<const unsigned char>(k.in0);
-  launch_for_input(p, teams, out, in, env);
+  launch_for_input(p, teams, dev::scan::lines_of(params), out, in, env);
   check_launch(env.device_label, "reduce kernel");
 }
 
