@@ -148,6 +148,18 @@ static spmd_status run_op(const char *op, const json_value *params, spmd_array *
     ints_of(conformance_member(params, "stop", where), b, where);
     return spmd_slice(in[0], n, a, b, o, out);
   }
+  if (strcmp(op, "slice_strided") == 0) {
+    int64_t c[SPMD_MAX_NDIM];
+    const size_t n = ints_of(conformance_member(params, "start", where), a, where);
+    ints_of(conformance_member(params, "stop", where), b, where);
+    ints_of(conformance_member(params, "strides", where), c, where);
+    return spmd_slice_strided(in[0], n, a, b, c, o, out);
+  }
+  if (strcmp(op, "dynamic_slice") == 0) {
+    const size_t n = ints_of(conformance_member(params, "start", where), a, where);
+    ints_of(conformance_member(params, "sizes", where), b, where);
+    return spmd_dynamic_slice(in[0], n, a, b, o, out);
+  }
   if (strcmp(op, "concatenate") == 0)
     return spmd_concatenate(n_in, (const spmd_array *const *)in,
                             json_int(conformance_member(params, "axis", where), 0), o, out);

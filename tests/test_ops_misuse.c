@@ -800,6 +800,45 @@ static void cumsum_one_hot_and_take_refusals_name_the_argument(void **state) {
   spmd_array_destroy(l);
 }
 
+/* Strided and dynamic slices refuse what lax.slice and lax.dynamic_slice
+ * refuse, naming the argument; a dynamic window moves back inside the
+ * array, a negative start counting from the end. */
+static void strided_and_dynamic_slices_follow_jax(void **state) {
+  (void)state;
+  const int64_t s12[1] = {12};
+  float v[12];
+  for (int i = 0; i < 12; ++i) v[i] = (float)i;
+  spmd_array *x = test_put(line, "d", SPMD_F32, 1, s12, v), *r = NULL;
+  const int64_t lo[1] = {1}, hi[1] = {12}, four[1] = {4}, none[1] = {0}, neg[1] = {-1},
+                past[1] = {13}, back[1] = {-3}, big[1] = {20};
+  assert_refused(spmd_slice_strided(x, 1, lo, hi, none, NULL, &r), &r, "spmd_slice_strided: strides[0]");
+  assert_refused(spmd_slice_strided(x, 1, lo, hi, neg, NULL, &r), &r, "spmd_slice_strided: strides[0]");
+  assert_refused(spmd_slice_strided(x, 1, lo, past, four, NULL, &r), &r, "spmd_slice_strided: stop[0]");
+  assert_refused(spmd_slice_strided(x, 1, lo, hi, NULL, NULL, &r), &r, "spmd_slice_strided: strides");
+  assert_refused(spmd_slice_strided(x, 2, lo, hi, four, NULL, &r), &r, "spmd_slice_strided");
+  assert_refused(spmd_slice_strided(NULL, 1, lo, hi, four, NULL, &r), &r, "spmd_slice_strided: x");
+  assert_int_equal(spmd_slice_strided(x, 1, lo, hi, four, NULL, NULL), SPMD_ERR_INVALID_ARGUMENT);
+  assert_refused(spmd_dynamic_slice(x, 1, lo, past, NULL, &r), &r, "spmd_dynamic_slice: sizes[0]");
+  assert_refused(spmd_dynamic_slice(x, 1, lo, neg, NULL, &r), &r, "spmd_dynamic_slice: sizes[0]");
+  assert_refused(spmd_dynamic_slice(x, 1, NULL, four, NULL, &r), &r, "spmd_dynamic_slice: start");
+  assert_refused(spmd_dynamic_slice(NULL, 1, lo, four, NULL, &r), &r, "spmd_dynamic_slice: x");
+  /* x[1::4] = 1, 5, 9, split over 8 devices as 3 does not divide: whole. */
+  assert_ok(spmd_slice_strided(x, 1, lo, hi, four, NULL, &r));
+  const int64_t s3[1] = {3}, s4[1] = {4};
+  const double every4[3] = {1, 5, 9};
+  assert_floats(r, SPMD_F32, 1, s3, every4, 0);
+  spmd_array_destroy(r);
+  /* Windows of 4: at -3 (9..11, moved back to 8..11), at 20 (8..11). */
+  const double tail[4] = {8, 9, 10, 11};
+  assert_ok(spmd_dynamic_slice(x, 1, back, four, NULL, &r));
+  assert_floats(r, SPMD_F32, 1, s4, tail, 0);
+  spmd_array_destroy(r);
+  assert_ok(spmd_dynamic_slice(x, 1, big, four, NULL, &r));
+  assert_floats(r, SPMD_F32, 1, s4, tail, 0);
+  spmd_array_destroy(r);
+  spmd_array_destroy(x);
+}
+
 /* Out-of-range indices give jnp.take's fill value for each dtype (NaN,
  * the lowest signed integer, 255, true); negative ones count from the end. */
 static void take_fills_out_of_range_indices_as_jax(void **state) {
@@ -959,6 +998,14 @@ static void every_op_computes_across_empty_blocks(void **state) {
   assert_ok(spmd_slice(a, 1, lo, hi, NULL, &r));
   assert_bytes(r, v + 1, 2 * sizeof(float));
   spmd_array_destroy(r);
+  const int64_t all[1] = {3}, step2[1] = {2}, zero[1] = {0}, far[1] = {5};
+  assert_ok(spmd_slice_strided(a, 1, zero, all, step2, NULL, &r)); /* a[::2] */
+  const float odd[2] = {1, 3};
+  assert_bytes(r, odd, sizeof odd);
+  spmd_array_destroy(r);
+  assert_ok(spmd_dynamic_slice(a, 1, far, step2, NULL, &r)); /* clamped to a[1:3] */
+  assert_bytes(r, v + 1, 2 * sizeof(float));
+  spmd_array_destroy(r);
   const spmd_array *pair[2] = {a, a};
   assert_ok(spmd_concatenate(2, pair, 0, NULL, &r));
   const float cat[6] = {1, -2, 3, 1, -2, 3};
@@ -1076,6 +1123,7 @@ int main(void) {
       cmocka_unit_test(softmax_of_bool_is_refused),
       cmocka_unit_test(cumsum_one_hot_and_take_refusals_name_the_argument),
       cmocka_unit_test(take_fills_out_of_range_indices_as_jax),
+      cmocka_unit_test(strided_and_dynamic_slices_follow_jax),
       cmocka_unit_test(every_op_computes_across_empty_blocks),
       cmocka_unit_test(two_dimensional_splits_with_empty_blocks_compute_like_one_device),
       cmocka_unit_test(integral_scalars_past_the_integer_type_are_refused),

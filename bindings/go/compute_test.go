@@ -41,6 +41,8 @@ func TestOps(t *testing.T) {
 	equal(t, "transpose", host(spmd.Transpose(x, nil)), []float32{0, 4, 1, 5, 2, 6, 3, 7})
 	equal(t, "reshape", host(spmd.Reshape(x, []int{4, -1})), iota32(8))
 	equal(t, "slice", host(spmd.Slice(x, []int{1, 1}, []int{2, 3})), []float32{5, 6})
+	equal(t, "strided slice", host(spmd.SliceStrided(x, []int{0, 0}, []int{2, 4}, []int{1, 2})), []float32{0, 2, 4, 6})
+	equal(t, "dynamic slice", host(spmd.DynamicSlice(x, []int{-1, 9}, []int{1, 2})), []float32{6, 7})
 	equal(t, "broadcast", host(spmd.BroadcastTo(x, []int{2, 2, 4})), append(iota32(8), iota32(8)...))
 	equal(t, "concatenate", host(spmd.Concatenate([]*spmd.Array{x, x}, 0)), append(iota32(8), iota32(8)...))
 	sm := host(spmd.Softmax(x, 1))

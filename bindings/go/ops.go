@@ -387,6 +387,32 @@ func Slice(x *Array, start, stop []int, opts ...OpOption) (*Array, error) {
 	}, x)
 }
 
+// SliceStrided is x[start:stop:strides] (lax.slice with strides): every
+// strides[d]-th element from start[d] below stop[d]; the result keeps x's
+// spec where its dimensions divide.
+func SliceStrided(x *Array, start, stop, strides []int, opts ...OpOption) (*Array, error) {
+	const fn = "SliceStrided"
+	if len(start) != len(stop) || len(start) != len(strides) {
+		return nil, invalid(fn, "strides: %d starts, %d stops and %d strides", len(start), len(stop), len(strides))
+	}
+	return op(fn, opts, func(o capi.Spmd_op_options, out *uintptr) error {
+		return capi.Spmd_slice_strided(x.handle(), int64s(start), int64s(stop), int64s(strides), o, out)
+	}, x)
+}
+
+// DynamicSlice is lax.dynamic_slice(x, start, sizes): the window of sizes
+// at start, a negative start counting from the end and a window past an
+// edge moved back inside x; placed as Slice places its result.
+func DynamicSlice(x *Array, start, sizes []int, opts ...OpOption) (*Array, error) {
+	const fn = "DynamicSlice"
+	if len(start) != len(sizes) {
+		return nil, invalid(fn, "sizes: %d starts and %d sizes", len(start), len(sizes))
+	}
+	return op(fn, opts, func(o capi.Spmd_op_options, out *uintptr) error {
+		return capi.Spmd_dynamic_slice(x.handle(), int64s(start), int64s(sizes), o, out)
+	}, x)
+}
+
 // Concatenate is jnp.concatenate(xs, axis) in the operands' promoted dtype;
 // the result keeps the first operand's spec. Donation is not offered.
 func Concatenate(xs []*Array, axis int, opts ...OpOption) (*Array, error) {

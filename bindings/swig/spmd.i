@@ -156,13 +156,15 @@ SPMD_GO_SCALAR_OUT(spmd_sharding_kind, int)
   (size_t npairs, const int64_t *pairs), (size_t n, spmd_key *out) }
 %typemap(gotype) (size_t npairs, const int64_t *pairs) "[][2]int64"
 %typemap(gotype) (size_t n, spmd_key *out) "[][2]uint32"
-/* spmd_slice's stop has start's count: copied into a zero-padded buffer, so
- * a short slice never makes libspmd read past its end. */
+/* The slices' stop, strides and sizes have start's count: each copied into
+ * a zero-padded buffer, so a short slice never makes libspmd read past its
+ * end. */
 %typemap(gotype) const int64_t *stop "[]int64"
 %typemap(in) const int64_t *stop (int64_t buf[SPMD_MAX_NDIM])
 %{ memset(buf, 0, sizeof buf);
    if ($input.len > SPMD_MAX_NDIM) $1 = ($1_ltype)$input.array;
    else { memcpy(buf, $input.array, (size_t)$input.len * sizeof *buf); $1 = buf; } %}
+%apply const int64_t *stop { const int64_t *strides, const int64_t *sizes }
 /* spmd_array_process_local_shape's out has the count of the shape beside
  * it: the two are one []int64, read as the global shape and overwritten
  * with the local one. C writes a buffer of the wrapper's (NULL past

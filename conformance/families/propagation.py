@@ -9,7 +9,7 @@ Writes tests/conformance/propagation/cases.json:
     op         unary, astype, binary, binary_scalar, where, reduce, argmax, argmin,
                cumsum, one_hot, take,
                softmax, matmul, einsum, transpose, reshape, slice,
-               concatenate, broadcast_to
+               slice_strided, dynamic_slice, concatenate, broadcast_to
     params     the op's parameters, named as in spmd/ops.h
     inputs     [{"spec": dims, "array": {"dtype", "shape", "hex"}}]
     out_spec   the requested output sharding (out_shardings), or absent
@@ -251,6 +251,52 @@ def _random_takes(case, count=128, seed=20261131):
                   (tuple(ishape), "int32", _random_spec(rng, ishape, axes))]
         case(f"take_random_{n:03d}", "take", {"axis": axis}, lambda u, v, a=axis: jnp_take(u, v, a),
              inputs, mesh=mesh, data=data)
+
+
+def _random_slices(case, count=96, seed=20261201):
+    """lax.slice with strides and lax.dynamic_slice of operands sharded at
+    random, a third of them with an output sharding asked for: jax.jit's
+    layout of the result (axes that do not divide the result dropped; the
+    dynamic starts are constants, as libspmd's are, which jax.jit places as
+    a slice). Dynamic starts run from before -n to past n, so wrapped and
+    clamped windows show."""
+    import random
+    rng = random.Random(seed)
+    for n in range(count):
+        mesh = rng.choice(list(_MESH_AXES))
+        axes = _MESH_AXES[mesh]
+        nd = rng.choice([1, 2, 2, 3])
+        shape = [rng.choice([4, 6, 8, 12, 16, 24]) for _ in range(nd)]
+        spec = _random_spec(rng, shape, axes)
+        if n % 2 == 0:
+            start = [rng.randrange(0, size // 2 + 1) for size in shape]
+            stop = [rng.randrange(b, size + 1) for b, size in zip(start, shape)]
+            strides = [rng.choice([1, 2, 2, 3, 4, 5]) for _ in shape]
+            out_shape = [-(-(e - b) // k) for b, e, k in zip(start, stop, strides)]
+            out_spec = _random_spec(rng, out_shape, axes) if n % 3 == 0 and 0 not in out_shape else None
+            case(f"slice_strided_random_{n:03d}", "slice_strided",
+                 {"start": start, "stop": stop, "strides": strides},
+                 lambda u, b=tuple(start), e=tuple(stop), k=tuple(strides): lax_slice(u, b, e, k),
+                 [(tuple(shape), "float32", spec)], mesh=mesh, out_spec=out_spec)
+        else:
+            start = [rng.randrange(-size - 2, size + 3) for size in shape]
+            sizes = [rng.choice([0, 1, size // 2, size - 1, size, size]) for size in shape]
+            out_spec = _random_spec(rng, sizes, axes) if n % 3 == 0 else None
+            if 0 in sizes:
+                out_spec = None  # JAX cannot read back an empty result laid out so
+            case(f"dynamic_slice_random_{n:03d}", "dynamic_slice", {"start": start, "sizes": sizes},
+                 lambda u, b=tuple(start), z=tuple(sizes): lax_dynamic_slice(u, b, z),
+                 [(tuple(shape), "float32", spec)], mesh=mesh, out_spec=out_spec)
+
+
+def lax_slice(u, start, stop, strides):
+    from jax import lax
+    return lax.slice(u, start, stop, strides)
+
+
+def lax_dynamic_slice(u, start, sizes):
+    from jax import lax
+    return lax.dynamic_slice(u, start, sizes)
 
 
 def jnp_take(u, v, axis):
@@ -499,6 +545,20 @@ def generate(out_dir: pathlib.Path) -> None:
          [((8, 8), f32, _XY)])
     case("slice_xy_2_6", "slice", {"start": [2, 0], "stop": [6, 8]}, lambda u: u[2:6],
          [((8, 8), f32, _XY)])
+    case("slice_strided_xy_2", "slice_strided", {"start": [0, 0], "stop": [8, 8], "strides": [2, 1]},
+         lambda u: u[::2], [((8, 8), f32, _XY)])
+    case("slice_strided_xy_3_2", "slice_strided", {"start": [1, 0], "stop": [8, 8], "strides": [3, 2]},
+         lambda u: u[1::3, ::2], [((8, 8), f32, _XY)])
+    case("slice_strided_xy_8", "slice_strided", {"start": [0, 1], "stop": [8, 8], "strides": [8, 4]},
+         lambda u: u[::8, 1::4], [((8, 8), f32, _XY)])
+    case("slice_strided_x__to_y", "slice_strided", {"start": [0, 0], "stop": [8, 8], "strides": [2, 2]},
+         lambda u: u[::2, ::2], [((8, 8), f32, _X_)], out_spec=__Y)
+    case("dynamic_slice_xy_rows", "dynamic_slice", {"start": [3, 1], "sizes": [4, 8]},
+         lambda u: jax.lax.dynamic_slice(u, (3, 1), (4, 8)), [((8, 8), f32, _XY)])
+    case("dynamic_slice_xy_clamped", "dynamic_slice", {"start": [-1, 7], "sizes": [8, 2]},
+         lambda u: jax.lax.dynamic_slice(u, (-1, 7), (8, 2)), [((8, 8), f32, _XY)])
+    case("dynamic_slice_xy_to_x_", "dynamic_slice", {"start": [2, 0], "sizes": [4, 4]},
+         lambda u: jax.lax.dynamic_slice(u, (2, 0), (4, 4)), [((8, 8), f32, _XY)], out_spec=_X_)
     case("concatenate0_xy_xy", "concatenate", {"axis": 0}, lambda u, v: jnp.concatenate([u, v], 0),
          [((8, 8), f32, _XY), ((8, 8), f32, _XY)])
 
@@ -508,6 +568,7 @@ def generate(out_dir: pathlib.Path) -> None:
     _random_reshapes(case)
     _random_reductions(case)
     _random_takes(case)
+    _random_slices(case)
 
     refio.write_json(out_dir / "cases.json",
                      {"meshes": refio.mesh_table(list(meshes)), "cases": cases})

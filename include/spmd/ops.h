@@ -477,6 +477,53 @@ SPMD_API spmd_status spmd_slice(const spmd_array *x, size_t ndim, const int64_t 
                                 spmd_array **out);
 
 /**
+ * lax.slice(x, start, stop, strides): along each dimension d the elements
+ * start[d], start[d] + strides[d], ... below stop[d] (x[a:b:s] in NumPy's
+ * words); the result has ceil((stop - start) / stride) elements there and
+ * keeps x's spec where its dimensions divide, as spmd_slice. Since ABI 1.7.
+ *
+ * @param x The operand; not NULL.
+ * @param ndim x's number of dimensions.
+ * @param start ndim first indices, 0 <= start <= size.
+ * @param stop ndim ends, start <= stop <= size.
+ * @param strides ndim steps, each at least 1.
+ * @param options NULL for the defaults.
+ * @param out Receives the result; not NULL. Left untouched on failure.
+ * @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for an ndim other than x's,
+ *         NULL start, stop or strides, indices out of range (the dimension
+ *         and its size in the message), a step below 1, bad options, or a
+ *         NULL, destroyed or donated x or a NULL out.
+ */
+SPMD_API spmd_status spmd_slice_strided(const spmd_array *x, size_t ndim, const int64_t *start,
+                                        const int64_t *stop, const int64_t *strides,
+                                        const spmd_op_options *options, spmd_array **out);
+
+/**
+ * lax.dynamic_slice(x, start, sizes): the window of `sizes` elements that
+ * begins at `start`. As in JAX, a negative start counts from the end, and a
+ * window that would pass an edge is moved back inside x (the start clamped
+ * to 0 .. size - sizes) rather than refused. The start is read when the
+ * call runs, so the result is placed as jax.jit places a dynamic_slice of
+ * constant starts, as spmd_slice does: x's spec, less the axes that do not
+ * divide the window (a start that jax.jit traces gives the window's cut
+ * dimensions whole instead). Since ABI 1.7.
+ *
+ * @param x The operand; not NULL.
+ * @param ndim x's number of dimensions.
+ * @param start ndim first indices, any value (see above).
+ * @param sizes ndim window sizes, 0 <= sizes <= size.
+ * @param options NULL for the defaults.
+ * @param out Receives the result; not NULL. Left untouched on failure.
+ * @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for an ndim other than x's,
+ *         NULL start or sizes, a size that does not fit its dimension (the
+ *         dimension and its size in the message), bad options, or a NULL,
+ *         destroyed or donated x or a NULL out.
+ */
+SPMD_API spmd_status spmd_dynamic_slice(const spmd_array *x, size_t ndim, const int64_t *start,
+                                        const int64_t *sizes, const spmd_op_options *options,
+                                        spmd_array **out);
+
+/**
  * jnp.concatenate(xs, axis) in the operands' promoted dtype; the result
  * keeps the first operand's spec. Donation is not offered
  * (options->donate must be 0).

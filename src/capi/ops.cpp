@@ -371,6 +371,35 @@ spmd_status spmd_slice(const spmd_array *x, size_t ndim, const int64_t *start, c
   });
 }
 
+spmd_status spmd_slice_strided(const spmd_array *x, size_t ndim, const int64_t *start,
+                               const int64_t *stop, const int64_t *strides,
+                               const spmd_op_options *options, spmd_array **out) {
+  const char *fn = __func__;
+  return guard(fn, [&] {
+    Operands in;
+    const auto &a = in(x, "x");
+    const auto lo = int_list("start", ndim, start);
+    const auto hi = int_list("stop", ndim, stop);
+    const auto step = int_list("strides", ndim, strides);
+    complete(fn, in, options, out,
+             [&](const ops::OpOptions &opts) { return ops::slice_strided(a, lo, hi, step, opts); });
+  });
+}
+
+spmd_status spmd_dynamic_slice(const spmd_array *x, size_t ndim, const int64_t *start,
+                               const int64_t *sizes, const spmd_op_options *options,
+                               spmd_array **out) {
+  const char *fn = __func__;
+  return guard(fn, [&] {
+    Operands in;
+    const auto &a = in(x, "x");
+    const auto lo = int_list("start", ndim, start);
+    const auto n = int_list("sizes", ndim, sizes);
+    complete(fn, in, options, out,
+             [&](const ops::OpOptions &opts) { return ops::dynamic_slice(a, lo, n, opts); });
+  });
+}
+
 spmd_status spmd_concatenate(size_t n, const spmd_array *const *xs, int64_t axis,
                              const spmd_op_options *options, spmd_array **out) {
   const char *fn = __func__;

@@ -92,31 +92,104 @@ void copy_region(const Array &src, Array &dst, const Shape &shift) {
 }
 }  // namespace
 
-ArrayPtr slice(const ArrayPtr &x, const Shape &start, const Shape &stop, const OpOptions &options) {
-  const size_t nd = x->shape().size();
+namespace {
+// Refuses start and stop that do not fit x (the dimension and its size in
+// the message).
+void check_window(const Shape &shape, const Shape &start, const Shape &stop) {
+  const size_t nd = shape.size();
   if (start.size() != nd || stop.size() != nd)
     invalid("start and stop: ", start.size(), " and ", stop.size(), " values for an array of ", nd,
-            " dimensions ", shape_to_string(x->shape()));
-  Shape out_shape(nd), shift(nd);
+            " dimensions ", shape_to_string(shape));
   for (size_t d = 0; d < nd; ++d) {
-    if (start[d] < 0 || start[d] > x->shape()[d])
-      invalid("start[", d, "]: ", start[d], " is out of range for dimension ", d, " of size ",
-              x->shape()[d]);
-    if (stop[d] < start[d] || stop[d] > x->shape()[d])
-      invalid("stop[", d, "]: ", stop[d], " is out of range for dimension ", d, " of size ",
-              x->shape()[d], " starting at ", start[d]);
-    out_shape[d] = stop[d] - start[d];
-    shift[d] = -start[d];
+    if (start[d] < 0 || start[d] > shape[d])
+      invalid("start[", d, "]: ", start[d], " is out of range for dimension ", d, " of size ", shape[d]);
+    if (stop[d] < start[d] || stop[d] > shape[d])
+      invalid("stop[", d, "]: ", stop[d], " is out of range for dimension ", d, " of size ", shape[d],
+              " starting at ", start[d]);
   }
+}
+
+// x[start:start + out_shape] laid out by `dims` (axes that do not divide
+// the result dropped) unless the caller asked for a layout.
+ArrayPtr window(const ArrayPtr &x, const Shape &start, const Shape &out_shape, const propagate::Dims &dims,
+                const OpOptions &options) {
+  const size_t nd = out_shape.size();
   const MeshPtr mesh = x->sharding()->mesh();
   const ShardingPtr requested = requested_sharding(options, mesh, nd);
-  const ShardingPtr target =
-      on_mesh(requested, mesh)
-          ? requested
-          : result_sharding(mesh, propagate::padded(x->sharding()->spec(), nd), out_shape);
+  const ShardingPtr target = on_mesh(requested, mesh) ? requested : result_sharding(mesh, dims, out_shape);
   auto out = std::make_shared<Array>(target, x->dtype(), out_shape);
+  Shape shift(nd);
+  for (size_t d = 0; d < nd; ++d) shift[d] = -start[d];
   copy_region(*x, *out, shift);
   return honour(out, requested);
+}
+}  // namespace
+
+ArrayPtr slice(const ArrayPtr &x, const Shape &start, const Shape &stop, const OpOptions &options) {
+  check_window(x->shape(), start, stop);
+  Shape out_shape(start.size());
+  for (size_t d = 0; d < out_shape.size(); ++d) out_shape[d] = stop[d] - start[d];
+  return window(x, start, out_shape, propagate::padded(x->sharding()->spec(), out_shape.size()), options);
+}
+
+ArrayPtr slice_strided(const ArrayPtr &x, const Shape &start, const Shape &stop, const Shape &strides,
+                       const OpOptions &options) {
+  check_window(x->shape(), start, stop);
+  const size_t nd = start.size();
+  if (strides.size() != nd)
+    invalid("strides: ", strides.size(), " values for an array of ", nd, " dimensions ",
+            shape_to_string(x->shape()));
+  Shape out_shape(nd), span(nd);
+  bool unit = true;
+  for (size_t d = 0; d < nd; ++d) {
+    if (strides[d] < 1) invalid("strides[", d, "]: ", strides[d], " is not a positive step");
+    out_shape[d] = (stop[d] - start[d] + strides[d] - 1) / strides[d];
+    span[d] = out_shape[d] * strides[d];  // whole strides: each block's rows start its span
+    unit = unit && strides[d] == 1;
+  }
+  if (unit) return slice(x, start, stop, options);
+  const MeshPtr mesh = x->sharding()->mesh();
+  const ShardingPtr requested = requested_sharding(options, mesh, nd);
+  // The result keeps x's spec where its dimensions divide (as lax.slice
+  // under jax.jit); every device reads the window of its own block, laid
+  // out alike, `strides` times longer, and keeps every stride-th element.
+  // The window's tail past x is never read: the last element kept is
+  // start + (n - 1) * stride < stop.
+  const ShardingPtr target =
+      result_sharding(mesh, propagate::padded(x->sharding()->spec(), nd), out_shape);
+  auto out = std::make_shared<Array>(target, x->dtype(), out_shape);
+  if (out->size() == 0) return honour(out, requested);
+  auto spanned = std::make_shared<Array>(target, x->dtype(), span);
+  Shape shift(nd);
+  for (size_t d = 0; d < nd; ++d) shift[d] = -start[d];
+  copy_region(*x, *spanned, shift);
+  local_copies(*spanned, *out, [&](const Shape &in_block, const Shape &) {
+    Shape st = dense_strides(in_block);
+    for (size_t d = 0; d < nd; ++d) st[d] *= strides[d];
+    return st;
+  });
+  return honour(out, requested);
+}
+
+ArrayPtr dynamic_slice(const ArrayPtr &x, const Shape &start, const Shape &sizes, const OpOptions &options) {
+  const Shape &shape = x->shape();
+  const size_t nd = shape.size();
+  if (start.size() != nd || sizes.size() != nd)
+    invalid("start and sizes: ", start.size(), " and ", sizes.size(), " values for an array of ", nd,
+            " dimensions ", shape_to_string(shape));
+  Shape from(nd);
+  for (size_t d = 0; d < nd; ++d) {
+    if (sizes[d] < 0 || sizes[d] > shape[d])
+      invalid("sizes[", d, "]: ", sizes[d], " does not fit dimension ", d, " of size ", shape[d]);
+    // As lax.dynamic_slice: a negative start counts from the end, then the
+    // window is moved back inside x rather than refused.
+    const int64_t s = start[d] < 0 ? start[d] + shape[d] : start[d];
+    from[d] = std::clamp<int64_t>(s, 0, shape[d] - sizes[d]);
+  }
+  // The start is known when the op runs, as a constant start is to
+  // jax.jit, which then places the window as a slice (axes that do not
+  // divide the result dropped).
+  return window(x, from, sizes, propagate::padded(x->sharding()->spec(), nd), options);
 }
 
 ArrayPtr concatenate(const std::vector<ArrayPtr> &xs, int64_t axis, const OpOptions &options) {

@@ -96,6 +96,11 @@ constexpr Function kFunctions[] = {
      "elementwise copy through stride-0 dimensions"},
     {"spmd_slice", "slice", "x[a:b, c:d]", 1,
      "([i, j]) -> ([i', j']); axes that do not divide i', j' dropped", "box copies"},
+    {"spmd_slice_strided", "slice_strided", "jax.lax.slice (strides), x[a:b:s]", 1,
+     "([i, j]) -> ([i', j']); axes that do not divide i', j' dropped",
+     "box copies of each block's window, then a strided copy on each device"},
+    {"spmd_dynamic_slice", "dynamic_slice", "jax.lax.dynamic_slice", 1,
+     "([i, j]) -> ([i', j']); axes that do not divide i', j' dropped (constant starts)", "box copies"},
     {"spmd_concatenate", "concatenate", "jnp.concatenate", 0,
      "([i, j], [i, k]) -> ([i, j+k]); the operands' splits of each dimension merged", "box copies"},
 };

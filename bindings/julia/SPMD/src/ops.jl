@@ -403,16 +403,44 @@ end
 """
     x[r1, r2, ...]
 
-A slice with unit steps, each index a UnitRange or `:` (`spmd_slice`,
-lax.slice); the result keeps x's spec.
+A slice, each index a UnitRange, a StepRange with a positive step or `:`
+(`spmd_slice`, or `spmd_slice_strided` when a step is not 1: lax.slice);
+the result keeps x's spec where its dimensions divide.
 """
-function Base.getindex(x::ShardedArray{T,N}, ranges::Union{AbstractUnitRange,Colon}...) where {T,N}
+function Base.getindex(x::ShardedArray{T,N}, ranges::Union{AbstractRange{<:Integer},Colon}...) where {T,N}
     length(ranges) == N || throw(ArgumentError("slice a $N-dimensional array with $N ranges"))
     shape = size(x)
+    for r in ranges
+        r isa Colon || step(r) >= 1 || throw(ArgumentError("slice with a step of $(step(r)): steps must be positive"))
+    end
     start = Int64[r isa Colon ? 0 : first(r) - 1 for r in ranges]
-    stop = Int64[r isa Colon ? shape[d] : last(r) for (d, r) in enumerate(ranges)]
+    stop = Int64[r isa Colon ? shape[d] : isempty(r) ? first(r) - 1 : last(r) for (d, r) in enumerate(ranges)]
+    strides = Int64[r isa Colon ? 1 : step(r) for r in ranges]
+    if all(==(1), strides)
+        return _op() do options, out
+            LibSPMD.spmd_slice(x, Csize_t(N), start, stop, options, out)
+        end
+    end
     return _op() do options, out
-        LibSPMD.spmd_slice(x, Csize_t(N), start, stop, options, out)
+        LibSPMD.spmd_slice_strided(x, Csize_t(N), start, stop, strides, options, out)
+    end
+end
+
+"""
+    dynamic_slice(x, start, sizes; out_sharding) -> ShardedArray
+
+`lax.dynamic_slice` (`spmd_dynamic_slice`): the window of `sizes` whose
+first element is `start` (1-based). As in JAX, a window that would pass an
+edge is moved back inside x; a start below 1 counts from the end (0 is the
+last element, as JAX's -1). The result is placed as a slice's.
+"""
+function dynamic_slice(x::ShardedArray{T,N}, start, sizes; kw...) where {T,N}
+    length(start) == N && length(sizes) == N ||
+        throw(ArgumentError("dynamic_slice of a $N-dimensional array takes $N starts and $N sizes"))
+    from = Int64[s - 1 for s in start]
+    n = Int64[s for s in sizes]
+    return _op(; kw...) do options, out
+        LibSPMD.spmd_dynamic_slice(x, Csize_t(N), from, n, options, out)
     end
 end
 

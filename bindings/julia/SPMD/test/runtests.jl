@@ -196,6 +196,8 @@ end
     @test Array(arange(Float32, rows, 3, 8)) == A
     # Shapes, slices and transposes are the global array's too.
     @test Array(x[2:3, 1:4]) == A[2:3, 1:4]
+    @test Array(x[1:2:3, 2:3:8]) == A[1:2:3, 2:3:8]
+    @test Array(dynamic_slice(x, (4, 0), (2, 1))) == A[2:3, 8:8]
     @test Array(x[:, 5:8]) == A[:, 5:8]
     @test Array(permutedims(x)) == permutedims(A)
     @test Array(transpose(x)) == permutedims(A)

@@ -330,6 +330,16 @@ impl Array {
     pub fn slice(&self, start: &[usize], stop: &[usize]) -> Result<Array> {
         ops::slice(self, start, stop, &OpOptions::new())
     }
+
+    /// `x[start:stop:strides]` (lax.slice with strides).
+    pub fn slice_strided(&self, start: &[usize], stop: &[usize], strides: &[usize]) -> Result<Array> {
+        ops::slice_strided(self, start, stop, strides, &OpOptions::new())
+    }
+
+    /// lax.dynamic_slice(x, start, sizes); a negative start counts from the end.
+    pub fn dynamic_slice(&self, start: &[isize], sizes: &[usize]) -> Result<Array> {
+        ops::dynamic_slice(self, start, sizes, &OpOptions::new())
+    }
 }
 
 /// `x op y` for the array operands of the operators, borrowed or donated.

@@ -474,6 +474,48 @@ pub fn slice<'a>(x: impl Into<Operand<'a>>, start: &[usize], stop: &[usize], opt
     })
 }
 
+/// `x[start:stop:strides]` (lax.slice with strides); one start, stop and
+/// stride per dimension, each stride at least 1.
+pub fn slice_strided<'a>(
+    x: impl Into<Operand<'a>>,
+    start: &[usize],
+    stop: &[usize],
+    strides: &[usize],
+    options: &OpOptions<'_>,
+) -> Result<Array> {
+    if start.len() != stop.len() || start.len() != strides.len() {
+        return Err(Error::invalid(format!(
+            "slice_strided: {} starts, {} stops and {} strides",
+            start.len(),
+            stop.len(),
+            strides.len()
+        )));
+    }
+    let start = c_sizes("slice_strided: start", start)?;
+    let stop = c_sizes("slice_strided: stop", stop)?;
+    let strides = c_sizes("slice_strided: strides", strides)?;
+    let x = x.into();
+    // SAFETY: start, stop and strides hold ndim values each.
+    run(&[&x], options, |o, out| unsafe {
+        sys::spmd_slice_strided(x.ptr(), start.len(), ptr_or_null(&start), ptr_or_null(&stop), ptr_or_null(&strides), o, out)
+    })
+}
+
+/// lax.dynamic_slice(x, start, sizes): the window of `sizes` at `start`; a
+/// negative start counts from the end and a window past an edge is moved
+/// back inside x.
+pub fn dynamic_slice<'a>(x: impl Into<Operand<'a>>, start: &[isize], sizes: &[usize], options: &OpOptions<'_>) -> Result<Array> {
+    if start.len() != sizes.len() {
+        return Err(Error::invalid(format!("dynamic_slice: {} starts but {} sizes", start.len(), sizes.len())));
+    }
+    let (start, sizes) = (c_axes(start), c_sizes("dynamic_slice: sizes", sizes)?);
+    let x = x.into();
+    // SAFETY: start and sizes hold ndim values each.
+    run(&[&x], options, |o, out| unsafe {
+        sys::spmd_dynamic_slice(x.ptr(), start.len(), ptr_or_null(&start), ptr_or_null(&sizes), o, out)
+    })
+}
+
 /// jnp.concatenate(xs, axis). Donation is not offered: the arrays are
 /// borrowed.
 pub fn concatenate(xs: &[&Array], axis: isize, options: &OpOptions<'_>) -> Result<Array> {

@@ -221,6 +221,8 @@ fn structural_methods() -> spmd::Result<()> {
     let dims = spmd::DotDims { lhs_contract: &[1], rhs_contract: &[0], ..Default::default() };
     assert_eq!(values(&x.dot_general(&w, &dims)?), want);
     assert_eq!(values(&x.slice(&[1, 1], &[2, 3])?), vec![6.0, 7.0]);
+    assert_eq!(values(&x.slice_strided(&[0, 0], &[2, 4], &[1, 2])?), vec![1.0, 3.0, 5.0, 7.0]);
+    assert_eq!(values(&x.dynamic_slice(&[-1, 9], &[1, 2])?), vec![7.0, 8.0]);
     let b = x.sum(&[0])?.broadcast_to(&[3, 4])?;
     assert_eq!(values(&b)[8..], [6.0, 8.0, 10.0, 12.0]);
     assert_eq!(x.astype(DType::I32)?.to_host::<i32>()?, (1..=8).collect::<Vec<_>>());
