@@ -132,6 +132,9 @@ static spmd_status run_op(const char *op, const json_value *params, spmd_array *
     return spmd_softmax(in[0], json_int(conformance_member(params, "axis", where), 0),
                         conformance_member(params, "log", where)->boolean, o, out);
   if (strcmp(op, "matmul") == 0) return spmd_matmul(in[0], in[1], o, out);
+  if (strcmp(op, "einsum_n") == 0)
+    return spmd_einsum_n(json_string(conformance_member(params, "subscripts", where)), n_in,
+                         (const spmd_array *const *)in, o, out);
   if (strcmp(op, "einsum") == 0)
     return spmd_einsum(json_string(conformance_member(params, "subscripts", where)), in[0], in[1],
                        o, out);

@@ -839,6 +839,57 @@ static void strided_and_dynamic_slices_follow_jax(void **state) {
   spmd_array_destroy(x);
 }
 
+/* einsum of one, three or four operands: jnp.einsum's values, and what it
+ * refuses named. */
+static void einsum_of_many_operands_follows_jax(void **state) {
+  (void)state;
+  const int64_t s22[2] = {2, 2}, s2[1] = {2};
+  const float m[4] = {1, 2, 3, 4}, v[2] = {1, -1};
+  spmd_array *a = test_put(line, "d", SPMD_F32, 2, s22, m), *x = test_put(line, "d", SPMD_F32, 1, s2, v);
+  spmd_array *r = NULL;
+  /* a a a = [[37, 54], [81, 118]]; v a v = 1 - 2 - 3 + 4 = 0; a.T. */
+  const spmd_array *three[3] = {a, a, a}, *vav[3] = {x, a, x}, *one[1] = {a};
+  assert_ok(spmd_einsum_n("ij,jk,kl->il", 3, three, NULL, &r));
+  const double cube[4] = {37, 54, 81, 118};
+  assert_floats(r, SPMD_F32, 2, s22, cube, 0);
+  spmd_array_destroy(r);
+  assert_ok(spmd_einsum_n("i,ij,j->", 3, vav, NULL, &r));
+  const double zero[1] = {0};
+  assert_floats(r, SPMD_F32, 0, NULL, zero, 0);
+  spmd_array_destroy(r);
+  assert_ok(spmd_einsum_n("ij->ji", 1, one, NULL, &r));
+  const double t[4] = {1, 3, 2, 4};
+  assert_floats(r, SPMD_F32, 2, s22, t, 0);
+  spmd_array_destroy(r);
+  assert_ok(spmd_einsum_n("ij->i", 1, one, NULL, &r));
+  const double rows[2] = {3, 7};
+  assert_floats(r, SPMD_F32, 1, s2, rows, 0);
+  spmd_array_destroy(r);
+  const spmd_array *five[5] = {a, a, a, a, a};
+  assert_refused(spmd_einsum_n("ij,jk,kl,lm,mn->in", 5, five, NULL, &r), &r, "spmd_einsum_n: n");
+  assert_refused(spmd_einsum_n("ij->ij", 0, three, NULL, &r), &r, "spmd_einsum_n: n");
+  assert_refused(spmd_einsum_n(NULL, 3, three, NULL, &r), &r, "spmd_einsum_n: subscripts");
+  assert_refused(spmd_einsum_n("ij,jk->ik", 3, three, NULL, &r), &r, "spmd_einsum_n: subscripts");
+  assert_refused(spmd_einsum_n("ij,jk,kl", 3, three, NULL, &r), &r, "spmd_einsum_n: subscripts");
+  assert_refused(spmd_einsum_n("ij,jk,k->ik", 3, three, NULL, &r), &r, "spmd_einsum_n: subscripts");
+  assert_refused(spmd_einsum_n("i,ij,i->j", 3, three, NULL, &r), &r, "spmd_einsum_n: subscripts");
+  assert_refused(spmd_einsum_n("ij,jk,kl->iz", 3, three, NULL, &r), &r, "spmd_einsum_n: subscripts");
+  assert_refused(spmd_einsum_n("ij,jk,kl->il", 3, NULL, NULL, &r), &r, "spmd_einsum_n: xs");
+  const spmd_array *holes[3] = {a, NULL, a};
+  assert_refused(spmd_einsum_n("ij,jk,kl->il", 3, holes, NULL, &r), &r, "spmd_einsum_n: xs[1]");
+  spmd_op_options o = SPMD_OP_OPTIONS_INIT;
+  o.donate = 1;
+  assert_refused(spmd_einsum_n("ij,jk,kl->il", 3, three, &o, &r), &r, "spmd_einsum_n: options->donate");
+  const int64_t s23[2] = {2, 3};
+  const float six[6] = {0};
+  spmd_array *w = test_put(line, "d", SPMD_F32, 2, s23, six);
+  const spmd_array *mismatch[3] = {a, w, w};
+  assert_refused(spmd_einsum_n("ij,jk,kl->il", 3, mismatch, NULL, &r), &r, "spmd_einsum_n: subscripts");
+  spmd_array_destroy(w);
+  spmd_array_destroy(x);
+  spmd_array_destroy(a);
+}
+
 /* Out-of-range indices give jnp.take's fill value for each dtype (NaN,
  * the lowest signed integer, 255, true); negative ones count from the end. */
 static void take_fills_out_of_range_indices_as_jax(void **state) {
@@ -1124,6 +1175,7 @@ int main(void) {
       cmocka_unit_test(cumsum_one_hot_and_take_refusals_name_the_argument),
       cmocka_unit_test(take_fills_out_of_range_indices_as_jax),
       cmocka_unit_test(strided_and_dynamic_slices_follow_jax),
+      cmocka_unit_test(einsum_of_many_operands_follows_jax),
       cmocka_unit_test(every_op_computes_across_empty_blocks),
       cmocka_unit_test(two_dimensional_splits_with_empty_blocks_compute_like_one_device),
       cmocka_unit_test(integral_scalars_past_the_integer_type_are_refused),

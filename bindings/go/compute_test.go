@@ -82,6 +82,10 @@ func TestOps(t *testing.T) {
 	want := []float32{2, 4, 10, 12}
 	equal(t, "matmul", host(spmd.Matmul(x, w)), want)
 	equal(t, "einsum", host(spmd.Einsum("ij,jk->ik", x, w)), want)
+	u := must(spmd.FromHost(s, []int{2, 2}, []float32{1, 1, 0, 1}))
+	defer u.Close()
+	equal(t, "einsum of three", host(spmd.EinsumN("ij,jk,kl->il", []*spmd.Array{x, w, u}, spmd.OutSharding(s))), []float32{2, 6, 10, 22})
+	equal(t, "einsum of one", host(spmd.EinsumN("ij->j", []*spmd.Array{w})), []float32{2, 2})
 	equal(t, "dot_general", host(spmd.DotGeneral(x, w, spmd.DotDims{LhsContract: []int{1}, RhsContract: []int{0}})), want)
 
 	// An output sharding, as with_sharding_constraint.

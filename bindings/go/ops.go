@@ -352,6 +352,16 @@ func Einsum(subscripts string, a, b *Array, opts ...OpOption) (*Array, error) {
 	}, a, b)
 }
 
+// EinsumN is jnp.einsum of one to four operands ("ij,jk,kl->il"): three
+// or four are contracted a pair at a time in jnp.einsum's order (the
+// fewest flops). Donation is not offered.
+func EinsumN(subscripts string, xs []*Array, opts ...OpOption) (*Array, error) {
+	hs := handles(xs)
+	return op("EinsumN", opts, func(o capi.Spmd_op_options, out *uintptr) error {
+		return capi.Spmd_einsum_n(subscripts, int64(len(hs)), hs, o, out)
+	}, xs...)
+}
+
 // Transpose is jnp.transpose(x, perm); a nil perm reverses the dimensions.
 // The sharding moves with the dimensions.
 func Transpose(x *Array, perm []int, opts ...OpOption) (*Array, error) {

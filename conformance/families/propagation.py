@@ -9,7 +9,7 @@ Writes tests/conformance/propagation/cases.json:
     op         unary, astype, binary, binary_scalar, where, reduce, argmax, argmin,
                cumsum, one_hot, take,
                softmax, matmul, einsum, transpose, reshape, slice,
-               slice_strided, dynamic_slice, concatenate, broadcast_to
+               slice_strided, dynamic_slice, einsum_n, concatenate, broadcast_to
     params     the op's parameters, named as in spmd/ops.h
     inputs     [{"spec": dims, "array": {"dtype", "shape", "hex"}}]
     out_spec   the requested output sharding (out_shardings), or absent
@@ -287,6 +287,43 @@ def _random_slices(case, count=96, seed=20261201):
             case(f"dynamic_slice_random_{n:03d}", "dynamic_slice", {"start": start, "sizes": sizes},
                  lambda u, b=tuple(start), z=tuple(sizes): lax_dynamic_slice(u, b, z),
                  [(tuple(shape), "float32", spec)], mesh=mesh, out_spec=out_spec)
+
+
+_EINSUMS = ["ij,jk,kl->il", "ij,jk,kl->li", "bij,bjk,bkl->bil", "i,ij,j->", "ij,j,jk->ik",
+            "abc,cd,de->abe", "ij,jk,kl,lm->im", "ab,bc,cd,da->", "ij,kj,kl->il", "ij->ji",
+            "ijk->ki", "ij,jk,ik->i"]
+
+
+def _random_einsums(case, count=64, seed=20261202):
+    """jnp.einsum of one, three and four operands of random sizes (so that
+    the contraction order changes) sharded at random, a quarter with an
+    output sharding asked for: jax.jit's layout and values. Partial sums
+    over split contracting letters combine in another order than XLA's, so
+    values whose terms cancel differ by more ulps than they are far apart:
+    an absolute 1e-3 is also accepted (products of four values up to 3
+    over up to 16^3 terms)."""
+    import random
+    rng = random.Random(seed)
+    for n in range(count):
+        mesh = rng.choice(list(_MESH_AXES))
+        axes = _MESH_AXES[mesh]
+        eq = _EINSUMS[n % len(_EINSUMS)]
+        terms, out = eq.split("->")
+        size = {c: rng.choice([2, 4, 6, 8, 16]) for c in sorted(set(terms) - {","})}
+        inputs = []
+        for t in terms.split(","):
+            shape = [size[c] for c in t]
+            inputs.append((tuple(shape), "float32", _random_spec(rng, shape, axes)))
+        out_shape = [size[c] for c in out]
+        out_spec = _random_spec(rng, out_shape, axes) if n % 4 == 0 and out_shape else None
+        case(f"einsum_n_random_{n:03d}", "einsum_n", {"subscripts": eq},
+             lambda *xs, e=eq: jnp_einsum(e, xs), inputs, mesh=mesh, out_spec=out_spec, ulps=4,
+             atol=1e-3)
+
+
+def jnp_einsum(eq, xs):
+    import jax.numpy as jnp
+    return jnp.einsum(eq, *xs)
 
 
 def lax_slice(u, start, stop, strides):
@@ -569,6 +606,7 @@ def generate(out_dir: pathlib.Path) -> None:
     _random_reductions(case)
     _random_takes(case)
     _random_slices(case)
+    _random_einsums(case)
 
     refio.write_json(out_dir / "cases.json",
                      {"meshes": refio.mesh_table(list(meshes)), "cases": cases})

@@ -411,6 +411,30 @@ SPMD_API spmd_status spmd_einsum(const char *subscripts, const spmd_array *a, co
                                  const spmd_op_options *options, spmd_array **out);
 
 /**
+ * jnp.einsum of one to four operands with an explicit output
+ * ("ij,jk,kl->il"). Three or four operands are contracted a pair at a time
+ * in the order jnp.einsum chooses (opt_einsum's optimal path: the fewest
+ * flops), each pair as spmd_einsum computes it, so sums round as JAX's do;
+ * every operand is first converted to the operands' promoted dtype. Two
+ * operands: spmd_einsum; one: the letters the output lacks are summed and
+ * the rest transposed ("ij->ji", "ij->i"). Since ABI 1.7.
+ *
+ * @param subscripts The equation, one comma-separated term per operand; not
+ *        NULL.
+ * @param n The number of operands, 1 to 4.
+ * @param xs The operands, all on one mesh; not NULL.
+ * @param options NULL for the defaults. Donation is not offered
+ *        (options->donate must be 0).
+ * @param out Receives the result; not NULL. Left untouched on failure.
+ * @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for n of 0 or past 4 (the
+ *         message says to contract in steps), an equation whose terms do
+ *         not fit the operands or whose letters disagree in size, a
+ *         donation, or as spmd_einsum.
+ */
+SPMD_API spmd_status spmd_einsum_n(const char *subscripts, size_t n, const spmd_array *const *xs,
+                                   const spmd_op_options *options, spmd_array **out);
+
+/**
  * jnp.transpose(x, perm); the sharding moves with the dimensions.
  *
  * @param x The operand; not NULL.

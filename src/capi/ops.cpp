@@ -322,6 +322,28 @@ spmd_status spmd_einsum(const char *subscripts, const spmd_array *x, const spmd_
   });
 }
 
+spmd_status spmd_einsum_n(const char *subscripts, size_t n, const spmd_array *const *xs,
+                          const spmd_op_options *options, spmd_array **out) {
+  const char *fn = __func__;
+  return guard(fn, [&] {
+    if (subscripts == nullptr) invalid("subscripts: NULL string");
+    if (n == 0) invalid("n: einsum needs at least one operand");
+    if (xs == nullptr) invalid("xs: NULL with ", n, " operands");
+    std::vector<ArrayHold> holds;
+    std::vector<ArrayPtr> arrays;
+    holds.reserve(n);
+    for (size_t k = 0; k < n; ++k) {
+      holds.emplace_back(xs[k], cat("xs[", k, "]").c_str());
+      arrays.push_back(holds.back().ptr());
+    }
+    out_arg(out);
+    if (read_options(options, spmd_op_options SPMD_OP_OPTIONS_INIT, "options").donate != 0)
+      invalid("options->donate: spmd_einsum_n does not take donations");
+    const ops::OpOptions c = read_call(options, Operands(), fn);
+    finish(c, ops::as_jit_returns(ops::einsum(subscripts, arrays, c), c), out);
+  });
+}
+
 spmd_status spmd_transpose(const spmd_array *x, size_t naxes, const int64_t *perm,
                            const spmd_op_options *options, spmd_array **out) {
   const char *fn = __func__;

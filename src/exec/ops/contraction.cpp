@@ -5,6 +5,7 @@
 #include "base/dtype.hpp"
 #include "base/error.hpp"
 #include "base/promotion.hpp"
+#include "exec/ops/einsum_path.hpp"
 #include "exec/ops/elementwise.hpp"
 #include "exec/ops/partial_sums.hpp"
 #include "exec/ops/reduction.hpp"
@@ -44,6 +45,23 @@ int64_t product(const Shape &s, size_t from, size_t to) {
   return n;
 }
 
+}  // namespace
+
+namespace {
+// One term of an einsum equation: its letters, spaces dropped; anything
+// else, or a letter twice, refused.
+std::string einsum_letters(const std::string &subscripts, std::string s, const std::string &part) {
+  s.erase(std::remove(s.begin(), s.end(), ' '), s.end());
+  for (char ch : s)
+    if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z')))
+      invalid("subscripts: '", subscripts, "': the ", part, " has '", std::string(1, ch),
+              "'; only letters name dimensions (no ellipsis)");
+  for (size_t k = 0; k < s.size(); ++k)
+    if (s.find(s[k], k + 1) != std::string::npos)
+      invalid("subscripts: '", subscripts, "': '", std::string(1, s[k]), "' repeats in the ", part,
+              " (traces and diagonals are not supported)");
+  return s;
+}
 }  // namespace
 
 ArrayPtr dot_general(const ArrayPtr &lhs_in, const ArrayPtr &rhs_in, propagate::DotDims dd,
@@ -179,17 +197,8 @@ ArrayPtr einsum(const std::string &subscripts, const ArrayPtr &a_in, const Array
   if (arrow == std::string::npos || comma == std::string::npos || comma > arrow)
     invalid("subscripts: '", subscripts, "' is not of the form 'ab,bc->ac' (two operands and an "
             "explicit output)");
-  auto clean = [&](std::string s, const char *part) {
-    s.erase(std::remove(s.begin(), s.end(), ' '), s.end());
-    for (char ch : s)
-      if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z')))
-        invalid("subscripts: '", subscripts, "': the ", part, " has '", std::string(1, ch),
-                "'; only letters name dimensions (no ellipsis)");
-    for (size_t k = 0; k < s.size(); ++k)
-      if (s.find(s[k], k + 1) != std::string::npos)
-        invalid("subscripts: '", subscripts, "': '", std::string(1, s[k]), "' repeats in the ",
-                part, " (traces and diagonals are not supported)");
-    return s;
+  auto clean = [&](const std::string &part_text, const char *part) {
+    return einsum_letters(subscripts, part_text, part);
   };
   const std::string sa = clean(subscripts.substr(0, comma), "first operand");
   const std::string sb = clean(subscripts.substr(comma + 1, arrow - comma - 1), "second operand");
@@ -272,6 +281,104 @@ ArrayPtr einsum(const std::string &subscripts, const ArrayPtr &a_in, const Array
   for (char ch : so) perm.push_back(static_cast<int64_t>(order.find(ch)));
   if (is_identity(perm)) return dot_general(a, b, dd, options, {"a", "b", "subscripts"});
   return transpose(dot_general(a, b, dd, {}, {"a", "b", "subscripts"}), perm, options);
+}
+
+ArrayPtr einsum(const std::string &subscripts, const std::vector<ArrayPtr> &xs, const OpOptions &options) {
+  if (xs.empty()) invalid("n: einsum needs at least one operand");
+  if (xs.size() == 2) return einsum(subscripts, xs[0], xs[1], options);
+  if (xs.size() > einsum_path::kMaxOperands)
+    invalid("n: ", xs.size(), " operands; einsum takes at most ", einsum_path::kMaxOperands,
+            " (the operands whose contraction order jnp.einsum finds by its optimal search): "
+            "contract the rest in a second einsum");
+  const auto arrow = subscripts.find("->");
+  if (arrow == std::string::npos)
+    invalid("subscripts: '", subscripts, "' has no '->': name the output explicitly");
+  std::vector<std::string> terms;
+  for (size_t from = 0;;) {
+    const size_t comma = subscripts.find(',', from);
+    const size_t end = comma == std::string::npos || comma > arrow ? arrow : comma;
+    terms.push_back(einsum_letters(subscripts, subscripts.substr(from, end - from),
+                                   cat("term of operand ", terms.size())));
+    if (end == arrow) break;
+    from = comma + 1;
+  }
+  if (terms.size() != xs.size())
+    invalid("subscripts: '", subscripts, "' has ", terms.size(), " operand terms for ", xs.size(),
+            " operands");
+  const std::string so = einsum_letters(subscripts, subscripts.substr(arrow + 2), "output");
+  std::vector<std::pair<char, int64_t>> sizes;
+  auto size_of = [&](char ch) -> const int64_t * {
+    for (const auto &[c, n] : sizes)
+      if (c == ch) return &n;
+    return nullptr;
+  };
+  spmd_dtype t = xs[0]->dtype();
+  for (size_t k = 0; k < xs.size(); ++k) {
+    const Shape &shape = xs[k]->shape();
+    if (terms[k].size() != shape.size())
+      invalid("subscripts: '", terms[k], "' names ", terms[k].size(), " dimensions but xs[", k, "] has ",
+              shape.size());
+    for (size_t d = 0; d < shape.size(); ++d) {
+      const int64_t *n = size_of(terms[k][d]);
+      if (n == nullptr) sizes.push_back({terms[k][d], shape[d]});
+      else if (*n != shape[d])
+        invalid("subscripts: '", subscripts, "': '", std::string(1, terms[k][d]), "' is ", *n,
+                " long in an earlier operand but ", shape[d], " in xs[", k, "] (dimension ", d, ")");
+    }
+    t = promote_types(t, xs[k]->dtype());
+  }
+  Shape out_shape;
+  for (char ch : so) {
+    const int64_t *n = size_of(ch);
+    if (n == nullptr) invalid("subscripts: output dimension '", std::string(1, ch), "' names no operand dimension");
+    out_shape.push_back(*n);
+  }
+  check_result("subscripts", out_shape, t);
+  // Every operand in the common type first, as jnp.einsum promotes them.
+  std::vector<ArrayPtr> held;
+  std::vector<std::string> names = terms;
+  for (size_t k = 0; k < xs.size(); ++k) held.push_back(converted(xs[k], t, cat("xs[", k, "]").c_str()));
+  if (xs.size() == 1) {
+    // Letters the output lacks summed, then the output's order.
+    std::vector<int64_t> axes;
+    std::string kept;
+    for (size_t d = 0; d < names[0].size(); ++d)
+      if (so.find(names[0][d]) == std::string::npos) axes.push_back(static_cast<int64_t>(d));
+      else kept += names[0][d];
+    ArrayPtr x = held[0];
+    if (!axes.empty()) {
+      x = reduce(ReduceKind::Sum, x, axes, false, false, {});
+      if (x->dtype() != t) x = astype(x, t, {});
+    }
+    std::vector<int64_t> perm;
+    for (char ch : so) perm.push_back(static_cast<int64_t>(kept.find(ch)));
+    if (is_identity(perm)) return honour(x, requested_sharding(options, x->sharding()->mesh(), so.size()));
+    return transpose(x, perm, options);
+  }
+  // Pairs in opt_einsum's order. As jnp.einsum, the operand of the higher
+  // id is the left one, and an intermediate's letters are the left's then
+  // the right's new ones (tensordot's order); the last step makes the
+  // output's.
+  const std::vector<einsum_path::Step> path = einsum_path::optimal(terms, so, sizes);
+  for (size_t s = 0; s < path.size(); ++s) {
+    const size_t lhs = std::max(path[s].first, path[s].second), rhs = std::min(path[s].first, path[s].second);
+    const bool last = s + 1 == path.size();
+    std::string result;
+    if (last) {
+      result = so;
+    } else {
+      std::string keep = so;  // letters some later step or the output needs
+      for (size_t k = 0; k < held.size(); ++k)
+        if (held[k] && k != lhs && k != rhs) keep += names[k];
+      for (char ch : names[lhs] + names[rhs])
+        if (keep.find(ch) != std::string::npos && result.find(ch) == std::string::npos) result += ch;
+    }
+    const std::string step = names[lhs] + "," + names[rhs] + "->" + result;
+    held.push_back(einsum(step, held[lhs], held[rhs], last ? options : OpOptions{}));
+    names.push_back(result);
+    held[lhs] = held[rhs] = nullptr;
+  }
+  return held.back();
 }
 
 }  // namespace spmd::ops

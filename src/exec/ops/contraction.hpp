@@ -1,5 +1,4 @@
-// Contractions as global ops: lax.dot_general, jnp.matmul and two-operand
-// jnp.einsum. Operands are brought to the layouts propagate::dot_general
+// Contractions as global ops: lax.dot_general, jnp.matmul and jnp.einsum. Operands are brought to the layouts propagate::dot_general
 // chooses, each device multiplies its blocks (CBLAS), and partial products
 // over split contracting dimensions are summed across their axes (for bool,
 // an OR of ANDs as JAX computes it, combined with an OR).
@@ -25,5 +24,8 @@ ArrayPtr dot_general(const ArrayPtr &lhs, const ArrayPtr &rhs, propagate::DotDim
 ArrayPtr matmul(const ArrayPtr &a, const ArrayPtr &b, const OpOptions &options);
 ArrayPtr einsum(const std::string &subscripts, const ArrayPtr &a, const ArrayPtr &b,
                 const OpOptions &options);
+// jnp.einsum of one to four operands (two: the function above), the pairs
+// contracted in jnp.einsum's order (einsum_path.hpp).
+ArrayPtr einsum(const std::string &subscripts, const std::vector<ArrayPtr> &xs, const OpOptions &options);
 
 }  // namespace spmd::ops

@@ -88,6 +88,8 @@ constexpr Function kFunctions[] = {
      "GEMM (CBLAS on CPU)"},
     {"spmd_einsum", "einsum", "jnp.einsum", 2,
      "one factor per subscript letter; letters the output lacks: reduction", "GEMM (CBLAS on CPU)"},
+    {"spmd_einsum_n", "einsum_n", "jnp.einsum (1 to 4 operands)", 0,
+     "pairs in opt_einsum's optimal order, each as einsum's", "GEMM per pair (CBLAS on CPU)"},
     {"spmd_transpose", "transpose", "jnp.transpose", 1, "([i, j]) -> ([j, i])",
      "elementwise copy through permuted strides"},
     {"spmd_reshape", "reshape", "jnp.reshape", 1,

@@ -341,6 +341,24 @@ function einsum(subscripts::AbstractString, a::ShardedArray, b::ShardedArray; kw
     end
 end
 
+"""
+    einsum(subscripts, xs...; out_sharding)
+
+`jnp.einsum` of one, three or four operands ("ij,jk,kl->il",
+`spmd_einsum_n`): three or four are contracted a pair at a time in
+jnp.einsum's order (the fewest flops). No donation.
+"""
+function einsum(subscripts::AbstractString, xs::ShardedArray...; out_sharding::Union{Nothing,Sharding}=nothing)
+    text = String(subscripts)
+    arrays = collect(ShardedArray, xs)
+    ptrs = Ptr{LibSPMD.spmd_array}[a.ptr for a in arrays]
+    return GC.@preserve arrays begin
+        _op(; out_sharding=out_sharding) do options, out
+            LibSPMD.spmd_einsum_n(text, Csize_t(length(ptrs)), ptrs, options, out)
+        end
+    end
+end
+
 # ---- Shapes -------------------------------------------------------------------
 
 """

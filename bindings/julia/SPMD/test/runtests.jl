@@ -327,6 +327,8 @@ end
     @test Array(matmul(x, w)) ≈ A * W
     @test Array(dot_general(x, w; contract=((2,), (1,)))) ≈ A * W
     @test Array(einsum("ij,jk->ik", x, w)) ≈ A * W
+    @test Array(einsum("ij,jk,kl->il", x, w, device_put(Matrix(W'), rep3))) ≈ A * W * W'
+    @test Array(einsum("ij->j", w)) ≈ vec(sum(W; dims=1))
     v = device_put(Float32.(1:8), rep3)
     @test Array(broadcast_to(v, 3, 8)) == repeat(reshape(Float32.(1:8), 1, 8), 3, 1)
     @test Array(x .+ v) == A .+ reshape(Float32.(1:8), 1, 8)  # NumPy's rule

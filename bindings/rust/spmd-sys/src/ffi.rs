@@ -911,6 +911,23 @@ extern "C" {
     /// ```
     pub fn spmd_einsum(subscripts: *const c_char, a: *const spmd_array, b: *const spmd_array, options: *const spmd_op_options, out: *mut *mut spmd_array) -> spmd_status;
 
+    /// jnp.einsum of one to four operands with an explicit output ("ij,jk,kl-\>il"). Three or four operands are contracted a pair at a time in the order jnp.einsum chooses (opt_einsum's optimal path: the fewest flops), each pair as spmd_einsum computes it, so sums round as JAX's do; every operand is first converted to the operands' promoted dtype. Two operands: spmd_einsum; one: the letters the output lacks are summed and the rest transposed ("ij-\>ji", "ij-\>i"). Since ABI 1.7.
+    ///
+    /// ```text
+    /// @param subscripts The equation, one comma-separated term per operand; not
+    ///        NULL.
+    /// @param n The number of operands, 1 to 4.
+    /// @param xs The operands, all on one mesh; not NULL.
+    /// @param options NULL for the defaults. Donation is not offered
+    ///        (options->donate must be 0).
+    /// @param out Receives the result; not NULL. Left untouched on failure.
+    /// @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for n of 0 or past 4 (the
+    ///         message says to contract in steps), an equation whose terms do
+    ///         not fit the operands or whose letters disagree in size, a
+    ///         donation, or as spmd_einsum.
+    /// ```
+    pub fn spmd_einsum_n(subscripts: *const c_char, n: usize, xs: *const *const spmd_array, options: *const spmd_op_options, out: *mut *mut spmd_array) -> spmd_status;
+
     /// jnp.transpose(x, perm); the sharding moves with the dimensions.
     ///
     /// ```text

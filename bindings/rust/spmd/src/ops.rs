@@ -516,6 +516,16 @@ pub fn dynamic_slice<'a>(x: impl Into<Operand<'a>>, start: &[isize], sizes: &[us
     })
 }
 
+/// jnp.einsum of one to four operands (`"ij,jk,kl->il"`): three or four
+/// are contracted a pair at a time in jnp.einsum's order (the fewest
+/// flops). Donation is not offered: the arrays are borrowed.
+pub fn einsum_n(subscripts: &str, xs: &[&Array], options: &OpOptions<'_>) -> Result<Array> {
+    let eq = c_string("einsum_n", subscripts)?;
+    let ptrs: Vec<*const sys::spmd_array> = xs.iter().map(|a| a.as_ptr() as *const _).collect();
+    // SAFETY: valid string; ptrs holds n live arrays.
+    run(&[], options, |o, out| unsafe { sys::spmd_einsum_n(eq.as_ptr(), ptrs.len(), ptr_or_null(&ptrs), o, out) })
+}
+
 /// jnp.concatenate(xs, axis). Donation is not offered: the arrays are
 /// borrowed.
 pub fn concatenate(xs: &[&Array], axis: isize, options: &OpOptions<'_>) -> Result<Array> {

@@ -391,6 +391,10 @@ fn global_ops() {
     let dims = DotDims { lhs_contract: &[1], rhs_contract: &[0], ..Default::default() };
     assert_eq!(ops::dot_general(&x, &w, &dims, &opts()).unwrap().to_host::<f32>().unwrap(), want);
     assert_eq!(ops::einsum("ij,jk->ik", &x, &w, &opts()).unwrap().to_host::<f32>().unwrap(), want);
+    let ww = ops::einsum_n("ij,jk,kl->il", &[&x, &w, &w.transpose(&[]).unwrap()], &opts()).unwrap();
+    let w2 = ops::matmul(ops::matmul(&x, &w, &opts()).unwrap(), w.transpose(&[]).unwrap(), &opts()).unwrap();
+    assert_eq!(ww.to_host::<f32>().unwrap(), w2.to_host::<f32>().unwrap());
+    assert_eq!(ops::einsum_n("ij->j", &[&w], &opts()).unwrap().to_host::<f32>().unwrap(), vec![12.0, 16.0]);
     let bad = DotDims { lhs_contract: &[1], ..Default::default() };
     assert_eq!(ops::dot_general(&x, &w, &bad, &opts()).unwrap_err().status, Status::InvalidArgument);
 
