@@ -28,10 +28,16 @@ SPMD_HD void element_as(const spmd::scatter_add::Params &p, int64_t e, unsigned 
   const int64_t q = e % p.post, i = (e / p.post) % p.len, r = e / (p.post * p.len);
   const scan::Plus<A> plus{p.dtype};
   A acc = red::load<A>(p.dtype, x + e * es);
+  bool added = false;
   for (int64_t j = 0; j < p.count; ++j)
-    if (target(p, indices, j) == i)
+    if (target(p, indices, j) == i) {
       acc = plus(acc, red::load<A>(p.dtype, updates + ((r * p.count + j) * p.post + q) * es));
-  red::store<A>(p.dtype, acc, out + e * es);
+      added = true;
+    }
+  // An element no update reaches is x's, bits and all (a 16-bit NaN's
+  // payload would not survive the trip through A).
+  if (added) red::store<A>(p.dtype, acc, out + e * es);
+  else memcpy(out + e * es, x + e * es, static_cast<size_t>(es));
 }
 
 // Result element e of pre x len x post.
