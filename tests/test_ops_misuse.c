@@ -879,61 +879,42 @@ static void scatter_add_refusals_name_the_argument(void **state) {
   spmd_array_destroy(x);
 }
 
+/* x (3 elements of xt) with two updates (of ut) added at `at`, against
+ * JAX's values. */
+static void assert_scatter_add(spmd_dtype xt, const void *x, spmd_dtype ut, const void *u,
+                               const int32_t at[2], const int64_t want[3]) {
+  const int64_t s2[1] = {2}, s3[1] = {3};
+  spmd_array *xa = test_put(line, "d", xt, 1, s3, x), *ua = test_put(line, "d", ut, 1, s2, u);
+  spmd_array *ia = test_put(line, "d", SPMD_I32, 1, s2, at), *r = NULL;
+  assert_ok(spmd_scatter_add(xa, ia, ua, 0, NULL, &r));
+  assert_ints(r, xt, 1, s3, want);
+  spmd_array_destroy(r);
+  spmd_array_destroy(ia);
+  spmd_array_destroy(ua);
+  spmd_array_destroy(xa);
+}
+
 /* Integers wrap; other dtypes add in the promoted type and come back as
  * x's, as JAX converts (a float into int32 truncates, saturates, NaN gives
  * 0; bool x reads the sum's truth). */
 static void scatter_add_converts_and_wraps_as_jax(void **state) {
   (void)state;
-  const int64_t s2[1] = {2}, s3[1] = {3};
   const int32_t i01[2] = {0, 1}, i00[2] = {0, 0};
-  spmd_array *ix = test_put(line, "d", SPMD_I32, 1, s2, i01);
-  spmd_array *iz = test_put(line, "d", SPMD_I32, 1, s2, i00), *r = NULL;
   const int32_t big[3] = {INT32_MAX, 0, 1}, ones32[2] = {1, 1};
-  spmd_array *x = test_put(line, "d", SPMD_I32, 1, s3, big);
-  spmd_array *u = test_put(line, "d", SPMD_I32, 1, s2, ones32);
-  assert_ok(spmd_scatter_add(x, iz, u, 0, NULL, &r));
   const int64_t wrapped[3] = {(int64_t)INT32_MIN + 1, 0, 1};
-  assert_ints(r, SPMD_I32, 1, s3, wrapped);
-  spmd_array_destroy(r);
-  spmd_array_destroy(u);
-  spmd_array_destroy(x);
+  assert_scatter_add(SPMD_I32, big, SPMD_I32, ones32, i00, wrapped);
   const uint8_t u8x[3] = {255, 7, 0}, u8u[2] = {1, 2};
-  x = test_put(line, "d", SPMD_U8, 1, s3, u8x);
-  u = test_put(line, "d", SPMD_U8, 1, s2, u8u);
-  assert_ok(spmd_scatter_add(x, ix, u, 0, NULL, &r));
   const int64_t u8want[3] = {0, 9, 0};
-  assert_ints(r, SPMD_U8, 1, s3, u8want);
-  spmd_array_destroy(r);
-  spmd_array_destroy(u);
-  spmd_array_destroy(x);
+  assert_scatter_add(SPMD_U8, u8x, SPMD_U8, u8u, i01, u8want);
   const int32_t i32x[3] = {1, 1, 1};
   const float fl[2] = {2.7f, -2.7f}, odd[2] = {NAN, 3e10f};
-  x = test_put(line, "d", SPMD_I32, 1, s3, i32x);
-  u = test_put(line, "d", SPMD_F32, 1, s2, fl);
-  assert_ok(spmd_scatter_add(x, ix, u, 0, NULL, &r));
-  const int64_t truncated[3] = {3, -1, 1};
-  assert_ints(r, SPMD_I32, 1, s3, truncated);
-  spmd_array_destroy(r);
-  spmd_array_destroy(u);
-  u = test_put(line, "d", SPMD_F32, 1, s2, odd);
-  assert_ok(spmd_scatter_add(x, ix, u, 0, NULL, &r));
-  const int64_t saturated[3] = {0, INT32_MAX, 1};
-  assert_ints(r, SPMD_I32, 1, s3, saturated);
-  spmd_array_destroy(r);
-  spmd_array_destroy(u);
-  spmd_array_destroy(x);
+  const int64_t truncated[3] = {3, -1, 1}, saturated[3] = {0, INT32_MAX, 1};
+  assert_scatter_add(SPMD_I32, i32x, SPMD_F32, fl, i01, truncated);
+  assert_scatter_add(SPMD_I32, i32x, SPMD_F32, odd, i01, saturated);
   const uint8_t bx[3] = {0, 0, 1};
   const int32_t bu[2] = {1, 0};
-  x = test_put(line, "d", SPMD_BOOL, 1, s3, bx);
-  u = test_put(line, "d", SPMD_I32, 1, s2, bu);
-  assert_ok(spmd_scatter_add(x, ix, u, 0, NULL, &r));
   const int64_t truth[3] = {1, 0, 1};
-  assert_ints(r, SPMD_BOOL, 1, s3, truth);
-  spmd_array_destroy(r);
-  spmd_array_destroy(u);
-  spmd_array_destroy(x);
-  spmd_array_destroy(iz);
-  spmd_array_destroy(ix);
+  assert_scatter_add(SPMD_BOOL, bx, SPMD_I32, bu, i01, truth);
 }
 
 /* ---- empty blocks on every split ---- */
