@@ -124,6 +124,9 @@ static spmd_status run_op(const char *op, const json_value *params, spmd_array *
     return spmd_cumsum(in[0], json_int(conformance_member(params, "axis", where), 0), o, out);
   if (strcmp(op, "take") == 0)
     return spmd_take(in[0], in[1], json_int(conformance_member(params, "axis", where), 0), o, out);
+  if (strcmp(op, "scatter_add") == 0)
+    return spmd_scatter_add(in[0], in[1], in[2], json_int(conformance_member(params, "axis", where), 0),
+                            o, out);
   if (strcmp(op, "one_hot") == 0)
     return spmd_one_hot(in[0], json_int(conformance_member(params, "num_classes", where), 0),
                         json_int(conformance_member(params, "axis", where), 0),

@@ -21,8 +21,10 @@
 #include "kernels/device/elementwise.hpp"
 #include "kernels/device/reduce.hpp"
 #include "kernels/device/scan.hpp"
+#include "kernels/device/scatter_add.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/reduce_axes.hpp"
+#include "kernels/scatter_add.hpp"
 
 namespace kernel_checks {
 
@@ -457,6 +459,63 @@ inline void compare_cumsum(const red::Params &p, const Bytes &want, const Bytes 
     if (is_float(p.out) && nan_at(p.out, w) && nan_at(p.out, g)) continue;
     bad.note(std::string("cumsum of ") + dtype_name(p.in) + " " + shape_text(p.shape) + " " + who +
              " element " + std::to_string(i) + ": cpu " + hex(w, os) + " got " + hex(g, os));
+    return;
+  }
+}
+
+// ---- scatter_add ----
+
+// A scatter_add case of dtype d (not bool): a block of random sizes at a
+// random offset along an axis up to twice its length, indices from below
+// -axis_size to past it, often repeating (so elements add several
+// updates), and random elements, the float ones full of special values.
+struct ScatterCase {
+  scatter_add::Params p;
+  Bytes x, indices, updates;
+};
+
+inline ScatterCase random_scatter_add(spmd_dtype d, Rng &r) {
+  ScatterCase c;
+  scatter_add::Params &p = c.p;
+  p.dtype = d;
+  static const spmd_dtype index_types[] = {SPMD_I32, SPMD_I64, SPMD_U8};
+  p.index_dtype = index_types[r.below(3)];
+  p.pre = 1 + r.below(4);
+  p.post = 1 + r.below(5);
+  p.len = r.below(9);
+  p.start = r.below(p.len + 1);
+  p.axis_size = p.start + p.len + r.below(p.len + 1);
+  p.count = r.below(40);
+  c.x = random_elements(d, static_cast<size_t>(scatter_add::out_elements(p)), r);
+  c.updates = random_elements(d, static_cast<size_t>(p.pre * p.count * p.post), r);
+  c.indices.assign(static_cast<size_t>(p.count) * 8 + 16, 0);
+  const int64_t span = std::max<int64_t>(p.axis_size, 1);
+  for (int64_t j = 0; j < p.count; ++j) {
+    const int64_t i = r.below(3 * span + 4) - span - 2;
+    unsigned char *at = c.indices.data() + j * static_cast<int64_t>(dtype_size(p.index_dtype));
+    if (p.index_dtype == SPMD_I64) dev::store_as(at, i);
+    else if (p.index_dtype == SPMD_I32) dev::store_as(at, static_cast<int32_t>(i));
+    else *at = static_cast<unsigned char>(i < 0 ? -i : i);
+  }
+  return c;
+}
+
+// The result as the CUDA kernel computes it: every element through the body.
+inline void run_scatter_add_body(const ScatterCase &c, unsigned char *out) {
+  for (int64_t e = 0; e < scatter_add::out_elements(c.p); ++e)
+    dev::scatter_add::element(c.p, e, out, c.x.data(), c.indices.data(), c.updates.data());
+}
+
+// Notes the first element of `got` whose bits are not the CPU's `want`.
+inline void compare_scatter_add(const ScatterCase &c, const Bytes &want, const Bytes &got,
+                                const std::string &who, Mismatches &bad) {
+  const size_t es = dtype_size(c.p.dtype);
+  for (int64_t i = 0; i < scatter_add::out_elements(c.p); ++i) {
+    const unsigned char *w = want.data() + i * static_cast<int64_t>(es);
+    const unsigned char *g = got.data() + i * static_cast<int64_t>(es);
+    if (std::memcmp(w, g, es) == 0) continue;
+    bad.note(std::string("scatter_add of ") + dtype_name(c.p.dtype) + " " + who + " element " +
+             std::to_string(i) + ": cpu " + hex(w, es) + " got " + hex(g, es));
     return;
   }
 }

@@ -443,6 +443,44 @@ void cumsums_match_the_cpu(void **) {
   bad.check("cumsums on the GPU");
 }
 
+// scatter_add on the GPU, a thread per element adding its updates in
+// update order: the CPU kernel's bits. Besides the random cases, one large
+// block whose every element takes many updates.
+void scatter_adds_match_the_cpu(void **) {
+  Rng r{109};
+  Mismatches bad;
+  for (spmd_dtype d : kAll) {
+    if (d == SPMD_BOOL) continue;  // JAX adds no bools
+    for (int trial = 0; trial < 24; ++trial) {
+      ScatterCase c = random_scatter_add(d, r);
+      if (trial == 0) {
+        c.p.pre = 16;
+        c.p.len = 100;
+        c.p.post = 300;
+        c.p.start = 7;
+        c.p.axis_size = 120;
+        c.p.count = 500;
+        c.p.index_dtype = SPMD_I32;
+        c.x = random_elements(d, static_cast<size_t>(scatter_add::out_elements(c.p)), r);
+        c.updates = random_elements(d, static_cast<size_t>(c.p.pre * c.p.count * c.p.post), r);
+        c.indices.assign(static_cast<size_t>(c.p.count) * 4, 0);
+        for (int64_t j = 0; j < c.p.count; ++j)
+          dev::store_as(c.indices.data() + 4 * j, static_cast<int32_t>(r.below(260) - 130));
+      }
+      const size_t out_bytes = static_cast<size_t>(scatter_add::out_elements(c.p)) * dtype_size(d);
+      Bytes want(out_bytes + 8, 0x77);
+      scatter_add::run(c.p, want.data(), c.x.data(), c.indices.data(), c.updates.data());
+      DeviceBytes dx(c.x.size()), di(c.indices.size()), du(c.updates.size()), dout(out_bytes + 8);
+      dx.upload(c.x);
+      di.upload(c.indices);
+      du.upload(c.updates);
+      run(Kernel::scatter_added(dout.place(), dx.place(), di.place(), du.place(), c.p, 0));
+      compare_scatter_add(c, want, dout.download(out_bytes + 8), "gpu", bad);
+    }
+  }
+  bad.check("scatter_adds on the GPU");
+}
+
 void reductions_match_the_cpu_and_the_body(void **) {
   Rng r{103};
   Mismatches bad;
@@ -713,6 +751,7 @@ int main(void) {
       cmocka_unit_test(elementwise_matches_the_cpu_and_the_body),
       cmocka_unit_test(reductions_match_the_cpu_and_the_body),
       cmocka_unit_test(cumsums_match_the_cpu),
+      cmocka_unit_test(scatter_adds_match_the_cpu),
       cmocka_unit_test(random_is_bit_identical),
       cmocka_unit_test(products_match_the_cpu),
       cmocka_unit_test(box_copies_match_the_host_copy),

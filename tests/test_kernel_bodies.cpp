@@ -392,6 +392,27 @@ void cumsums_match_the_cpu(void **) {
   bad.check("cumsums");
 }
 
+// scatter_add's per-element body, adding each element's updates in update
+// order, gives the CPU kernel's bits, which apply the updates one at a time.
+void scatter_adds_match_the_cpu(void **) {
+  Rng r{13};
+  Mismatches bad;
+  for (spmd_dtype d : kAll) {
+    if (d == SPMD_BOOL) continue;  // JAX adds no bools
+    for (int trial = 0; trial < 40; ++trial) {
+      const ScatterCase c = random_scatter_add(d, r);
+      const size_t out_bytes = static_cast<size_t>(scatter_add::out_elements(c.p)) * dtype_size(d);
+      Bytes want(out_bytes + 8, 0x77), got(out_bytes + 8, 0x77);
+      scatter_add::run(c.p, want.data(), c.x.data(), c.indices.data(), c.updates.data());
+      run_scatter_add_body(c, got.data());
+      compare_scatter_add(c, want, got, "body", bad);
+      if (std::memcmp(want.data() + out_bytes, got.data() + out_bytes, 8) != 0)
+        bad.note(std::string("scatter_add of ") + dtype_name(d) + ": the body wrote past its output");
+    }
+  }
+  bad.check("scatter_adds");
+}
+
 // Few outputs of many elements are cut into parts that cover each output's
 // elements once, within the scratch the CUDA platform keeps for them.
 void large_reductions_are_cut_into_parts(void **) {
@@ -718,6 +739,7 @@ int main(void) {
       cmocka_unit_test(reductions_match_the_cpu),
       cmocka_unit_test(large_reductions_are_cut_into_parts),
       cmocka_unit_test(cumsums_match_the_cpu),
+      cmocka_unit_test(scatter_adds_match_the_cpu),
       cmocka_unit_test(random_bits_and_floats_match_the_cpu_bit_for_bit),
       cmocka_unit_test(random_f64_normals_differ_only_where_the_c_library_log_does),
       cmocka_unit_test(f64_log_is_within_an_ulp_of_the_c_library),

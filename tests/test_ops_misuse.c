@@ -923,6 +923,90 @@ static void take_fills_out_of_range_indices_as_jax(void **state) {
   spmd_array_destroy(ix);
 }
 
+/* scatter_add refuses what JAX refuses, naming the argument, and leaves
+ * its operands usable. */
+static void scatter_add_refusals_name_the_argument(void **state) {
+  (void)state;
+  const int64_t s2[1] = {2}, s4[1] = {4}, s5[1] = {5}, s22[2] = {2, 2};
+  const float xs[4] = {1, 2, 3, 4}, us[5] = {1, 10, 100, 1000, 0.5f};
+  const int32_t idx[5] = {0, -1, 4, -5, 0};
+  const uint8_t bools[2] = {1, 0};
+  spmd_array *x = test_put(line, "d", SPMD_F32, 1, s4, xs);
+  spmd_array *i = test_put(line, "d", SPMD_I32, 1, s5, idx);
+  spmd_array *u = test_put(line, "d", SPMD_F32, 1, s5, us);
+  spmd_array *b = test_put(line, "d", SPMD_BOOL, 1, s2, bools);
+  spmd_array *fi = test_put(line, "d", SPMD_F32, 1, s5, us);
+  spmd_array *u22 = zeros(line, "d", SPMD_F32, 2, s22);
+  spmd_array *other = zeros(mesh, "x", SPMD_F32, 1, s5), *r = NULL;
+  assert_refused(spmd_scatter_add(x, fi, u, 0, NULL, &r), &r, "spmd_scatter_add: indices");
+  assert_refused(spmd_scatter_add(b, b, b, 0, NULL, &r), &r, "spmd_scatter_add: indices");
+  assert_refused(spmd_scatter_add(x, i, u, 1, NULL, &r), &r, "spmd_scatter_add: axis");
+  assert_refused(spmd_scatter_add(x, i, u, -2, NULL, &r), &r, "spmd_scatter_add: axis");
+  assert_refused(spmd_scatter_add(x, i, u22, 0, NULL, &r), &r, "spmd_scatter_add: updates");
+  assert_refused(spmd_scatter_add(x, i, x, 0, NULL, &r), &r, "spmd_scatter_add: updates");
+  assert_refused(spmd_scatter_add(x, i, other, 0, NULL, &r), &r, "updates");
+  assert_refused(spmd_scatter_add(NULL, i, u, 0, NULL, &r), &r, "spmd_scatter_add: x");
+  assert_refused(spmd_scatter_add(x, NULL, u, 0, NULL, &r), &r, "spmd_scatter_add: indices");
+  assert_refused(spmd_scatter_add(x, i, NULL, 0, NULL, &r), &r, "spmd_scatter_add: updates");
+  assert_int_equal(spmd_scatter_add(x, i, u, 0, NULL, NULL), SPMD_ERR_INVALID_ARGUMENT);
+  /* bool into bool: JAX's add does not accept bool. */
+  const int32_t i01[2] = {0, 1};
+  spmd_array *i2 = test_put(line, "d", SPMD_I32, 1, s2, i01);
+  assert_refused(spmd_scatter_add(b, i2, b, 0, NULL, &r), &r, "spmd_scatter_add: x and updates");
+  /* Still usable: 4 and 0.5 dropped past the ends, -1 and -5 wrapping
+   * to 3 and (still out of range) dropped, index 0 twice. */
+  assert_ok(spmd_scatter_add(x, i, u, 0, NULL, &r));
+  const double want[4] = {2.5, 2, 3, 14};
+  assert_floats(r, SPMD_F32, 1, s4, want, 0);
+  spmd_array_destroy(r);
+  spmd_array_destroy(i2);
+  spmd_array_destroy(other);
+  spmd_array_destroy(u22);
+  spmd_array_destroy(fi);
+  spmd_array_destroy(b);
+  spmd_array_destroy(u);
+  spmd_array_destroy(i);
+  spmd_array_destroy(x);
+}
+
+/* x (3 elements of xt) with two updates (of ut) added at `at`, against
+ * JAX's values. */
+static void assert_scatter_add(spmd_dtype xt, const void *x, spmd_dtype ut, const void *u,
+                               const int32_t at[2], const int64_t want[3]) {
+  const int64_t s2[1] = {2}, s3[1] = {3};
+  spmd_array *xa = test_put(line, "d", xt, 1, s3, x), *ua = test_put(line, "d", ut, 1, s2, u);
+  spmd_array *ia = test_put(line, "d", SPMD_I32, 1, s2, at), *r = NULL;
+  assert_ok(spmd_scatter_add(xa, ia, ua, 0, NULL, &r));
+  assert_ints(r, xt, 1, s3, want);
+  spmd_array_destroy(r);
+  spmd_array_destroy(ia);
+  spmd_array_destroy(ua);
+  spmd_array_destroy(xa);
+}
+
+/* Integers wrap; other dtypes add in the promoted type and come back as
+ * x's, as JAX converts (a float into int32 truncates, saturates, NaN gives
+ * 0; bool x reads the sum's truth). */
+static void scatter_add_converts_and_wraps_as_jax(void **state) {
+  (void)state;
+  const int32_t i01[2] = {0, 1}, i00[2] = {0, 0};
+  const int32_t big[3] = {INT32_MAX, 0, 1}, ones32[2] = {1, 1};
+  const int64_t wrapped[3] = {(int64_t)INT32_MIN + 1, 0, 1};
+  assert_scatter_add(SPMD_I32, big, SPMD_I32, ones32, i00, wrapped);
+  const uint8_t u8x[3] = {255, 7, 0}, u8u[2] = {1, 2};
+  const int64_t u8want[3] = {0, 9, 0};
+  assert_scatter_add(SPMD_U8, u8x, SPMD_U8, u8u, i01, u8want);
+  const int32_t i32x[3] = {1, 1, 1};
+  const float fl[2] = {2.7f, -2.7f}, odd[2] = {NAN, 3e10f};
+  const int64_t truncated[3] = {3, -1, 1}, saturated[3] = {0, INT32_MAX, 1};
+  assert_scatter_add(SPMD_I32, i32x, SPMD_F32, fl, i01, truncated);
+  assert_scatter_add(SPMD_I32, i32x, SPMD_F32, odd, i01, saturated);
+  const uint8_t bx[3] = {0, 0, 1};
+  const int32_t bu[2] = {1, 0};
+  const int64_t truth[3] = {1, 0, 1};
+  assert_scatter_add(SPMD_BOOL, bx, SPMD_I32, bu, i01, truth);
+}
+
 /* ---- empty blocks on every split ---- */
 
 /* (3,) over 8 devices: blocks of 1, 1, 1 and five empty ones. Every op,
@@ -1176,6 +1260,8 @@ int main(void) {
       cmocka_unit_test(take_fills_out_of_range_indices_as_jax),
       cmocka_unit_test(strided_and_dynamic_slices_follow_jax),
       cmocka_unit_test(einsum_of_many_operands_follows_jax),
+      cmocka_unit_test(scatter_add_refusals_name_the_argument),
+      cmocka_unit_test(scatter_add_converts_and_wraps_as_jax),
       cmocka_unit_test(every_op_computes_across_empty_blocks),
       cmocka_unit_test(two_dimensional_splits_with_empty_blocks_compute_like_one_device),
       cmocka_unit_test(integral_scalars_past_the_integer_type_are_refused),

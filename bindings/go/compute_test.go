@@ -66,6 +66,7 @@ func TestOps(t *testing.T) {
 	tk := must(spmd.Take(x, am, 1))
 	defer tk.Close()
 	equal(t, "take", must(spmd.ToHost[float32](tk)), []float32{3, 3, 7, 7})
+	equal(t, "scatter_add", host(spmd.ScatterAdd(x, am, tk, 1)), []float32{0, 1, 2, 9, 4, 5, 6, 21})
 	oh := must(spmd.OneHot(am, 4, -1, spmd.I32))
 	defer oh.Close()
 	equal(t, "one_hot", must(spmd.ToHost[int32](oh)), []int32{0, 0, 0, 1, 0, 0, 0, 1})

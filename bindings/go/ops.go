@@ -270,6 +270,16 @@ func Take(a, indices *Array, axis int, opts ...OpOption) (*Array, error) {
 	}, a, indices)
 }
 
+// ScatterAdd is x.at[(slice(None),)*axis + (indices,)].add(updates): x with
+// updates (of shape x.shape[:axis] + indices.shape + x.shape[axis+1:]) added
+// at indices (int32, int64 or uint8) along axis; an index below 0 counts
+// from the end, one still out of range is dropped, repeats accumulate.
+func ScatterAdd(x, indices, updates *Array, axis int, opts ...OpOption) (*Array, error) {
+	return op("ScatterAdd", opts, func(o capi.Spmd_op_options, out *uintptr) error {
+		return capi.Spmd_scatter_add(x.handle(), indices.handle(), updates.handle(), int64(axis), o, out)
+	}, x, indices, updates)
+}
+
 // OneHot is jax.nn.one_hot(x, numClasses, dtype=dtype, axis=axis): 1 where x
 // equals the class along a new dimension axis (-1: last), 0 elsewhere.
 func OneHot(x *Array, numClasses, axis int, dtype DType, opts ...OpOption) (*Array, error) {

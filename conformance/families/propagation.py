@@ -7,7 +7,7 @@ Writes tests/conformance/propagation/cases.json:
     name       unique
     mesh       a name of `meshes`
     op         unary, astype, binary, binary_scalar, where, reduce, argmax, argmin,
-               cumsum, one_hot, take,
+               cumsum, one_hot, take, scatter_add,
                softmax, matmul, einsum, transpose, reshape, slice,
                slice_strided, dynamic_slice, einsum_n, concatenate, broadcast_to
     params     the op's parameters, named as in spmd/ops.h
@@ -230,6 +230,18 @@ def _random_reductions(case, count=128, seed=20261130):
              mesh=mesh, data=data)
 
 
+def _random_indexing(rng, mesh_axes, index_sizes):
+    """A mesh of `mesh_axes` (its name and axis sizes), an operand shape of
+    1-3 dimensions, an axis of it and an indices shape of 1-2 dimensions
+    sized from `index_sizes`."""
+    mesh = rng.choice(list(mesh_axes))
+    nd = rng.choice([1, 2, 2, 3])
+    shape = [rng.choice([2, 4, 8]) for _ in range(nd)]
+    axis = rng.randrange(nd)
+    ishape = [rng.choice(index_sizes) for _ in range(rng.choice([1, 1, 2]))]
+    return mesh, mesh_axes[mesh], shape, axis, ishape
+
+
 def _random_takes(case, count=128, seed=20261131):
     """jnp.take of an operand and indices sharded at random, on meshes of 8
     devices, along a random axis: jax.jit's layout of the result (the
@@ -238,12 +250,7 @@ def _random_takes(case, count=128, seed=20261131):
     import random
     rng = random.Random(seed)
     for n in range(count):
-        mesh = rng.choice(list(_MESH_AXES))
-        axes = _MESH_AXES[mesh]
-        nd = rng.choice([1, 2, 2, 3])
-        shape = [rng.choice([2, 4, 8]) for _ in range(nd)]
-        axis = rng.randrange(nd)
-        ishape = [rng.choice([2, 4, 8]) for _ in range(rng.choice([1, 1, 2]))]
+        mesh, axes, shape, axis, ishape = _random_indexing(rng, _MESH_AXES, [2, 4, 8])
         size = shape[axis]
         data = [[float(i) for i in range(_count(shape))],
                 [rng.randrange(-size - 2, size + 2) for _ in range(_count(ishape))]]
@@ -336,6 +343,42 @@ def lax_dynamic_slice(u, start, sizes):
     return lax.dynamic_slice(u, start, sizes)
 
 
+_SCATTER_MESH_AXES = {"2x4": {"x": 2, "y": 4}, "2x2x2": {"x": 2, "y": 2, "z": 2}, "8": {"x": 8},
+                      "2x4_perm2": {"x": 2, "y": 4}, "4x2": {"x": 4, "y": 2},
+                      "2x2_data_model": {"data": 2, "model": 2}, "4_data": {"data": 4},
+                      "2x2_perm": {"x": 2, "y": 2}}
+
+
+def _random_scatter_adds(case, count=64, seed=20261201):
+    """x.at[..., indices].add(updates) with x, indices and updates sharded
+    at random, on meshes of 4 and 8 devices, along a random axis, some with
+    an out_sharding: jax.jit's layout (x's splits refined by the updates',
+    the larger operand's claiming first). Indices run from below -n to past
+    n (wrapped and dropped), with repeats; the values are whole numbers, so
+    the sums are exact in any order (jax.jit sums partial scatters where it
+    splits the updates' index dimensions)."""
+    import random
+    rng = random.Random(seed)
+    for n in range(count):
+        mesh, axes, shape, axis, ishape = _random_indexing(rng, _SCATTER_MESH_AXES, [2, 4, 8, 16])
+        ushape = shape[:axis] + ishape + shape[axis + 1:]
+        size = shape[axis]
+        data = [[float(i) for i in range(_count(shape))],
+                [rng.randrange(-size - 2, size + 2) for _ in range(_count(ishape))],
+                [float(rng.randrange(-64, 64)) for _ in range(_count(ushape))]]
+        inputs = [(tuple(shape), "float32", _random_spec(rng, shape, axes)),
+                  (tuple(ishape), "int32", _random_spec(rng, ishape, axes)),
+                  (tuple(ushape), "float32", _random_spec(rng, ushape, axes))]
+        out_spec = _random_spec(rng, shape, axes) if rng.random() < 0.25 else None
+        case(f"scatter_add_random_{n:02d}", "scatter_add", {"axis": axis},
+             lambda u, v, w, a=axis: jnp_scatter_add(u, v, w, a), inputs, mesh=mesh,
+             out_spec=out_spec, data=data)
+
+
+def jnp_scatter_add(x, indices, updates, axis):
+    return x.at[(slice(None),) * axis + (indices,)].add(updates)
+
+
 def jnp_take(u, v, axis):
     import jax.numpy as jnp
     return jnp.take(u, v, axis=axis)
@@ -374,7 +417,7 @@ def generate(out_dir: pathlib.Path) -> None:
     from jax.sharding import NamedSharding
 
     meshes = {name: refio.jax_mesh(name) for name in ("2x4", "2x2_data_model", "2x2x2", "8",
-                                                          "2x4_perm2")}
+                                                          "2x4_perm2", "4x2", "4_data", "2x2_perm")}
     cases = []
 
     def case(name, op, params, fn, inputs, mesh="2x4", out_spec=None, ulps=0, atol=None,
@@ -548,6 +591,52 @@ def generate(out_dir: pathlib.Path) -> None:
          [((8, 8), f32, __Y), ((4, 4), "int32", _XY)], data=[None, (np.arange(16) * 3 % 8).reshape(4, 4)])
     case("take_i32_values", "take", {"axis": 1}, lambda u, v: jnp.take(u, v, axis=1),
          [((8, 8), "int32", _XY), ((8,), "int32", [["x"]])], data=[None, np.array([0, 9, -1, 3, 8, -8, 1, 2])])
+    # scatter_add: layouts where jax.jit keeps the updates' index
+    # dimensions whole, so it adds in update order and float sums that
+    # round show (values of no common scale); repeated, wrapped and dropped
+    # indices; x's split refined, kept, or cut by the updates'.
+    rs = np.random.RandomState(7)
+    sidx = np.array([7, -1, 0, 9, 3, -9, 7, 7, 0, -8, 2, 5])
+    for tag, x_spec, u_spec, axis in [
+            ("rows_rep_rep", _REP, _REP, 0), ("rows_y_x", __Y, __Y, 0), ("rows_xy_", _XY, __Y, 0),
+            ("rows__x_xy", __X, [[], ["x", "y"]], 0), ("rows__x_y", __X, __Y, 0),
+            ("cols_x_x", _X_, _X_, 1), ("cols_yx_", _YX, [["y"]], 1), ("cols__x", __X, _REP, 1)]:
+        ushape = (12, 8) if axis == 0 else (8, 12)
+        case("scatter_add_" + tag, "scatter_add", {"axis": axis},
+             lambda u, v, w, axis=axis: jnp_scatter_add(u, v, w, axis),
+             [((8, 8), f32, x_spec), ((12,), "int32", _REP), (ushape, f32, u_spec)],
+             data=[rs.standard_normal(64).astype(np.float32),
+                   sidx, (rs.standard_normal(96) * 10.0 ** rs.randint(-3, 4, 96)).astype(np.float32)])
+    case("scatter_add_2d_indices", "scatter_add", {"axis": 1}, lambda u, v, w: jnp_scatter_add(u, v, w, 1),
+         [((4, 8), f32, _X_), ((3, 4), "int32", _REP), ((4, 3, 4), f32, _X_)],
+         data=[None, (np.arange(12) * 5 % 11 - 2).reshape(3, 4), rs.standard_normal(48).astype(np.float32)])
+    case("scatter_add_out_sharding", "scatter_add", {"axis": 0}, lambda u, v, w: jnp_scatter_add(u, v, w, 0),
+         [((8, 8), f32, _XY), ((12,), "int32", _REP), ((12, 8), f32, __Y)], out_spec=_YX,
+         data=[None, sidx, rs.standard_normal(96).astype(np.float32)])
+    for dtype in ["float16", "bfloat16", "int32", "uint8"]:
+        case("scatter_add_" + dtype, "scatter_add", {"axis": 0}, lambda u, v, w: jnp_scatter_add(u, v, w, 0),
+             [((8, 4), dtype, __Y), ((12,), "int32", _REP), ((12, 4), dtype, __Y)],
+             data=[None, sidx, None if dtype in ("int32", "uint8")
+                   else (rs.standard_normal(48) * 100).astype(np.float32)])
+    case("scatter_add_i32_wraps", "scatter_add", {"axis": 0}, lambda u, v, w: jnp_scatter_add(u, v, w, 0),
+         [((4,), "int32", [["x"]]), ((4,), "int32", _REP), ((4,), "int32", _REP)],
+         data=[[2**31 - 2, -2**31, 5, 0], [0, 0, 1, 3], [1, 2, -1, 7]])
+    case("scatter_add_i32_f32_updates", "scatter_add", {"axis": 0},
+         lambda u, v, w: jnp_scatter_add(u, v, w, 0),
+         [((8,), "int32", [["y"]]), ((8,), "int32", _REP), ((8,), f32, _REP)],
+         data=[None, [0, 1, 2, 3, 4, 5, 6, 6], [2.7, -2.7, float("nan"), 3e10, -3e10, 0.5, 1.5, 1.5]])
+    case("scatter_add_f16_f32_updates", "scatter_add", {"axis": 0},
+         lambda u, v, w: jnp_scatter_add(u, v, w, 0),
+         [((4, 4), "float16", _REP), ((8,), "int32", _REP), ((8, 4), f32, __Y)],
+         data=[None, [0, 1, 0, 1, 2, 2, 3, 0], (rs.standard_normal(32) * 1000).astype(np.float32)])
+    case("scatter_add_bool_i32_updates", "scatter_add", {"axis": 0},
+         lambda u, v, w: jnp_scatter_add(u, v, w, 0),
+         [((8,), "bool", [["x"]]), ((4,), "int32", _REP), ((4,), "int32", _REP)],
+         data=[[0, 0, 1, 1, 0, 1, 0, 0], [0, 2, 3, 3], [1, -1, 1, -1]])
+    case("scatter_add_f32_subnormals", "scatter_add", {"axis": 0},
+         lambda u, v, w: jnp_scatter_add(u, v, w, 0),
+         [((4,), f32, _REP), ((4,), "int32", _REP), ((4,), f32, _REP)],
+         data=[[1e-39, 1e-39, 2e-38, 0.0], [0, 1, 2, 3], [0.0, 1e-39, -1.9e-38, float("nan")]])
     case("softmax1_xy", "softmax", {"axis": 1, "log": False}, lambda u: jax.nn.softmax(u, axis=1),
          [((8, 8), f32, _XY)], ulps=8)
     case("log_softmax1_x_", "softmax", {"axis": -1, "log": True},
@@ -607,6 +696,7 @@ def generate(out_dir: pathlib.Path) -> None:
     _random_takes(case)
     _random_slices(case)
     _random_einsums(case)
+    _random_scatter_adds(case)
 
     refio.write_json(out_dir / "cases.json",
                      {"meshes": refio.mesh_table(list(meshes)), "cases": cases})

@@ -17,6 +17,7 @@ const char *kernel_name(KernelKind kind) {
     case KernelKind::Elementwise: return "elementwise";
     case KernelKind::Reduce: return "reduce";
     case KernelKind::Take: return "take";
+    case KernelKind::ScatterAdd: return "scatter_add";
     case KernelKind::Gemm: return "gemm";
   }
   return "unknown";
@@ -67,6 +68,20 @@ Kernel Kernel::take_along(Place out, Place a, Place indices, take::Params params
   k.in0 = a;
   k.in1 = indices;
   k.take = params;
+  return k;
+}
+
+Kernel Kernel::scatter_added(Place out, Place x, Place indices, Place updates,
+                             scatter_add::Params params, int device) {
+  Kernel k;
+  k.kind = KernelKind::ScatterAdd;
+  k.device = device;
+  k.dtype = params.dtype;
+  k.out = out;
+  k.in0 = x;
+  k.in1 = indices;
+  k.in2 = updates;
+  k.scatter = params;
   return k;
 }
 

@@ -14,6 +14,7 @@
 #include "kernels/gemm.hpp"
 #include "kernels/random.hpp"
 #include "kernels/reduce_axes.hpp"
+#include "kernels/scatter_add.hpp"
 #include "kernels/take.hpp"
 #include "spmd/dtype.h"
 
@@ -47,6 +48,9 @@ enum class KernelKind {
   // library's own threads, so backends run these one at a time.
   Gemm,
   Take,
+  // out = in0 with the updates in2 added at the indices in1 along one axis
+  // (kernels/scatter_add.hpp).
+  ScatterAdd,
 };
 
 // "fill", "arange", ...: the kind's name in messages and in SPMD_SIM_FAIL_KERNEL.
@@ -71,6 +75,7 @@ struct Kernel {
   red::Params reduce;      // Reduce
   gemm::Params gemm;       // Gemm
   take::Params take;       // Take: in0 the operand, in1 the indices
+  scatter_add::Params scatter;  // ScatterAdd
 
   // The descriptors, one maker per kind.
   static Kernel fill(Place out, spmd_dtype dtype, size_t count, const void *element);
@@ -84,6 +89,8 @@ struct Kernel {
   static Kernel reduction(Place out, Place in, red::Params params, int device);
   static Kernel matmul(Place out, Place a, Place b, gemm::Params params, int device);
   static Kernel take_along(Place out, Place a, Place indices, take::Params params, int device);
+  static Kernel scatter_added(Place out, Place x, Place indices, Place updates,
+                              scatter_add::Params params, int device);
   static Kernel first_difference(Place out, Place a, Place b, spmd_dtype dtype, size_t count,
                                  int device);
 };

@@ -252,6 +252,21 @@ spmd_status spmd_take(const spmd_array *a, const spmd_array *indices, int64_t ax
   });
 }
 
+spmd_status spmd_scatter_add(const spmd_array *x, const spmd_array *indices,
+                             const spmd_array *updates, int64_t axis,
+                             const spmd_op_options *options, spmd_array **out) {
+  const char *fn = __func__;
+  return guard(fn, [&] {
+    Operands in;
+    const auto &a = in(x, "x");
+    const auto &i = in(indices, "indices");
+    const auto &u = in(updates, "updates");
+    complete(fn, in, options, out, [&](const ops::OpOptions &opts) {
+      return ops::scatter_add(a, i, u, axis, opts);
+    });
+  });
+}
+
 spmd_status spmd_one_hot(const spmd_array *x, int64_t num_classes, int64_t axis, spmd_dtype dtype,
                          const spmd_op_options *options, spmd_array **out) {
   const char *fn = __func__;

@@ -450,21 +450,53 @@ Reshape reshape(const Dims &in, const Shape &in_shape, const Shape &out_shape,
   return r;
 }
 
+namespace {
+// The longest prefix of `dim` whose axes `used` lacks, added to `used`.
+Dim claim_prefix(const Dim &dim, std::vector<std::string> &used) {
+  Dim kept;
+  for (const std::string &name : dim) {
+    if (std::find(used.begin(), used.end(), name) != used.end()) break;
+    kept.push_back(name);
+    used.push_back(name);
+  }
+  return kept;
+}
+}  // namespace
+
 Dims take(const Dims &a, size_t axis, const Dims &indices) {
   std::vector<std::string> used;
   for (size_t d = 0; d < a.size(); ++d)
     if (d != axis) used.insert(used.end(), a[d].begin(), a[d].end());
   Dims out(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(axis));
-  for (const Dim &dim : indices) {
-    Dim kept;
-    for (const std::string &name : dim) {
-      if (std::find(used.begin(), used.end(), name) != used.end()) break;
-      kept.push_back(name);
-      used.push_back(name);
-    }
-    out.push_back(std::move(kept));
-  }
+  for (const Dim &dim : indices) out.push_back(claim_prefix(dim, used));
   out.insert(out.end(), a.begin() + static_cast<std::ptrdiff_t>(axis) + 1, a.end());
+  return out;
+}
+
+Dims scatter_add(const Dims &x, size_t axis, const Dims &updates, size_t index_dims,
+                 bool updates_larger) {
+  Dims merged(x.size());
+  std::vector<bool> from_updates(x.size(), false);
+  for (size_t d = 0; d < x.size(); ++d) {
+    if (d == axis) {
+      merged[d] = x[d];
+      continue;
+    }
+    const Dim &a = x[d], &b = updates[d < axis ? d : d - 1 + index_dims];
+    const size_t common = static_cast<size_t>(
+        std::mismatch(a.begin(), a.end(), b.begin(), b.end()).first - a.begin());
+    from_updates[d] = common == a.size() && b.size() > a.size();
+    if (from_updates[d]) merged[d] = b;          // the updates refine x's split
+    else if (common == b.size()) merged[d] = a;  // x's refines or equals theirs
+    else merged[d].assign(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(common));
+  }
+  Dims out(x.size());
+  std::vector<std::string> used;
+  for (const bool first : {true, false})
+    for (size_t d = 0; d < x.size(); ++d) {
+      if ((from_updates[d] == updates_larger) != first) continue;
+      out[d] = claim_prefix(merged[d], used);
+    }
   return out;
 }
 

@@ -50,6 +50,19 @@ Dims concatenate(const std::vector<Dims> &operands, size_t axis);
 // conformance family.
 Dims take(const Dims &a, size_t axis, const Dims &indices);
 
+// x.at[(slice(None),) * axis + (indices,)].add(updates): the result is
+// laid out as x is, except where the updates split a dimension of x's
+// (`updates` has x's dimensions with x's `axis` replaced by
+// `index_dims` index dimensions). Each dimension other than `axis` takes
+// the finer of x's and the updates' splits when one refines the other,
+// else their common prefix; `axis` keeps x's split. The dimensions whose
+// split came from the larger operand (the updates when
+// `updates_larger`, x on a tie) claim their axes first, then the others,
+// each keeping the longest prefix of axes no earlier claim took.
+// jax.jit's (Shardy's) placement on every case of the conformance family.
+Dims scatter_add(const Dims &x, size_t axis, const Dims &updates, size_t index_dims,
+                 bool updates_larger);
+
 // A result's dimensions as jax.jit lays them out when the caller asks for
 // no layout: each keeps the longest prefix of its axes whose sizes'
 // product divides the dimension (('x', 'y') over 2 x 4 on a dimension of

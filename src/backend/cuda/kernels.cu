@@ -168,6 +168,7 @@ void launch_kernel(const Kernel &k, const KernelEnv &env) {
     case KernelKind::Reduce: return launch_reduce(k, env);
     case KernelKind::Gemm: return launch_gemm(k, env);
     case KernelKind::Take: return launch_take(k, env);
+    case KernelKind::ScatterAdd: return launch_scatter_add(k, env);
   }
   fail(SPMD_ERR_INTERNAL, env.device_label, ": unknown kernel kind ", static_cast<int>(k.kind));
 }

@@ -52,5 +52,6 @@ void launch_reduce(const Kernel &k, const KernelEnv &env);       // kernels_redu
 void launch_random(const Kernel &k, const KernelEnv &env);       // kernels_random.cu
 void launch_gemm(const Kernel &k, const KernelEnv &env);         // kernels_gemm.cu
 void launch_take(const Kernel &k, const KernelEnv &env);         // kernels_take.cu
+void launch_scatter_add(const Kernel &k, const KernelEnv &env);  // kernels_scatter_add.cu
 
 }  // namespace spmd::cuda

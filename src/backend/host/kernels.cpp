@@ -142,6 +142,8 @@ size_t kernel_out_bytes(const Kernel &k) {
       return static_cast<size_t>(k.gemm.batch * k.gemm.m * k.gemm.n) * dtype_size(k.dtype);
     case KernelKind::Take:
       return static_cast<size_t>(take::out_elements(k.take)) * dtype_size(k.dtype);
+    case KernelKind::ScatterAdd:
+      return static_cast<size_t>(scatter_add::out_elements(k.scatter)) * dtype_size(k.dtype);
     case KernelKind::Arange:
     case KernelKind::Random:
       return static_cast<size_t>(k.box.elements()) * dtype_size(k.dtype);
@@ -164,6 +166,12 @@ size_t kernel_in_bytes(const Kernel &k, int i) {
       return i == 0   ? static_cast<size_t>(k.take.pre * k.take.len * k.take.post) * dtype_size(k.dtype)
              : i == 1 ? static_cast<size_t>(k.take.count) * dtype_size(k.take.index_dtype)
                       : 0;
+    case KernelKind::ScatterAdd: {
+      const scatter_add::Params &p = k.scatter;
+      return i == 0   ? static_cast<size_t>(scatter_add::out_elements(p)) * dtype_size(k.dtype)
+             : i == 1 ? static_cast<size_t>(p.count) * dtype_size(p.index_dtype)
+                      : static_cast<size_t>(p.pre * p.count * p.post) * dtype_size(k.dtype);
+    }
     case KernelKind::Gemm:
       return i > 1 ? 0
                    : static_cast<size_t>(k.gemm.batch * (i == 0 ? k.gemm.m : k.gemm.n) * k.gemm.k) *
@@ -194,6 +202,8 @@ void run_kernel(const Kernel &k, void *out, const void *const in[3]) {
       return gemm::run(k.gemm, out, in0, in1);
     case KernelKind::Take:
       return take::run(k.take, out, in0, in1);
+    case KernelKind::ScatterAdd:
+      return scatter_add::run(k.scatter, out, in0, in1, in[2]);
     case KernelKind::Fill:
       return fill(out, k.count, k.pattern, k.pattern_bytes);
     case KernelKind::Arange:

@@ -4,9 +4,39 @@
 #include "base/error.hpp"
 #include "exec/ops/elementwise.hpp"
 #include "exec/ops/shape_ops.hpp"
+#include "base/promotion.hpp"
+#include "kernels/scatter_add.hpp"
 #include "kernels/take.hpp"
 
 namespace spmd::ops {
+
+namespace {
+
+// `v` with its elements [at, at + remove) replaced by `insert`: the shapes
+// and layouts on either side of indexing along an axis.
+template <typename V>
+V splice(const V &v, size_t at, size_t remove, const V &insert) {
+  V out(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(at));
+  out.insert(out.end(), insert.begin(), insert.end());
+  out.insert(out.end(), v.begin() + static_cast<std::ptrdiff_t>(at + remove), v.end());
+  return out;
+}
+
+// A block as pre x block[axis] x post.
+void split_at(const Shape &block, size_t axis, int64_t &pre, int64_t &len, int64_t &post) {
+  pre = 1;
+  post = 1;
+  for (size_t d = 0; d < axis; ++d) pre *= block[d];
+  len = block[axis];
+  for (size_t d = axis + 1; d < block.size(); ++d) post *= block[d];
+}
+
+void check_index_dtype(spmd_dtype it, const char *op) {
+  if (it != SPMD_I32 && it != SPMD_I64 && it != SPMD_U8)
+    invalid("indices: ", dtype_name(it), " indices; ", op, " takes integers (int32, int64, uint8)");
+}
+
+}  // namespace
 
 ArrayPtr one_hot(const ArrayPtr &x, int64_t num_classes, int64_t axis, spmd_dtype dtype,
                  const OpOptions &options) {
@@ -31,14 +61,11 @@ ArrayPtr one_hot(const ArrayPtr &x, int64_t num_classes, int64_t axis, spmd_dtyp
 ArrayPtr take(const ArrayPtr &a_in, const ArrayPtr &indices_in, int64_t axis,
               const OpOptions &options) {
   const spmd_dtype it = indices_in->dtype();
-  if (it != SPMD_I32 && it != SPMD_I64 && it != SPMD_U8)
-    invalid("indices: ", dtype_name(it), " indices; jnp.take takes integers (int32, int64, uint8)");
+  check_index_dtype(it, "jnp.take");
   const MeshPtr mesh = common_mesh({{a_in, "a"}, {indices_in, "indices"}});
   const Shape &as = a_in->shape(), &is = indices_in->shape();
   const size_t ax = checked_axis(axis, as.size(), "axis");
-  Shape out_shape(as.begin(), as.begin() + static_cast<std::ptrdiff_t>(ax));
-  out_shape.insert(out_shape.end(), is.begin(), is.end());
-  out_shape.insert(out_shape.end(), as.begin() + static_cast<std::ptrdiff_t>(ax) + 1, as.end());
+  const Shape out_shape = splice(as, ax, 1, is);
   check_result("indices", out_shape, a_in->dtype());
   const ShardingPtr requested = requested_sharding(options, mesh, out_shape.size());
   const propagate::Dims a_dims = propagate::padded(a_in->sharding()->spec(), as.size());
@@ -52,10 +79,7 @@ ArrayPtr take(const ArrayPtr &a_in, const ArrayPtr &indices_in, int64_t axis,
   // Each device's result block needs a's block over the same ranges of
   // a's other dimensions with the axis whole, and the indices' block over
   // the same ranges of the index dimensions: both laid out by out_dims.
-  propagate::Dims a_layout(out_dims.begin(), out_dims.begin() + static_cast<std::ptrdiff_t>(ax));
-  a_layout.emplace_back();
-  a_layout.insert(a_layout.end(), out_dims.end() - static_cast<std::ptrdiff_t>(as.size() - ax - 1),
-                  out_dims.end());
+  const propagate::Dims a_layout = splice(out_dims, ax, is.size(), propagate::Dims(1));
   const propagate::Dims i_layout(out_dims.begin() + static_cast<std::ptrdiff_t>(ax),
                                  out_dims.begin() + static_cast<std::ptrdiff_t>(ax + is.size()));
   const ArrayPtr a = laid_out(a_in, mesh, a_layout), indices = laid_out(indices_in, mesh, i_layout);
@@ -63,21 +87,72 @@ ArrayPtr take(const ArrayPtr &a_in, const ArrayPtr &indices_in, int64_t axis,
   std::vector<std::pair<size_t, Kernel>> kernels;
   for (size_t i = 0; i < out->shard_count(); ++i) {
     if (out->shard(i).box.empty() || !out->addressable(i)) continue;
-    const Shape block = a->shard(i).box.extent();
     take::Params p;
     p.dtype = a->dtype();
     p.index_dtype = it;
-    p.pre = 1;
-    p.post = 1;
-    for (size_t d = 0; d < ax; ++d) p.pre *= block[d];
-    p.len = block[ax];
-    for (size_t d = ax + 1; d < block.size(); ++d) p.post *= block[d];
+    split_at(a->shard(i).box.extent(), ax, p.pre, p.len, p.post);
     p.count = indices->shard(i).box.elements();
     kernels.emplace_back(i, Kernel::take_along(out->buffer(i).place(), a->buffer(i).place(),
                                                indices->buffer(i).place(), p, out->shard(i).device));
   }
   launch_per_shard(*out, {a.get(), indices.get()}, std::move(kernels));
   return honour(out, requested);
+}
+
+ArrayPtr scatter_add(const ArrayPtr &x_in, const ArrayPtr &indices_in, const ArrayPtr &updates_in,
+                     int64_t axis, const OpOptions &options) {
+  const spmd_dtype it = indices_in->dtype();
+  check_index_dtype(it, "x.at[indices].add");
+  const MeshPtr mesh =
+      common_mesh({{x_in, "x"}, {indices_in, "indices"}, {updates_in, "updates"}});
+  const Shape &xs = x_in->shape(), &is = indices_in->shape(), &us = updates_in->shape();
+  const size_t ax = checked_axis(axis, xs.size(), "axis");
+  const Shape want = splice(xs, ax, 1, is);
+  if (us != want)
+    invalid("updates: shape ", shape_to_string(us), " is not x.shape[:axis] + indices.shape + ",
+            "x.shape[axis+1:] = ", shape_to_string(want));
+  // JAX adds in the operands' promoted type and converts the sum back to x's.
+  const spmd_dtype t = promote_types(x_in->dtype(), updates_in->dtype());
+  if (t == SPMD_BOOL)
+    invalid("x and updates: both bool; JAX's add does not accept bool");
+  const ShardingPtr requested = requested_sharding(options, mesh, xs.size());
+  const propagate::Dims out_dims =
+      on_mesh(requested, mesh)
+          ? propagate::padded(requested->spec(), xs.size())
+          : result_sharding(mesh,
+                            propagate::scatter_add(
+                                propagate::padded(x_in->sharding()->spec(), xs.size()), ax,
+                                propagate::padded(updates_in->sharding()->spec(), us.size()),
+                                is.size(), shape_elements(is) > xs[ax]),
+                            xs)
+                ->spec()
+                .dims();
+  // Each device's result block starts as x's block and takes every update
+  // aimed inside it, in update order: all the indices, and the updates'
+  // block over the same ranges of x's other dimensions with the index
+  // dimensions whole.
+  const ArrayPtr x = laid_out(converted(x_in, t, "x"), mesh, out_dims);
+  const ArrayPtr indices = laid_out(indices_in, mesh, propagate::Dims(is.size()));
+  const ArrayPtr updates = laid_out(converted(updates_in, t, "updates"), mesh,
+                                    splice(out_dims, ax, 1, propagate::Dims(is.size())));
+  auto out = std::make_shared<Array>(sharding_of(mesh, out_dims), t, xs);
+  std::vector<std::pair<size_t, Kernel>> kernels;
+  for (size_t i = 0; i < out->shard_count(); ++i) {
+    const Box &box = out->shard(i).box;
+    if (box.empty() || !out->addressable(i)) continue;
+    scatter_add::Params p;
+    p.dtype = t;
+    p.index_dtype = it;
+    split_at(box.extent(), ax, p.pre, p.len, p.post);
+    p.count = shape_elements(is);
+    p.axis_size = xs[ax];
+    p.start = box.start[ax];
+    kernels.emplace_back(i, Kernel::scatter_added(out->buffer(i).place(), x->buffer(i).place(),
+                                                  indices->buffer(i).place(),
+                                                  updates->buffer(i).place(), p, out->shard(i).device));
+  }
+  launch_per_shard(*out, {x.get(), indices.get(), updates.get()}, std::move(kernels));
+  return honour(t == x_in->dtype() ? out : astype(out, x_in->dtype(), {}), requested);
 }
 
 }  // namespace spmd::ops

@@ -1,4 +1,4 @@
-// Ops that turn integer indices into values: one_hot and take.
+// Ops that turn integer indices into values: one_hot, take and scatter_add.
 #pragma once
 
 #include "exec/ops/op_support.hpp"
@@ -16,5 +16,11 @@ ArrayPtr one_hot(const ArrayPtr &x, int64_t num_classes, int64_t axis, spmd_dtyp
 // a's before axis, the indices', then a's after (propagate::take places
 // them); a's axis is gathered, then every device picks its elements.
 ArrayPtr take(const ArrayPtr &a, const ArrayPtr &indices, int64_t axis, const OpOptions &options);
+
+// x.at[(slice(None),) * axis + (indices,)].add(updates), out-of-range
+// indices dropped: laid out by propagate::scatter_add; every device adds,
+// in update order, the updates that land in its block of x.
+ArrayPtr scatter_add(const ArrayPtr &x, const ArrayPtr &indices, const ArrayPtr &updates,
+                     int64_t axis, const OpOptions &options);
 
 }  // namespace spmd::ops

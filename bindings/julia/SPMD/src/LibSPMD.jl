@@ -4121,6 +4121,44 @@ function spmd_take(a, indices, axis, options, out)
 end
 
 """
+    spmd_scatter_add(x, indices, updates, axis, options, out) -> spmd_status
+
+C (spmd/ops.h): `spmd_status spmd_scatter_add(const spmd_array *x, const spmd_array *indices, const spmd_array *updates, int64_t axis, const spmd_op_options *options, spmd_array **out)`
+
+x.at[(slice(None),) * axis + (indices,)].add(updates): x with each
+update added at its index along `axis`, of x's shape and dtype. An
+index below 0 counts from the end; one still out of range is dropped
+(JAX's FILL_OR_DROP); repeated indices accumulate. x and updates are
+added in their promoted type (JAX's promotion) and the sum converted to
+x's dtype, as JAX does; integers wrap. Each element adds its updates in
+the order they come in `updates`, as XLA's CPU scatter does, so float
+sums are JAX's bit for bit where jax.jit keeps the updates' index
+dimensions whole (where it splits them it sums partial results, in
+another order). The result is laid out as jax.jit places it: x's
+split of each dimension, refined by the updates' (or cut to the two
+splits' common prefix where they part ways); x's split of `axis` is
+kept. Since ABI 1.7.
+
+@param x The operand; not NULL.
+@param indices int32, int64 or uint8 indices on x's mesh; not NULL.
+@param updates Of shape x.shape[:axis] + indices.shape +
+       x.shape[axis+1:] (broadcast it first otherwise), any dtype but
+       bool when x is bool, on x's mesh; not NULL.
+@param axis The dimension of `x` to index, negative counting from the end.
+@param options NULL for the defaults.
+@param out Receives the result; not NULL. Left untouched on failure.
+@return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for an axis out of range,
+        indices of another dtype or on another mesh, updates of another
+        shape, on another mesh or bool with a bool x, bad options, or a
+        NULL, destroyed or donated operand or a NULL out.
+"""
+function spmd_scatter_add(x, indices, updates, axis, options, out)
+    ccall((:spmd_scatter_add, libspmd[]), spmd_status,
+          (Ptr{spmd_array}, Ptr{spmd_array}, Ptr{spmd_array}, Int64, Ptr{spmd_op_options}, Ptr{Ptr{spmd_array}}),
+          x, indices, updates, axis, options, out)
+end
+
+"""
     spmd_one_hot(x, num_classes, axis, dtype, options, out) -> spmd_status
 
 C (spmd/ops.h): `spmd_status spmd_one_hot(const spmd_array *x, int64_t num_classes, int64_t axis, spmd_dtype dtype, const spmd_op_options *options, spmd_array **out)`

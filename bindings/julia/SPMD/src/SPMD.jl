@@ -39,7 +39,7 @@ export ShardedArray, BFloat16, device_put, sharding, device, block_until_ready, 
        is_fully_addressable, make_array_from_process_local_data,
        make_array_from_single_device_arrays, save_checkpoint, load_checkpoint,
        shard_to_dlpack, from_dlpack
-export astype, onehot, take, dynamic_slice, select, rsqrt, relu, sigmoid, gelu, softmax, logsoftmax, dot_general, matmul,
+export astype, onehot, take, scatter_add, dynamic_slice, select, rsqrt, relu, sigmoid, gelu, softmax, logsoftmax, dot_general, matmul,
        einsum, reshape_rowmajor, broadcast_to, concatenate
 export Key, PRNGKey, fold_in, random_bits, uniform, normal, truncated_normal
 export shard_map, ShardContext, Block, device_id, stream, axis_index, axis_size, input_count,

@@ -260,6 +260,23 @@ function take(a::ShardedArray, indices::ShardedArray; dims::Integer, kw...)
 end
 
 """
+    scatter_add(x, indices, updates; dims) -> ShardedArray
+
+`x.at[(slice(None),) * (dims-1) + (indices,)].add(updates)`
+(`spmd_scatter_add`): `x` with `updates` (of size
+`(size(x)[1:dims-1]..., size(indices)..., size(x)[dims+1:end]...)`) added
+at `indices` (Int32, Int64 or UInt8, counted from 0 as JAX's; below 0 from
+the end) along `dims`; an index still out of range is dropped, repeats
+accumulate.
+"""
+function scatter_add(x::ShardedArray, indices::ShardedArray, updates::ShardedArray; dims::Integer, kw...)
+    axis = _axis(dims)
+    return _op(; kw...) do options, out
+        LibSPMD.spmd_scatter_add(x, indices, updates, axis, options, out)
+    end
+end
+
+"""
     onehot(x, num_classes, T=Float32; dims=ndims(x)+1) -> ShardedArray{T}
 
 `jax.nn.one_hot(x, num_classes, dtype=T, axis=dims-1)` (`spmd_one_hot`): a new

@@ -317,6 +317,10 @@ end
     @test Array(argmin(device_put(B, rows); dims=2)) == Int32[argmin(B[i, :]) for i in 1:3]
     @test Array(cumsum(device_put(B, rows); dims=2)) == cumsum(B; dims=2)
     @test Array(take(device_put(B, rows), device_put(Int32[7, 0], single_device(rt, 0)); dims=2)) == B[:, [8, 1]]
+    U = Float32[10i + j for i in 1:3, j in 1:3]
+    @test Array(scatter_add(device_put(B, rows), device_put(Int32[7, 0, -1], single_device(rt, 0)),
+                            device_put(U, single_device(rt, 0)); dims=2)) ==
+          B .+ hcat(U[:, 2], zeros(Float32, 3, 6), U[:, 1] .+ U[:, 3])
     @test Array(onehot(device_put(Int32[0, 2, 5], single_device(rt, 0)), 3, Int32)) == Int32[1 0 0; 0 0 1; 0 0 0]
     sm = exp.(A ./ 10) ./ sum(exp.(A ./ 10); dims=2)
     @test Array(softmax(x / 10; dims=2)) ≈ sm

@@ -829,6 +829,24 @@ extern "C" {
     /// ```
     pub fn spmd_take(a: *const spmd_array, indices: *const spmd_array, axis: i64, options: *const spmd_op_options, out: *mut *mut spmd_array) -> spmd_status;
 
+    /// x.at\[(slice(None),) \* axis + (indices,)\].add(updates): x with each update added at its index along `axis`, of x's shape and dtype. An index below 0 counts from the end; one still out of range is dropped (JAX's FILL_OR_DROP); repeated indices accumulate. x and updates are added in their promoted type (JAX's promotion) and the sum converted to x's dtype, as JAX does; integers wrap. Each element adds its updates in the order they come in `updates`, as XLA's CPU scatter does, so float sums are JAX's bit for bit where jax.jit keeps the updates' index dimensions whole (where it splits them it sums partial results, in another order). The result is laid out as jax.jit places it: x's split of each dimension, refined by the updates' (or cut to the two splits' common prefix where they part ways); x's split of `axis` is kept. Since ABI 1.7.
+    ///
+    /// ```text
+    /// @param x The operand; not NULL.
+    /// @param indices int32, int64 or uint8 indices on x's mesh; not NULL.
+    /// @param updates Of shape x.shape[:axis] + indices.shape +
+    ///        x.shape[axis+1:] (broadcast it first otherwise), any dtype but
+    ///        bool when x is bool, on x's mesh; not NULL.
+    /// @param axis The dimension of `x` to index, negative counting from the end.
+    /// @param options NULL for the defaults.
+    /// @param out Receives the result; not NULL. Left untouched on failure.
+    /// @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for an axis out of range,
+    ///         indices of another dtype or on another mesh, updates of another
+    ///         shape, on another mesh or bool with a bool x, bad options, or a
+    ///         NULL, destroyed or donated operand or a NULL out.
+    /// ```
+    pub fn spmd_scatter_add(x: *const spmd_array, indices: *const spmd_array, updates: *const spmd_array, axis: i64, options: *const spmd_op_options, out: *mut *mut spmd_array) -> spmd_status;
+
     /// jax.nn.one_hot(x, num_classes, dtype=dtype, axis=axis): 1 where x equals c and 0 elsewhere, along a new dimension `axis` of the classes c = 0 .. num_classes-1 (an index out of range, or a float that is not a whole number, gives a row of zeros). The result keeps x's split; the new dimension is whole on every device. Since ABI 1.6.
     ///
     /// ```text

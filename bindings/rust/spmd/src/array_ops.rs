@@ -270,6 +270,11 @@ impl Array {
         ops::take(self, indices, axis, &OpOptions::new())
     }
 
+    /// x.at\[(slice(None),) * axis + (indices,)\].add(updates).
+    pub fn scatter_add(&self, indices: &Array, updates: &Array, axis: isize) -> Result<Array> {
+        ops::scatter_add(self, indices, updates, axis, &OpOptions::new())
+    }
+
     /// jax.nn.one_hot(x, num_classes, dtype=dtype): a new last dimension of
     /// `num_classes`, 1 where x equals the class.
     pub fn one_hot(&self, num_classes: usize, dtype: DType) -> Result<Array> {

@@ -355,6 +355,24 @@ pub fn take<'a, 'b>(
     run(&[&a, &indices], options, |o, out| unsafe { sys::spmd_take(a.ptr(), indices.ptr(), axis as i64, o, out) })
 }
 
+/// x.at\[(slice(None),) * axis + (indices,)\].add(updates): `x` with
+/// `updates` (of shape x.shape\[:axis\] + indices.shape + x.shape\[axis+1:\])
+/// added at `indices` (int32, int64 or uint8) along `axis`; an index below 0
+/// counts from the end, one still out of range is dropped, repeats accumulate.
+pub fn scatter_add<'a, 'b, 'c>(
+    x: impl Into<Operand<'a>>,
+    indices: impl Into<Operand<'b>>,
+    updates: impl Into<Operand<'c>>,
+    axis: isize,
+    options: &OpOptions<'_>,
+) -> Result<Array> {
+    let (x, indices, updates) = (x.into(), indices.into(), updates.into());
+    // SAFETY: live operands, valid options and out pointer.
+    run(&[&x, &indices, &updates], options, |o, out| unsafe {
+        sys::spmd_scatter_add(x.ptr(), indices.ptr(), updates.ptr(), axis as i64, o, out)
+    })
+}
+
 /// jax.nn.one_hot(x, num_classes, dtype=dtype, axis=axis): 1 where x equals
 /// the class along a new dimension `axis` (-1: last), 0 elsewhere. The
 /// operand is borrowed (one_hot takes no donation).

@@ -154,6 +154,8 @@ fn reductions_and_options() -> spmd::Result<()> {
     assert_eq!(x.argmin(1)?.to_host::<i32>()?, vec![0, 0]);
     assert_eq!(x.cumsum(1)?.to_host::<f32>()?, vec![1.0, 3.0, 6.0, 10.0, 5.0, 11.0, 18.0, 26.0]);
     assert_eq!(x.take(&x.argmax(1)?, 1)?.to_host::<f32>()?, vec![4.0, 4.0, 8.0, 8.0]);
+    let (last, picked) = (x.argmax(1)?, x.take(&x.argmax(1)?, 1)?);
+    assert_eq!(values(&x.scatter_add(&last, &picked, 1)?), vec![1.0, 2.0, 3.0, 12.0, 5.0, 6.0, 7.0, 24.0]);
     assert_eq!(x.argmax(1)?.one_hot(4, DType::I32)?.to_host::<i32>()?, vec![0, 0, 0, 1, 0, 0, 0, 1]);
     let sm = values(&x.softmax(-1)?);
     assert!((sm[..4].iter().sum::<f32>() - 1.0).abs() < 1e-5);
