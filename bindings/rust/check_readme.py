@@ -7,7 +7,8 @@ The section holds, in order: indented shell lines (make the crate), a
 as written, in a new temporary directory outside the repository, with
 /path/to/libspmd/build and /path/to/libspmd replaced by the build and
 source directories given, writes the program where the README says, and
-compares what the last command printed on stdout with the text block.
+compares what the last command printed on stdout with the text block, then
+checks each line is what JAX printed for the tour's cells (tests/tour/tour_cells.py).
 
 The environment is a user's: no LD_LIBRARY_PATH, CARGO_TARGET_DIR,
 PKG_CONFIG_PATH, SPMD_LIB_DIR or SPMD_LINK from outside (the README's lines
@@ -112,7 +113,15 @@ def main():
             sys.stdout.writelines(difflib.unified_diff(expected.splitlines(True), got.splitlines(True),
                                                        "README.md", "cargo run"))
             sys.exit("check_readme: the program's output differs from the README's")
-        print(f"ok: the README's first program prints its {len(expected.splitlines())} lines")
+        sys.path.insert(0, os.path.join(source, "tests", "tour"))
+        import tour_cells
+        missing = tour_cells.unmatched(got)
+        if missing:
+            sys.stdout.writelines(f"  {line}\n" for line in missing)
+            sys.exit("check_readme: the output is the README's, but the lines above are not what JAX "
+                     "printed for the tour's cells (tests/conformance/tour/transcript.txt)")
+        print(f"ok: the README's first program prints its {len(expected.splitlines())} lines, "
+              "each what JAX printed for the tour's cells")
     finally:
         if args.keep:
             print(f"kept {work}")

@@ -10,7 +10,8 @@ in, so SPMD_BUILD is set to it (--build) instead; the others run as written
 in bash, from a fresh temporary directory outside the repository, with
 PKG_CONFIG_PATH, GOFLAGS, GOPROXY, GOWORK and SPMD_PLATFORM removed from
 the environment (the README must set what it needs), and what the program
-prints must be the README's text, byte for byte.
+prints must be the README's text, byte for byte, and made of what JAX
+printed for the tour's cells (tests/tour/tour_cells.py).
 """
 
 from __future__ import annotations
@@ -89,8 +90,22 @@ def main() -> int:
         sys.stdout.writelines(difflib.unified_diff(
             expected.splitlines(True), got.splitlines(True), "README.md", "go run ."))
         return 1
-    print("the README's steps work as written; the output is the README's")
+    missing = jax_lines_missing(repo, got)
+    if missing:
+        print("the output is the README's, but these lines are not what JAX printed for the "
+              "tour's cells (tests/conformance/tour/transcript.txt):")
+        print("".join(f"  {line}\n" for line in missing), end="")
+        return 1
+    print("the README's steps work as written; the output is the README's and JAX's, "
+          "cell by cell")
     return 0
+
+
+def jax_lines_missing(repo: str, output: str) -> list[str]:
+    """The output's lines that no tour cell's output accounts for."""
+    sys.path.insert(0, os.path.join(repo, "tests", "tour"))
+    import tour_cells
+    return tour_cells.unmatched(output)
 
 
 if __name__ == "__main__":
