@@ -890,6 +890,45 @@ static void einsum_of_many_operands_follows_jax(void **state) {
   spmd_array_destroy(a);
 }
 
+/* The spec a result prints, as jax.jit names it. */
+static void assert_spec_text(const spmd_array *a, const char *want) {
+  spmd_sharding *s = NULL;
+  char *text = NULL;
+  assert_ok(spmd_array_sharding(a, &s));
+  assert_ok(spmd_sharding_to_string(s, &text));
+  if (strstr(text, want) == NULL) fail_msg("sharding %s, JAX's has %s", text, want);
+  spmd_string_free(text);
+  spmd_sharding_destroy(s);
+}
+
+/* A result is named as jax.jit names it: the output sharding asked for, as
+ * written; the first operand's, as written, when the result is laid out
+ * alike with its rank; else a spec without trailing Nones. */
+static void results_are_named_as_jit_names_them(void **state) {
+  (void)state;
+  const int64_t s48[2] = {4, 8};
+  float v[32] = {0};
+  spmd_array *a = test_put(mesh, "P('x', 'y')", SPMD_F32, 2, s48, v);
+  spmd_array *b = test_put(mesh, "P('x', None)", SPMD_F32, 2, s48, v), *r = NULL, *t = NULL;
+  assert_ok(spmd_transpose(a, 0, NULL, NULL, &t));
+  assert_ok(spmd_matmul(a, t, NULL, &r)); /* a @ a.T: new, P('x',) */
+  assert_spec_text(r, "spec=PartitionSpec('x',),");
+  spmd_array_destroy(r);
+  assert_ok(spmd_unary(SPMD_UNARY_SIN, b, NULL, &r)); /* b's own, as written */
+  assert_spec_text(r, "spec=PartitionSpec('x', None),");
+  spmd_array_destroy(r);
+  spmd_sharding *asked = test_sharding(mesh, "P('x', None)");
+  spmd_op_options o = SPMD_OP_OPTIONS_INIT;
+  o.out_sharding = asked;
+  assert_ok(spmd_unary(SPMD_UNARY_SIN, a, &o, &r)); /* the one asked for, as written */
+  assert_spec_text(r, "spec=PartitionSpec('x', None),");
+  spmd_array_destroy(r);
+  spmd_sharding_destroy(asked);
+  spmd_array_destroy(t);
+  spmd_array_destroy(b);
+  spmd_array_destroy(a);
+}
+
 /* Out-of-range indices give jnp.take's fill value for each dtype (NaN,
  * the lowest signed integer, 255, true); negative ones count from the end. */
 static void take_fills_out_of_range_indices_as_jax(void **state) {
@@ -1260,6 +1299,7 @@ int main(void) {
       cmocka_unit_test(take_fills_out_of_range_indices_as_jax),
       cmocka_unit_test(strided_and_dynamic_slices_follow_jax),
       cmocka_unit_test(einsum_of_many_operands_follows_jax),
+      cmocka_unit_test(results_are_named_as_jit_names_them),
       cmocka_unit_test(scatter_add_refusals_name_the_argument),
       cmocka_unit_test(scatter_add_converts_and_wraps_as_jax),
       cmocka_unit_test(every_op_computes_across_empty_blocks),

@@ -8,8 +8,7 @@ expected.txt, line for line.
 that libspmd prints as the seed notebooks did (conformance/refio.py,
 seed_form; docs/differences.md): "Mesh('x': 2, 'y': 4)" without
 ", axis_types=(Auto, Auto)", and "PartitionSpec(" for "P(". Every other
-character is JAX's. The comparison accepts one other form of a line where
-libspmd's text differs from JAX's (ACCEPTED below, with the reason).
+character is JAX's, and the comparison is exact.
 """
 
 from __future__ import annotations
@@ -22,17 +21,6 @@ import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-
-# Lines of expected.txt that libspmd prints otherwise, each with the one
-# other form accepted there. Line 8, the sharding of a @ a.T: JAX builds
-# the spec of a jit result that matches no input's sharding from XLA's,
-# without trailing Nones; libspmd keeps one entry per dimension. Both put
-# the rows on 'x' and replicate the columns, and the shardings compare
-# equal.
-ACCEPTED = {  # line number in expected.txt: the other form
-    8: "NamedSharding(mesh=Mesh('x': 2, 'y': 4), spec=PartitionSpec('x', None), memory_kind=device)\n",
-}
-
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -57,9 +45,6 @@ def main() -> int:
         return 1
     expected = pathlib.Path(args.expected).read_text().splitlines(keepends=True)
     got = run.stdout.splitlines(keepends=True)
-    for number, other in ACCEPTED.items():
-        if len(got) >= number and got[number - 1] == other:
-            got[number - 1] = expected[number - 1]
     if got != expected:
         sys.stdout.writelines(difflib.unified_diff(expected, got, "expected", "got"))
         return 1

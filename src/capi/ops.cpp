@@ -87,7 +87,7 @@ void complete(const char *fn, const Operands &in, const spmd_op_options *options
               spmd_array **out, Make &&make) {
   out_arg(out);
   const ops::OpOptions c = read_call(options, in, fn);
-  finish(c, ops::as_jit_returns(make(c), c), out);
+  finish(c, ops::as_jit_returns(make(c), c, in.size() ? in.slot(0)->array().get() : nullptr), out);
 }
 
 // An enumerator's row of the op table (exec/ops/table.hpp).
@@ -355,7 +355,7 @@ spmd_status spmd_einsum_n(const char *subscripts, size_t n, const spmd_array *co
     if (read_options(options, spmd_op_options SPMD_OP_OPTIONS_INIT, "options").donate != 0)
       invalid("options->donate: spmd_einsum_n does not take donations");
     const ops::OpOptions c = read_call(options, Operands(), fn);
-    finish(c, ops::as_jit_returns(ops::einsum(subscripts, arrays, c), c), out);
+    finish(c, ops::as_jit_returns(ops::einsum(subscripts, arrays, c), c, arrays[0].get()), out);
   });
 }
 
@@ -454,7 +454,7 @@ spmd_status spmd_concatenate(size_t n, const spmd_array *const *xs, int64_t axis
     if (read_options(options, spmd_op_options SPMD_OP_OPTIONS_INIT, "options").donate != 0)
       invalid("options->donate: spmd_concatenate does not take donations");
     const ops::OpOptions c = read_call(options, Operands(), fn);
-    finish(c, ops::as_jit_returns(ops::concatenate(arrays, axis, c), c), out);
+    finish(c, ops::as_jit_returns(ops::concatenate(arrays, axis, c), c, arrays[0].get()), out);
   });
 }
 

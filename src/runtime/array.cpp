@@ -431,6 +431,13 @@ ArrayPtr Array::reshard(const ShardingPtr &target) const {
   return out;
 }
 
+ArrayPtr Array::relabeled(ShardingPtr sharding) const {
+  if (!sharding->equivalent(*sharding_))
+    fail(SPMD_ERR_INTERNAL, "relabeled: ", sharding->to_string(), " does not lay out an array of ",
+         sharding_->to_string());
+  return from_buffers(std::move(sharding), dtype_, shape_, buffers_);
+}
+
 void Array::block_until_ready() const {
   for (const auto &b : buffers_)
     if (b) b->wait();

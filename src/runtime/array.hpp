@@ -97,6 +97,10 @@ class Array {
   // The same values laid out by `target`; moves only overlapping blocks,
   // across processes where their ends are in different ones.
   ArrayPtr reshard(const ShardingPtr &target) const;
+  // The same array, its buffers shared, under another sharding that lays it
+  // out exactly as its own (Sharding::equivalent: how a layout is named,
+  // not where the data is).
+  ArrayPtr relabeled(ShardingPtr sharding) const;
 
   // Waits for pending work on every shard; throws the first error.
   void block_until_ready() const;

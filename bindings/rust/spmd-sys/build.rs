@@ -108,6 +108,12 @@ fn main() {
     let found = found.unwrap_or_default();
     for dir in &found.search {
         println!("cargo:rustc-link-search=native={}", dir);
+        // A rebuilt libspmd.a must be linked again: Cargo watches only what
+        // it is told to.
+        let library = Path::new(dir).join(if link == Link::Static { "libspmd.a" } else { "libspmd.so" });
+        if library.is_file() {
+            println!("cargo:rerun-if-changed={}", library.display());
+        }
     }
     match link {
         Link::Static => {

@@ -102,11 +102,22 @@ ArrayPtr honour(const ArrayPtr &result, const ShardingPtr &requested) {
   return result->reshard(requested);
 }
 
-ArrayPtr as_jit_returns(const ArrayPtr &result, const OpOptions &options) {
-  if (options.out_sharding || result->size() != 0 || result->sharding()->fully_replicated())
-    return result;
-  const MeshPtr &mesh = result->sharding()->mesh();
-  return result->reshard(sharding_of(mesh, propagate::Dims(result->shape().size())));
+ArrayPtr as_jit_returns(const ArrayPtr &result, const OpOptions &options, const Array *first_operand) {
+  const Sharding &s = *result->sharding();
+  if (!options.out_sharding && result->size() == 0 && !s.fully_replicated())
+    return result->reshard(sharding_of(s.mesh(), propagate::Dims(result->shape().size())));
+  if (s.kind() != Sharding::Kind::Named) return result;
+  const auto alike = [&](const ShardingPtr &name) {
+    return name && name != result->sharding() && name->equivalent(s);
+  };
+  if (options.out_sharding) return alike(options.out_sharding) ? result->relabeled(options.out_sharding) : result;
+  if (first_operand != nullptr && first_operand->shape().size() == result->shape().size() &&
+      alike(first_operand->sharding()))
+    return result->relabeled(first_operand->sharding());
+  const auto &dims = s.spec().dims();
+  if (dims.empty() || !dims.back().empty()) return result;
+  return result->relabeled(Sharding::named(s.mesh(), PartitionSpec(s.spec().normalized(),
+                                                                     PartitionSpec::Unchecked{})));
 }
 
 bool take_donated(const OpOptions &options, size_t k) {

@@ -57,8 +57,13 @@ ArrayPtr honour(const ArrayPtr &result, const ShardingPtr &requested);
 
 // The op's result as jax.jit returns it: one with no elements comes back
 // replicated, whatever its operands' layout (jit's rule for empty
-// outputs), unless the caller asked for a layout.
-ArrayPtr as_jit_returns(const ArrayPtr &result, const OpOptions &options);
+// outputs), unless the caller asked for a layout. And named as jit names
+// it: by the output sharding asked for, as given; else by the first
+// operand's sharding, as given, when the result has its rank and is laid
+// out alike; else by a spec without trailing Nones, as JAX reads a new
+// sharding back from XLA (so `a @ a.T` of P('x', 'y') prints
+// PartitionSpec('x',), and `2 * sin(x)` keeps x's spec as written).
+ArrayPtr as_jit_returns(const ArrayPtr &result, const OpOptions &options, const Array *first_operand);
 
 // Consumes donated operand k and says whether the result may take its
 // buffers and write them in place: only when no other call holds it. A
