@@ -385,6 +385,125 @@ static void collectives_take_the_callbacks_own_memory(void **state) {
   spmd_runtime_destroy(rt);
 }
 
+/* ---- the ops of spmd/ops.h on a body's blocks ---- */
+
+typedef struct {
+  spmd_array *global; /* an array on the whole mesh: not a block's */
+  spmd_status refused[4];
+  char message[256];
+} block_ops;
+
+/* y = x @ w on each device's rows (the device's own GEMM), and the psum of
+ * the blocks' sums of y. */
+static spmd_status matmul_and_sum(spmd_ctx *ctx, void *ud) {
+  block_ops *b = ud;
+  int dev = -1;
+  spmd_status st = spmd_ctx_device_id(ctx, &dev);
+  if (st) return st;
+  spmd_block xb = SPMD_BLOCK_INIT, wb = SPMD_BLOCK_INIT, yb = SPMD_BLOCK_INIT,
+             sb = SPMD_BLOCK_INIT, total = SPMD_BLOCK_INIT;
+  if ((st = spmd_ctx_input(ctx, 0, &xb)) || (st = spmd_ctx_input(ctx, 1, &wb))) return st;
+  spmd_array *x = NULL, *w = NULL, *y = NULL, *sum = NULL;
+  if ((st = spmd_ctx_array(ctx, &xb, &x)) || (st = spmd_ctx_array(ctx, &wb, &w)) ||
+      (st = spmd_matmul(x, w, NULL, &y)) || (st = spmd_reduce(SPMD_REDUCE_SUM, y, 0, NULL, 0, NULL, &sum)) ||
+      (st = spmd_ctx_block(ctx, y, &yb)) || (st = spmd_ctx_block(ctx, sum, &sb)))
+    goto done;
+  /* An array of the whole mesh is no block of this device. */
+  spmd_block bad = SPMD_BLOCK_INIT;
+  b->refused[dev] = spmd_ctx_block(ctx, b->global, &bad);
+  if (dev == 0) snprintf(b->message, sizeof b->message, "%s", spmd_last_error());
+  if ((st = spmd_ctx_psum(ctx, &sb, "x", &total)) || (st = spmd_ctx_set_output(ctx, 0, &yb)))
+    goto done;
+  st = spmd_ctx_set_output(ctx, 1, &total);
+done:
+  spmd_array_destroy(sum);
+  spmd_array_destroy(y);
+  spmd_array_destroy(w);
+  spmd_array_destroy(x);
+  return st;
+}
+
+static void ops_apply_to_the_blocks_of_a_body(void **state) {
+  (void)state;
+  spmd_runtime *rt = test_runtime(4);
+  const int64_t ms[1] = {4};
+  spmd_mesh *mesh = test_mesh(rt, 1, ms);
+  const int64_t xs[2] = {8, 16}, ws[2] = {16, 4};
+  float xd[128], wd[64];
+  for (int i = 0; i < 128; ++i) xd[i] = (float)(i % 7) - 3.0f;
+  for (int i = 0; i < 64; ++i) wd[i] = (float)(i % 5) * 0.5f;
+  spmd_array *ins[2] = {test_put(mesh, "x", SPMD_F32, 2, xs, xd), test_put(mesh, "", SPMD_F32, 2, ws, wd)};
+  block_ops b = {.global = ins[1]};
+  const char *in_specs[2] = {"x", ""}, *out_specs[2] = {"x", ""};
+  spmd_array *outs[2] = {NULL, NULL};
+  assert_ok(spmd_shard_map_text(mesh, matmul_and_sum, &b, 2, ins, in_specs, 2, out_specs, NULL, outs));
+  /* The global ops' answer, bit for bit: the same GEMM on the same rows. */
+  spmd_array *want = NULL, *want_sum = NULL;
+  assert_ok(spmd_matmul(ins[0], ins[1], NULL, &want));
+  float got[32], expect[32], total = 0, expect_total = 0;
+  read_f32(outs[0], got, 32);
+  read_f32(want, expect, 32);
+  assert_memory_equal(got, expect, sizeof got);
+  assert_ok(spmd_reduce(SPMD_REDUCE_SUM, want, 0, NULL, 0, NULL, &want_sum));
+  read_f32(outs[1], &total, 1);
+  read_f32(want_sum, &expect_total, 1);
+  assert_true(fabsf(total - expect_total) <= 1e-4f * fabsf(expect_total) + 1e-4f);
+  for (int d = 0; d < 4; ++d) assert_int_equal(b.refused[d], SPMD_ERR_INVALID_ARGUMENT);
+  if (strstr(b.message, "spmd_ctx_block: array:") == NULL || strstr(b.message, "device 0 alone") == NULL)
+    fail_msg("message: %s", b.message);
+  spmd_array_destroy(want_sum);
+  spmd_array_destroy(want);
+  spmd_array_destroy(outs[1]);
+  spmd_array_destroy(outs[0]);
+  spmd_array_destroy(ins[1]);
+  spmd_array_destroy(ins[0]);
+  spmd_mesh_destroy(mesh);
+  spmd_runtime_destroy(rt);
+}
+
+/* A block made into an array is a copy unless it is an input's: changing
+ * the block afterwards leaves the array as it was. */
+static spmd_status copy_then_change(spmd_ctx *ctx, void *ud) {
+  float *seen = ud;
+  int dev = -1;
+  spmd_status st = spmd_ctx_device_id(ctx, &dev);
+  if (st) return st;
+  float mine[2] = {1.0f, 2.0f};
+  spmd_block b = SPMD_BLOCK_INIT;
+  b.data = mine;
+  b.dtype = SPMD_F32;
+  b.ndim = 1;
+  b.shape[0] = 2;
+  spmd_array *a = NULL;
+  if ((st = spmd_ctx_array(ctx, &b, &a))) return st;
+  mine[0] = 100.0f;
+  st = spmd_array_to_host(a, &seen[2 * dev], 2 * sizeof(float));
+  spmd_array_destroy(a);
+  return st;
+}
+
+static void blocks_made_arrays_are_copies_of_the_callers_memory(void **state) {
+  (void)state;
+  spmd_runtime *rt = test_runtime(4);
+  spmd_platform platform;
+  assert_ok(spmd_runtime_platform(rt, &platform));
+  if (platform == SPMD_PLATFORM_CUDA) {
+    /* The callback's own memory there is device memory this test cannot write. */
+    spmd_runtime_destroy(rt);
+    skip();
+  }
+  const int64_t ms[1] = {4};
+  spmd_mesh *mesh = test_mesh(rt, 1, ms);
+  float seen[8] = {0};
+  assert_ok(spmd_shard_map_text(mesh, copy_then_change, seen, 0, NULL, NULL, 0, NULL, NULL, NULL));
+  for (int d = 0; d < 4; ++d) {
+    assert_true(seen[2 * d] == 1.0f);
+    assert_true(seen[2 * d + 1] == 2.0f);
+  }
+  spmd_mesh_destroy(mesh);
+  spmd_runtime_destroy(rt);
+}
+
 /* ---- nesting is refused, not a deadlock ---- */
 
 typedef struct {
@@ -516,6 +635,8 @@ int main(void) {
       cmocka_unit_test(nested_shard_map_is_refused),
       cmocka_unit_test(collectives_take_the_callbacks_own_memory),
       cmocka_unit_test(blocks_say_where_they_lie_and_only_cuda_has_a_stream),
+      cmocka_unit_test(ops_apply_to_the_blocks_of_a_body),
+      cmocka_unit_test(blocks_made_arrays_are_copies_of_the_callers_memory),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

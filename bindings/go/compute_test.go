@@ -376,6 +376,47 @@ func TestShardMapRunsDevicesConcurrently(t *testing.T) {
 	equal(t, "calls per device", seen, []int{3, 3, 3, 3, 3, 3, 3, 3})
 }
 
+// The ops apply to a body's blocks: psum(sum(2 * block)) per device.
+func TestOpsOnBlocks(t *testing.T) {
+	noLeaks(t)
+	m := mesh(t, []int{4}, "x")
+	x := must(spmd.FromHost(named(t, m, "x"), []int{8}, iota32(8)))
+	defer x.Close()
+	body := func(ctx *spmd.ShardContext) error {
+		in, err := ctx.Input(0)
+		if err != nil {
+			return err
+		}
+		a, err := ctx.Array(in)
+		if err != nil {
+			return err
+		}
+		defer a.Close()
+		twice, err := spmd.BinaryScalar(spmd.Mul, a, 2)
+		if err != nil {
+			return err
+		}
+		defer twice.Close()
+		sum, err := spmd.Sum(twice, nil)
+		if err != nil {
+			return err
+		}
+		defer sum.Close()
+		b, err := ctx.Block(sum)
+		if err != nil {
+			return err
+		}
+		total, err := ctx.Psum(b, "x")
+		if err != nil {
+			return err
+		}
+		return ctx.SetOutput(0, total)
+	}
+	outs := must(spmd.ShardMap(m, body, []*spmd.Array{x}, []string{"x"}, []string{""}, nil))
+	defer outs[0].Close()
+	equal(t, "psum of sums", must(spmd.ToHost[float32](outs[0])), []float32{56})
+}
+
 func TestShardMapFailures(t *testing.T) {
 	noLeaks(t)
 	m := mesh(t, []int{4}, "x")

@@ -253,6 +253,30 @@ func (c *ShardContext) Alloc(dtype DType, shape ...int) (*Block, error) {
 	})
 }
 
+// Array is the block as an Array on this device alone, so that the ops
+// (Unary, Matmul, Sum, ...) apply to it and run this device's own kernels;
+// Block turns a result back into a block. An input's block is shared with
+// the array, any other block copied. The caller Closes the array.
+func (c *ShardContext) Array(b *Block) (*Array, error) {
+	d, err := b.descriptor(c, "Array")
+	if err != nil {
+		return nil, err
+	}
+	return made("ShardContext.Array", newArray, func(h *uintptr) error {
+		return capi.Spmd_ctx_array(c.h, d, h)
+	})
+}
+
+// Block is an array on this device alone (from Array and ops on such
+// arrays) as a block of the context, ready to read: for SetOutput or a
+// collective. It may share the array's memory: do not write it.
+func (c *ShardContext) Block(a *Array) (*Block, error) {
+	defer runtime.KeepAlive(a)
+	return c.newBlock("Block", "the block of an array", func(d capi.Spmd_block) error {
+		return capi.Spmd_ctx_block(c.h, a.handle(), d)
+	})
+}
+
 // SetOutput sets this device's block of output index: a block from Alloc or a
 // collective is taken over without a copy, an input's is copied. Setting
 // an output twice replaces it.

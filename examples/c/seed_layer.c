@@ -8,7 +8,6 @@
 
 #include "seed_error.h"
 #include "seed_temps.h"
-#include "seed_kernels.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -107,125 +106,7 @@ void seed_layer_destroy(seed_layer *layer) {
 
 /* ---- the per-device program ---- */
 
-typedef struct layer_dims {
-  int64_t batch, seq, hidden; /* the local x: (batch, seq, hidden) */
-  int64_t local_heads, head_dim;
-} layer_dims;
-
-/* Local attention over this device's heads: q, k, v are (batch * seq,
- * local_heads * head_dim); out receives softmax(q k^T / sqrt(hidden)) v per
- * (batch, head), in the same layout (the notebook's transposes and
- * reshapes are only this indexing). */
-static spmd_status local_attention(spmd_ctx *ctx, const layer_dims *d, const float *q,
-                                   const float *k, const float *v, float *out) {
-  const int64_t s = d->seq, dh = d->head_dim, width = d->local_heads * dh;
-  const float scale = 1.0f / sqrtf((float)d->hidden);
-  spmd_block scratch = SPMD_BLOCK_INIT;
-  const int64_t scratch_shape[1] = {4 * s * dh + s * s};
-  TRY(spmd_ctx_alloc(ctx, SPMD_F32, 1, scratch_shape, &scratch));
-  float *qh = scratch.data, *kh = qh + s * dh, *vh = kh + s * dh, *oh = vh + s * dh;
-  float *scores = oh + s * dh;
-  for (int64_t b = 0; b < d->batch; ++b) {
-    for (int64_t h = 0; h < d->local_heads; ++h) {
-      const int64_t base = b * s * width + h * dh;
-      for (int64_t i = 0; i < s; ++i) {
-        const int64_t at = base + i * width;
-        for (int64_t j = 0; j < dh; ++j) {
-          qh[i * dh + j] = q[at + j] * scale;
-          kh[i * dh + j] = k[at + j];
-          vh[i * dh + j] = v[at + j];
-        }
-      }
-      seed_matmul_bt(qh, kh, scores, s, dh, s);
-      seed_softmax_rows(scores, s, s);
-      seed_matmul(scores, vh, oh, s, s, dh);
-      for (int64_t i = 0; i < s; ++i) memcpy(out + base + i * width, oh + i * dh, (size_t)dh * 4);
-    }
-  }
-  return SPMD_OK;
-}
-
-/* A new float32 block (rows, cols) holding a @ w for a (rows, k). */
-static spmd_status project(spmd_ctx *ctx, const float *a, int64_t rows, const spmd_block *w,
-                           spmd_block *out) {
-  const int64_t shape[2] = {rows, w->shape[1]};
-  TRY(spmd_ctx_alloc(ctx, SPMD_F32, 2, shape, out));
-  seed_matmul(a, w->data, out->data, rows, w->shape[0], w->shape[1]);
-  return SPMD_OK;
-}
-
-/* x += psum(partial, 'model'). */
-static spmd_status add_psum(spmd_ctx *ctx, const spmd_block *partial, float *x) {
-  spmd_block total = SPMD_BLOCK_INIT;
-  TRY(spmd_ctx_psum(ctx, partial, "model", &total));
-  const int64_t n = partial->shape[0] * partial->shape[1];
-  const float *t = total.data;
-  for (int64_t i = 0; i < n; ++i) x[i] += t[i];
-  return SPMD_OK;
-}
-
-static spmd_status layer_program(spmd_ctx *ctx, void *user_data) {
-  const seed_layer *layer = user_data;
-  spmd_block x = SPMD_BLOCK_INIT, w[N_WEIGHTS];
-  TRY(spmd_ctx_input(ctx, 0, &x));
-  for (int i = 0; i < N_WEIGHTS; ++i) {
-    spmd_block_init(&w[i], sizeof w[i]);
-    TRY(spmd_ctx_input(ctx, (size_t)i + 1, &w[i]));
-  }
-  if (x.dtype != SPMD_F32 || x.ndim != 3 || x.shape[2] != layer->hidden) {
-    char why[96];
-    snprintf(why, sizeof why, "seed_layer_apply: x must be float32 (batch, seq, %lld)",
-             (long long)layer->hidden);
-    return spmd_ctx_error(ctx, SPMD_ERR_INVALID_ARGUMENT, why);
-  }
-  int64_t model = 0;
-  TRY(spmd_ctx_axis_size(ctx, "model", &model));
-  const layer_dims d = {x.shape[0], x.shape[1], x.shape[2], layer->heads / model,
-                        layer->hidden / layer->heads};
-  const int64_t rows = d.batch * d.seq;
-
-  /* y starts as x; both residual branches add into it. */
-  spmd_block y = SPMD_BLOCK_INIT;
-  TRY(spmd_ctx_alloc(ctx, SPMD_F32, x.ndim, x.shape, &y));
-  float *yv = y.data;
-  memcpy(yv, x.data, (size_t)(rows * d.hidden) * sizeof(float));
-
-  spmd_block q = SPMD_BLOCK_INIT, k = SPMD_BLOCK_INIT, v = SPMD_BLOCK_INIT;
-  spmd_block heads = SPMD_BLOCK_INIT, partial = SPMD_BLOCK_INIT;
-  TRY(project(ctx, yv, rows, &w[0], &q));
-  TRY(project(ctx, yv, rows, &w[1], &k));
-  TRY(project(ctx, yv, rows, &w[2], &v));
-  TRY(spmd_ctx_alloc(ctx, SPMD_F32, 2, q.shape, &heads));
-  TRY(local_attention(ctx, &d, q.data, k.data, v.data, heads.data));
-  TRY(project(ctx, heads.data, rows, &w[3], &partial));
-  TRY(add_psum(ctx, &partial, yv));
-
-  spmd_block hidden = SPMD_BLOCK_INIT, partial2 = SPMD_BLOCK_INIT;
-  TRY(project(ctx, yv, rows, &w[4], &hidden));
-  float *hv = hidden.data;
-  const int64_t nh = hidden.shape[0] * hidden.shape[1];
-  for (int64_t i = 0; i < nh; ++i) hv[i] = hv[i] > 0.0f ? hv[i] : 0.0f;
-  TRY(project(ctx, hv, rows, &w[5], &partial2));
-  TRY(add_psum(ctx, &partial2, yv));
-  return spmd_ctx_set_output(ctx, 0, &y);
-}
-
-spmd_status seed_layer_apply(const spmd_mesh *mesh, const seed_layer *layer, spmd_array *x,
-                             spmd_array **y) {
-  if (layer == NULL || layer->wq == NULL)
-    return seed_fail(SPMD_ERR_INVALID_ARGUMENT, __func__, "layer: NULL or not initialised");
-  spmd_array *inputs[1 + N_WEIGHTS] = {x, layer->wq, layer->wk, layer->wv,
-                                       layer->wo, layer->w1, layer->w2};
-  const char *in_specs[1 + N_WEIGHTS] = {"data, None",  "None, model", "None, model",
-                                         "None, model", "model, None", "None, model",
-                                         "model, None"};
-  const char *out_spec = "data, None";
-  const spmd_status st = spmd_shard_map_text(mesh, layer_program, (void *)layer, 1 + N_WEIGHTS,
-                                             inputs, in_specs, 1, &out_spec, NULL, y);
-  return st == SPMD_OK ? st : seed_lib_fail(st, __func__, "running the layer");
-}
-
-/* ---- the same Layer written with the global ops ---- */
+/* ---- the Layer's ops, for global arrays and for one device's blocks ---- */
 
 /* The arrays a step makes, released together: each op's result goes into
  * the next free slot. */
@@ -249,30 +130,118 @@ static spmd_status merge_heads(spmd_array *x, seed_temps *t, spmd_array **out) {
   return spmd_reshape(*r, 3, three, NULL, out);
 }
 
-static spmd_status layer_auto(const seed_layer *layer, spmd_array *x, seed_temps *t, spmd_array **y) {
+/* Completes a row-parallel product (Wo, W2): the psum over 'model' of a
+ * shard_map body, or nothing for global arrays (the einsum's own psum). */
+typedef struct model_sum {
+  spmd_ctx *ctx; /* NULL: global arrays */
+} model_sum;
+
+static spmd_status sum_over_model(const model_sum *m, spmd_array *partial, seed_temps *t,
+                                  spmd_array **out) {
+  if (m->ctx == NULL) {
+    *out = partial;
+    return SPMD_OK;
+  }
+  spmd_block b = SPMD_BLOCK_INIT, total = SPMD_BLOCK_INIT;
+  TRY(spmd_ctx_block(m->ctx, partial, &b));
+  TRY(spmd_ctx_psum(m->ctx, &b, "model", &total));
+  spmd_array **r = seed_slot(t);
+  TRY(spmd_ctx_array(m->ctx, &total, r));
+  *out = *r;
+  return SPMD_OK;
+}
+
+/* y = x + attention(x), then y + mlp(y), with `heads` heads of `hidden`'s
+ * width each hidden / all_heads: w holds Wq, Wk, Wv, Wo, W1, W2. */
+static spmd_status layer_ops(spmd_array *x, spmd_array *const w[N_WEIGHTS], int64_t hidden,
+                             int64_t heads, const model_sum *sum, seed_temps *t, spmd_array **y) {
   spmd_array **q = seed_slot(t), **k = seed_slot(t), **v = seed_slot(t);
-  TRY(spmd_einsum("bsh,hk->bsk", x, layer->wq, NULL, q));
-  TRY(spmd_einsum("bsh,hk->bsk", x, layer->wk, NULL, k));
-  TRY(spmd_einsum("bsh,hk->bsk", x, layer->wv, NULL, v));
+  TRY(spmd_einsum("bsh,hk->bsk", x, w[0], NULL, q));
+  TRY(spmd_einsum("bsh,hk->bsk", x, w[1], NULL, k));
+  TRY(spmd_einsum("bsh,hk->bsk", x, w[2], NULL, v));
   spmd_array **qs = seed_slot(t), **qh = seed_slot(t), **kh = seed_slot(t), **vh = seed_slot(t);
-  TRY(spmd_binary_scalar(SPMD_BINARY_MUL, *q, 1.0 / sqrt((double)layer->hidden), NULL, qs));
-  TRY(split_heads(*qs, layer->heads, t, qh));
-  TRY(split_heads(*k, layer->heads, t, kh));
-  TRY(split_heads(*v, layer->heads, t, vh));
+  TRY(spmd_binary_scalar(SPMD_BINARY_MUL, *q, 1.0 / sqrt((double)hidden), NULL, qs));
+  TRY(split_heads(*qs, heads, t, qh));
+  TRY(split_heads(*k, heads, t, kh));
+  TRY(split_heads(*v, heads, t, vh));
   spmd_array **scores = seed_slot(t), **p = seed_slot(t), **o = seed_slot(t), **merged = seed_slot(t);
   TRY(spmd_einsum("bhqd,bhkd->bhqk", *qh, *kh, NULL, scores));
   TRY(spmd_softmax(*scores, -1, 0, NULL, p));
   TRY(spmd_einsum("bhqk,bhkd->bhqd", *p, *vh, NULL, o));
   TRY(merge_heads(*o, t, merged));
-  /* Wo is split by rows over 'model': the contraction ends in a psum. */
-  spmd_array **attn = seed_slot(t), **y1 = seed_slot(t);
-  TRY(spmd_einsum("bsh,hk->bsk", *merged, layer->wo, NULL, attn));
-  TRY(spmd_binary(SPMD_BINARY_ADD, x, *attn, NULL, y1));
-  spmd_array **h = seed_slot(t), **r = seed_slot(t), **mlp = seed_slot(t);
-  TRY(spmd_einsum("bsh,hk->bsk", *y1, layer->w1, NULL, h));
+  spmd_array **attn = seed_slot(t), *attn_total = NULL, **y1 = seed_slot(t);
+  TRY(spmd_einsum("bsh,hk->bsk", *merged, w[3], NULL, attn));
+  TRY(sum_over_model(sum, *attn, t, &attn_total));
+  TRY(spmd_binary(SPMD_BINARY_ADD, x, attn_total, NULL, y1));
+  spmd_array **h = seed_slot(t), **r = seed_slot(t), **mlp = seed_slot(t), *mlp_total = NULL;
+  TRY(spmd_einsum("bsh,hk->bsk", *y1, w[4], NULL, h));
   TRY(spmd_unary(SPMD_UNARY_RELU, *h, NULL, r));
-  TRY(spmd_einsum("bsh,hk->bsk", *r, layer->w2, NULL, mlp));
-  return spmd_binary(SPMD_BINARY_ADD, *y1, *mlp, NULL, y);
+  TRY(spmd_einsum("bsh,hk->bsk", *r, w[5], NULL, mlp));
+  TRY(sum_over_model(sum, *mlp, t, &mlp_total));
+  return spmd_binary(SPMD_BINARY_ADD, *y1, mlp_total, NULL, y);
+}
+
+/* ---- the Layer as one shard_map ---- */
+
+/* The body: this device's blocks as arrays (spmd_ctx_array), the Layer's
+ * ops on them with this device's heads (each op runs the device's own
+ * kernels), the two psums over 'model' on blocks. */
+static spmd_status layer_body(spmd_ctx *ctx, const seed_layer *layer, seed_temps *t) {
+  spmd_block x = SPMD_BLOCK_INIT, w[N_WEIGHTS];
+  TRY(spmd_ctx_input(ctx, 0, &x));
+  if (x.dtype != SPMD_F32 || x.ndim != 3 || x.shape[2] != layer->hidden) {
+    char why[96];
+    snprintf(why, sizeof why, "seed_layer_apply: x must be float32 (batch, seq, %lld)",
+             (long long)layer->hidden);
+    return spmd_ctx_error(ctx, SPMD_ERR_INVALID_ARGUMENT, why);
+  }
+  spmd_array **xa = seed_slot(t), *wa[N_WEIGHTS];
+  TRY(spmd_ctx_array(ctx, &x, xa));
+  for (int i = 0; i < N_WEIGHTS; ++i) {
+    spmd_block_init(&w[i], sizeof w[i]);
+    TRY(spmd_ctx_input(ctx, (size_t)i + 1, &w[i]));
+    spmd_array **slot = seed_slot(t);
+    TRY(spmd_ctx_array(ctx, &w[i], slot));
+    wa[i] = *slot;
+  }
+  int64_t model = 0;
+  TRY(spmd_ctx_axis_size(ctx, "model", &model));
+  const model_sum sum = {ctx};
+  spmd_array **y = seed_slot(t);
+  TRY(layer_ops(*xa, wa, layer->hidden, layer->heads / model, &sum, t, y));
+  spmd_block out = SPMD_BLOCK_INIT;
+  TRY(spmd_ctx_block(ctx, *y, &out));
+  return spmd_ctx_set_output(ctx, 0, &out);
+}
+
+static spmd_status layer_program(spmd_ctx *ctx, void *user_data) {
+  seed_temps t = {{NULL}, 0};
+  const spmd_status st = layer_body(ctx, user_data, &t);
+  seed_temps_free(&t);
+  return st;
+}
+
+spmd_status seed_layer_apply(const spmd_mesh *mesh, const seed_layer *layer, spmd_array *x,
+                             spmd_array **y) {
+  if (layer == NULL || layer->wq == NULL)
+    return seed_fail(SPMD_ERR_INVALID_ARGUMENT, __func__, "layer: NULL or not initialised");
+  spmd_array *inputs[1 + N_WEIGHTS] = {x, layer->wq, layer->wk, layer->wv,
+                                       layer->wo, layer->w1, layer->w2};
+  const char *in_specs[1 + N_WEIGHTS] = {"data, None",  "None, model", "None, model",
+                                         "None, model", "model, None", "None, model",
+                                         "model, None"};
+  const char *out_spec = "data, None";
+  const spmd_status st = spmd_shard_map_text(mesh, layer_program, (void *)layer, 1 + N_WEIGHTS,
+                                             inputs, in_specs, 1, &out_spec, NULL, y);
+  return st == SPMD_OK ? st : seed_lib_fail(st, __func__, "running the layer");
+}
+
+/* ---- the same Layer written with the global ops ---- */
+
+static spmd_status layer_auto(const seed_layer *layer, spmd_array *x, seed_temps *t, spmd_array **y) {
+  spmd_array *const w[N_WEIGHTS] = {layer->wq, layer->wk, layer->wv, layer->wo, layer->w1, layer->w2};
+  const model_sum none = {NULL};
+  return layer_ops(x, w, layer->hidden, layer->heads, &none, t, y);
 }
 
 spmd_status seed_layer_apply_auto(const spmd_mesh *mesh, const seed_layer *layer, spmd_array *x,

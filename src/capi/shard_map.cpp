@@ -316,6 +316,24 @@ spmd_status spmd_ctx_input(const spmd_ctx *ctx, size_t index, spmd_block *out) {
   });
 }
 
+spmd_status spmd_ctx_array(spmd_ctx *ctx, const spmd_block *block, spmd_array **out) {
+  return guard(__func__, [&] {
+    ShardContext &c = ctx_impl(ctx);
+    const LocalBlock b = block_arg(c, block, "block");
+    out_arg(out);
+    *out = new_handle<spmd_array>(c.run->block_array(c, b));
+  });
+}
+
+spmd_status spmd_ctx_block(spmd_ctx *ctx, const spmd_array *array, spmd_block *out) {
+  return guard(__func__, [&] {
+    ShardContext &c = ctx_impl(ctx);
+    const ArrayHold a(array, "array");
+    block_out(out);
+    write_block(c, c.run->array_block(c, *a), out);
+  });
+}
+
 spmd_status spmd_ctx_alloc(spmd_ctx *ctx, spmd_dtype dtype, size_t ndim, const int64_t *shape,
                            spmd_block *out) {
   return guard(__func__, [&] {

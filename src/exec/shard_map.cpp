@@ -161,6 +161,56 @@ LocalBlock ShardMapRun::collective(ShardContext &ctx, const Collective &op, cons
   }
 }
 
+ArrayPtr ShardMapRun::block_array(ShardContext &ctx, const LocalBlock &block) {
+  const size_t bytes = block.bytes();
+  ShardingPtr one = Sharding::single_device(mesh_->device_set(), ctx.device);
+  for (const BufferPtr &b : ctx.input_buffers)
+    if (bytes > 0 && b->ptr().bits == block.place.ptr.bits && b->bytes() == bytes)
+      return Array::from_buffers(std::move(one), block.dtype, block.shape, {b});
+  auto copy = std::make_shared<Buffer>(runtime().backend_ptr(), ctx.device, bytes, MemoryKind::Device);
+  if (bytes > 0) {
+    Buffer *owner = ctx.run_buffer(block.place.ptr, bytes);
+    const Shape flat{static_cast<int64_t>(bytes)};
+    const BoxCopy c{{block.place, flat, Shape{0}}, {copy->place(), flat, Shape{0}}, flat, 1};
+    const EventPtr done = backend().copy_boxes({&c, 1}, owner ? owner->before_read() : EventList{});
+    if (owner) owner->add_read(done);
+    copy->set_written(done);
+    // The callback may change its block as soon as this returns.
+    copy->wait();
+  }
+  return Array::from_buffers(std::move(one), block.dtype, block.shape, {copy});
+}
+
+LocalBlock ShardMapRun::array_block(ShardContext &ctx, const Array &array) {
+  const Sharding &s = *array.sharding();
+  const std::vector<int> &devices = s.mesh()->devices();
+  if (devices.size() != 1 || devices[0] != ctx.device)
+    invalid("array: ", s.to_string(), " is not on this callback's device ", ctx.device,
+            " alone; make it with spmd_ctx_array or from arrays that were");
+  if (s.device_set() != mesh_->device_set())
+    invalid("array: belongs to another runtime than the shard_map");
+  const BufferPtr &b = array.buffer_ptr(0);
+  const size_t bytes = array.shard_bytes(0);
+  b->wait();  // the callback reads it as soon as it has it
+  bool input = false;
+  for (const BufferPtr &in : ctx.input_buffers) input = input || in == b;
+  if (!input && b->kind() == backend().callback_memory()) {
+    ctx.owned.push_back(b);
+    ctx.note_run_memory(*b);
+    return LocalBlock{b->place(), array.dtype(), array.shape()};
+  }
+  Buffer &copy = take(ctx, bytes);
+  if (bytes > 0) {
+    const Shape flat{static_cast<int64_t>(bytes)};
+    const BoxCopy c{{b->place(), flat, Shape{0}}, {copy.place(), flat, Shape{0}}, flat, 1};
+    const EventPtr done = backend().copy_boxes({&c, 1}, b->before_read());
+    b->add_read(done);
+    copy.set_written(done);
+    copy.wait();
+  }
+  return LocalBlock{copy.place(), array.dtype(), array.shape()};
+}
+
 void ShardMapRun::set_output(ShardContext &ctx, size_t index, const LocalBlock &block) {
   if (index >= ctx.outputs.size())
     fail(SPMD_ERR_OUT_OF_RANGE, "index: output ", index, " does not exist (the shard_map has ",
@@ -209,6 +259,7 @@ void ShardMapRun::give_inputs(std::vector<ShardContext> &ctxs, const std::vector
       if (direct) {
         c.inputs.push_back(LocalBlock{b.place(), a->dtype(), local});
         c.note_run_memory(b);
+        c.input_buffers.push_back(a->buffer_ptr(c.position));
         continue;
       }
       Buffer &staged = take(c, b.bytes());

@@ -38,6 +38,9 @@ struct ShardContext {
   int device = 0;
   std::vector<LocalBlock> inputs;
   std::vector<BufferPtr> owned;  // inputs' staging, spmd_ctx_alloc and collectives
+  // The input arrays' own buffers, where callbacks see them directly: never
+  // written, so arrays made of those blocks may share them.
+  std::vector<BufferPtr> input_buffers;
   // Every buffer above and every input's buffer, by address: memory that
   // lives until the run ends, so peers may read it directly.
   std::map<uintptr_t, Buffer *> run_memory;
@@ -83,6 +86,14 @@ class ShardMapRun {
   LocalBlock collective(ShardContext &ctx, const Collective &op, const LocalBlock &in);
   // A zero-filled context-owned block.
   LocalBlock alloc(ShardContext &ctx, spmd_dtype dtype, const Shape &shape);
+  // A block as an array on the context's device alone (a single-device
+  // sharding), for the global ops: an input's own buffer is shared, any
+  // other block copied (the callback may change it afterwards).
+  ArrayPtr block_array(ShardContext &ctx, const LocalBlock &block);
+  // An array on the context's device as a context block, ready to read:
+  // its buffer shared where callbacks see device memory and the array is
+  // not an input (whose blocks are read-only), else a copy.
+  LocalBlock array_block(ShardContext &ctx, const Array &array);
   // Sets output `index` to a block of callback memory (context-owned or
   // the callback's own), taken over or copied.
   void set_output(ShardContext &ctx, size_t index, const LocalBlock &block);

@@ -1,5 +1,7 @@
 #include "backend/cpu/cpu_backend.hpp"
 
+#include <mutex>
+
 #include <algorithm>
 #include <cstring>
 
@@ -130,8 +132,13 @@ EventPtr CpuBackend::launch(std::span<const Kernel> kernels, const EventList &af
     const void *in[3] = {at(k.in0), at(k.in1), at(k.in2)};
     host::run_kernel(k, at(k.out), in);
   };
-  // Products run one after another, each on all the BLAS library's threads.
+  // Products run one after another, each on all the BLAS library's threads,
+  // whichever threads launch them: shard_map bodies launch theirs from
+  // every device thread at once, and concurrent calls would each start a
+  // team of all the cores' threads (oneDNN's OpenMP, OpenBLAS's pool).
   if (blas) {
+    static std::mutex products;
+    std::lock_guard<std::mutex> one_at_a_time(products);
     for (size_t i = 0; i < kernels.size(); ++i) run(i);
     return nullptr;
   }

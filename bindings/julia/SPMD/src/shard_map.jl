@@ -268,6 +268,29 @@ function alloc(c::ShardContext, ::Type{T}, dims::Integer...) where {T}
 end
 
 """
+    ShardedArray(ctx, b::Block) -> ShardedArray
+
+The block as an array on this device alone (`spmd_ctx_array`), so that the
+ops (`sin`, `*`, `sum`, `einsum`, ...) apply to it and run this device's
+own kernels; [`Block`](@ref)`(ctx, a)` turns a result back into a block. An
+input's block is shared with the array, any other block copied.
+"""
+function ShardedArray(c::ShardContext, b::Block)
+    raw = Ref(b.raw)
+    return GC.@preserve raw b _array_out(out -> LibSPMD.spmd_ctx_array(c, raw, out))
+end
+
+"""
+    Block(ctx, a::ShardedArray) -> Block
+
+An array on this device alone (from `ShardedArray(ctx, b)` and ops on such
+arrays) as a read-only block of the context, ready to read: for
+[`set_output`](@ref) or a collective (`spmd_ctx_block`).
+"""
+Block(c::ShardContext, a::ShardedArray) =
+    GC.@preserve a _block_out(out -> LibSPMD.spmd_ctx_block(c, a, out), c, false, "the block of an array")
+
+"""
     set_output(ctx, i, x)
 
 Sets this device's block of output `i` (1-based) to x: a [`Block`](@ref)

@@ -1280,6 +1280,32 @@ extern "C" {
     /// ```
     pub fn spmd_ctx_input(ctx: *const spmd_ctx, index: usize, out: *mut spmd_block) -> spmd_status;
 
+    /// The block as an array on this device alone (a single-device sharding), so that every op of spmd/ops.h applies to it and runs this device's own kernels, as jnp's ops apply to the blocks of a shard_map body in JAX: spmd_ctx_array, then the ops, then spmd_ctx_block for a block to set as an output or hand to a collective. The array is an ordinary array the caller destroys (inside or after the callback); an input's block is shared with it (inputs are never written), any other block copied, so the callback may change or reuse its block afterwards. Since ABI 1.7.
+    ///
+    /// ```text
+    /// @param ctx The callback's context.
+    /// @param block The block (an input, a context block, or the callback's own
+    ///        memory of its memory kind); not NULL, with struct_size set.
+    /// @param out Receives the array; not NULL. Left untouched on failure.
+    /// @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a bad ctx or block (as
+    ///         spmd_ctx_set_output) or a NULL out; SPMD_ERR_OUT_OF_MEMORY.
+    /// ```
+    pub fn spmd_ctx_array(ctx: *mut spmd_ctx, block: *const spmd_block, out: *mut *mut spmd_array) -> spmd_status;
+
+    /// An array on this device alone (made by spmd_ctx_array, or by ops on such arrays) as a block of the context, ready to read: for spmd_ctx_set_output (taken over without a copy), a collective, or reading on the host. Where callbacks see device memory the block shares the array's memory (writing it changes the array); else, and for an array made from an input's block, it is a copy. Valid until the shard_map returns. Since ABI 1.7.
+    ///
+    /// ```text
+    /// @param ctx The callback's context.
+    /// @param array The array; not NULL.
+    /// @param out Receives the block; not NULL, with struct_size set
+    ///        (SPMD_BLOCK_INIT). Left untouched on failure.
+    /// @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a bad ctx, a NULL,
+    ///         destroyed or donated array, an array not on this callback's device
+    ///         alone (its sharding and the device in the message), or a NULL out
+    ///         or a struct_size below sizeof(spmd_block).
+    /// ```
+    pub fn spmd_ctx_block(ctx: *mut spmd_ctx, array: *const spmd_array, out: *mut spmd_block) -> spmd_status;
+
     /// A new zero-filled block on this device, owned by the context (freed when the shard_map returns, or passed on by spmd_ctx_set_output).
     ///
     /// ```text

@@ -525,6 +525,25 @@ impl ShardContext {
         Ok(b)
     }
 
+    /// The block as an [`Array`] on this device alone, so that the ops
+    /// ([`crate::ops`], the methods and operators of [`Array`]) apply to it
+    /// and run this device's own kernels; [`ShardContext::block`] turns a
+    /// result back into a block. An input's block is shared with the array,
+    /// any other block copied.
+    pub fn array(&self, block: &Block<'_>) -> Result<Array> {
+        // SAFETY: our live context; the block is one of this context's.
+        Array::from_call(|out| unsafe { sys::spmd_ctx_array(self.ctx, &block.raw, out) })
+    }
+
+    /// An array on this device alone (from [`ShardContext::array`] and ops on
+    /// such arrays) as a block of the context, ready to read and read-only:
+    /// for [`ShardContext::set_output`] or a collective.
+    pub fn block(&self, array: &Array) -> Result<Block<'_>> {
+        // SAFETY: our live context and array; the block initialised by spmd_block_init.
+        let b = out_block(|b| unsafe { sys::spmd_ctx_block(self.ctx, array.as_ptr(), b) })?;
+        Ok(Block::new(b, false, Origin::Result("ShardContext::block")))
+    }
+
     /// Sets this device's block of output `index`.
     pub fn set_output(&self, index: usize, block: &Block<'_>) -> Result<()> {
         // SAFETY: our live context; the block is one of this context's.

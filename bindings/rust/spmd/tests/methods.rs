@@ -232,6 +232,23 @@ fn structural_methods() -> spmd::Result<()> {
 }
 
 #[test]
+fn ops_apply_to_the_blocks_of_a_body() -> spmd::Result<()> {
+    let rt = runtime();
+    let mesh = Mesh::new(&rt, &[4], &["x"])?;
+    let x = Array::arange(&Sharding::named_text(&mesh, "x")?, DType::F32, &[8], 0.0, 1.0)?;
+    // psum(sum(2 * sin(block))) with the ops on each device's block.
+    let out = mesh.shard_map(&[&x], &["x"], &[""], |ctx| {
+        let block = ctx.array(&ctx.input(0)?)?;
+        let local = (2.0 * &block.sin()?)?.sum(&[])?;
+        let total = ctx.psum(&ctx.block(&local)?, "x")?;
+        ctx.set_output(0, &total)
+    })?;
+    let want = (2.0 * &x.sin()?)?.sum(&[])?.to_host::<f32>()?[0];
+    assert!((out[0].to_host::<f32>()?[0] - want).abs() < 1e-5);
+    Ok(())
+}
+
+#[test]
 fn shard_map_specs_as_text_or_spec() -> spmd::Result<()> {
     let rt = runtime();
     let mesh = Mesh::new(&rt, &[4], &["x"])?;
