@@ -90,6 +90,26 @@ void complete(const char *fn, const Operands &in, const spmd_op_options *options
   finish(c, ops::as_jit_returns(make(c), c, in.size() ? in.slot(0)->array().get() : nullptr), out);
 }
 
+// The same for an op of a list of n arrays (xs[0] .. xs[n-1], n > 0),
+// which takes no donations: `make` gets the arrays and the options.
+template <typename Make>
+void complete_list(const char *fn, size_t n, const spmd_array *const *xs, const spmd_op_options *options,
+                   spmd_array **out, Make &&make) {
+  if (xs == nullptr) invalid("xs: NULL with ", n, n == 1 ? " array" : " arrays");
+  std::vector<ArrayHold> holds;
+  std::vector<ArrayPtr> arrays;
+  holds.reserve(n);
+  for (size_t k = 0; k < n; ++k) {
+    holds.emplace_back(xs[k], cat("xs[", k, "]").c_str());
+    arrays.push_back(holds.back().ptr());
+  }
+  out_arg(out);
+  if (read_options(options, spmd_op_options SPMD_OP_OPTIONS_INIT, "options").donate != 0)
+    invalid("options->donate: ", fn, " does not take donations");
+  const ops::OpOptions c = read_call(options, Operands(), fn);
+  finish(c, ops::as_jit_returns(make(arrays, c), c, arrays[0].get()), out);
+}
+
 // An enumerator's row of the op table (exec/ops/table.hpp).
 ew::Op unary_op(const spmd_unary_op &op) {
   const auto *row = ops::table::find_unary(raw_enum(op));
@@ -343,19 +363,9 @@ spmd_status spmd_einsum_n(const char *subscripts, size_t n, const spmd_array *co
   return guard(fn, [&] {
     if (subscripts == nullptr) invalid("subscripts: NULL string");
     if (n == 0) invalid("n: einsum needs at least one operand");
-    if (xs == nullptr) invalid("xs: NULL with ", n, " operands");
-    std::vector<ArrayHold> holds;
-    std::vector<ArrayPtr> arrays;
-    holds.reserve(n);
-    for (size_t k = 0; k < n; ++k) {
-      holds.emplace_back(xs[k], cat("xs[", k, "]").c_str());
-      arrays.push_back(holds.back().ptr());
-    }
-    out_arg(out);
-    if (read_options(options, spmd_op_options SPMD_OP_OPTIONS_INIT, "options").donate != 0)
-      invalid("options->donate: spmd_einsum_n does not take donations");
-    const ops::OpOptions c = read_call(options, Operands(), fn);
-    finish(c, ops::as_jit_returns(ops::einsum(subscripts, arrays, c), c, arrays[0].get()), out);
+    complete_list(fn, n, xs, options, out, [&](const std::vector<ArrayPtr> &arrays, const ops::OpOptions &c) {
+      return ops::einsum(subscripts, arrays, c);
+    });
   });
 }
 
@@ -442,19 +452,9 @@ spmd_status spmd_concatenate(size_t n, const spmd_array *const *xs, int64_t axis
   const char *fn = __func__;
   return guard(fn, [&] {
     if (n == 0) invalid("n: concatenate needs at least one array");
-    if (xs == nullptr) invalid("xs: NULL with ", n, " arrays");
-    std::vector<ArrayHold> holds;
-    std::vector<ArrayPtr> arrays;
-    holds.reserve(n);
-    for (size_t k = 0; k < n; ++k) {
-      holds.emplace_back(xs[k], cat("xs[", k, "]").c_str());
-      arrays.push_back(holds.back().ptr());
-    }
-    out_arg(out);
-    if (read_options(options, spmd_op_options SPMD_OP_OPTIONS_INIT, "options").donate != 0)
-      invalid("options->donate: spmd_concatenate does not take donations");
-    const ops::OpOptions c = read_call(options, Operands(), fn);
-    finish(c, ops::as_jit_returns(ops::concatenate(arrays, axis, c), c, arrays[0].get()), out);
+    complete_list(fn, n, xs, options, out, [&](const std::vector<ArrayPtr> &arrays, const ops::OpOptions &c) {
+      return ops::concatenate(arrays, axis, c);
+    });
   });
 }
 
