@@ -147,7 +147,8 @@ Dims elementwise(const std::vector<Dims> &operands, const std::vector<Shape> &sh
   if (full.empty()) full.swap(smaller);
 
   // Each dimension takes the finest of the deciding operands' splits when
-  // they agree (each a prefix of the finest), else it is gathered.
+  // they agree (each a prefix of the finest), else it is gathered; first[d]
+  // is the earliest operand whose split is that finest one.
   Dims merged(n);
   std::vector<size_t> first(n, operands.size());
   std::vector<bool> conflict(n, false);
@@ -159,14 +160,15 @@ Dims elementwise(const std::vector<Dims> &operands, const std::vector<Shape> &sh
       }
     if (conflict[d]) merged[d].clear();
     for (size_t i : full)
-      if (const Dim *v = vote(i, d); v && !merged[d].empty() && compatible(merged[d], *v)) {
+      if (const Dim *v = vote(i, d); v && !merged[d].empty() && *v == merged[d]) {
         first[d] = i;
         break;
       }
   }
   // An axis several dimensions name stays with one: dimensions split over
-  // more axes first, then the one the earlier operand splits, then the
-  // earlier; each takes its axes in order and stops at one given out.
+  // more axes first, then the one an earlier operand splits whole (the
+  // first operand's layout wins a tie in jax.jit), then the earlier; each
+  // takes its axes in order and stops at one given out.
   std::vector<size_t> order(n);
   auto order_dims = [&] {
     for (size_t d = 0; d < n; ++d) order[d] = d;

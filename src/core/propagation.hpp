@@ -88,19 +88,15 @@ void keep_dividing_axes(Dims &dims, const Shape &shape, AxisSize &&axis_size) {
 // decide first (all of them when none has it): each dimension takes the
 // finest of their splits when they agree (one a prefix of the other), else
 // it is gathered. An axis several dimensions name stays with one:
-// dimensions split over more axes first, then the one the earlier operand
-// splits, then the earlier, each taking its axes in order and stopping at
-// one given out. The smaller operands (broadcast before the op) then only
-// refine: each split, cut at the first axis the result gives another
-// dimension, extends a dimension whose deciding split it agrees with,
-// unless the deciding operands conflicted there or the smaller ones
+// dimensions split over more axes first, then the one an earlier operand
+// splits whole, then the earlier, each taking its axes in order and
+// stopping at one given out. The smaller operands (broadcast before the
+// op) then only refine: each split, cut at the first axis the result gives
+// another dimension, extends a dimension whose deciding split it agrees
+// with, unless the deciding operands conflicted there or the smaller ones
 // disagree among themselves; the new axes are handed out the same way.
 // jax.jit's placement on every case of the conformance family (add and
-// where) and on 1,600 more tried, but one: full-size operands whose
-// dimensions, split over as many axes, share an axis further in
-// (P(None,'x',('z','y')) + P('z',('x','y'))) go to the split whose
-// remainder is larger in jax.jit (P(None,'x',('z','y'))), to the earlier
-// dimension here (P(None,('x','y'),'z')).
+// where) and on 1,600 more tried.
 Dims elementwise(const std::vector<Dims> &operands, const std::vector<Shape> &shapes,
                  const Shape &out);
 
