@@ -1,7 +1,6 @@
 #include "core/propagation.hpp"
 
 #include <algorithm>
-#include <functional>
 
 namespace spmd::propagate {
 
