@@ -375,6 +375,39 @@ def _random_scatter_adds(case, count=64, seed=20261201):
              out_spec=out_spec, data=data)
 
 
+def _random_wheres(case, count=128, seed=20261203):
+    """jnp.where(cond, x, y): a bool condition and two float32 operands
+    sharded at random, each of the result's shape or broadcasting (fewer
+    dimensions, or dimensions of size 1), on meshes of 8 devices, a few
+    with an out_sharding: jax.jit's choice where the operands of the
+    result's size decide and the broadcast ones only refine."""
+    import random
+    rng = random.Random(seed)
+    for n in range(count):
+        mesh = rng.choice(list(_MESH_AXES))
+        axes = _MESH_AXES[mesh]
+        nd = rng.choice([1, 2, 2, 3, 3])
+        shape = [rng.choice([2, 4, 8]) for _ in range(nd)]
+        inputs = []
+        for dtype in ["bool", "float32", "float32"]:
+            other = list(shape)
+            kind = rng.random()
+            if kind < 0.2 and nd > 1:
+                other = other[rng.randrange(1, nd):]  # fewer dimensions
+            elif kind < 0.4:
+                other[rng.randrange(nd)] = 1  # a broadcast dimension
+            inputs.append((tuple(other), dtype, _random_spec(rng, other, axes)))
+        out_shape = [max(s[i - nd + len(s)] if i - nd + len(s) >= 0 else 1 for s, _, _ in inputs)
+                     for i in range(nd)]
+        out_spec = _random_spec(rng, out_shape, axes) if rng.random() < 0.125 else None
+        case(f"where_random_{n:03d}", "where", {}, jnp_where, inputs, mesh=mesh, out_spec=out_spec)
+
+
+def jnp_where(c, u, v):
+    import jax.numpy as jnp
+    return jnp.where(c, u, v)
+
+
 def jnp_scatter_add(x, indices, updates, axis):
     return x.at[(slice(None),) * axis + (indices,)].add(updates)
 
@@ -697,6 +730,19 @@ def generate(out_dir: pathlib.Path) -> None:
     _random_slices(case)
     _random_einsums(case)
     _random_scatter_adds(case)
+    _random_wheres(case)
+    # A shared axis at a tie: the dimension an earlier operand splits whole
+    # takes it (the first operand's layout wins); a broadcast operand only
+    # refines what the result-sized ones leave.
+    a, b = [[], ["x"], ["z", "y"]], [["z"], ["x", "y"]]
+    case("add_tie_first_whole", "binary", {"op": "add"}, jnp_add,
+         [((8, 8, 8), f32, a), ((8, 8, 8), f32, b)], mesh="2x2x2")
+    case("add_tie_first_whole_swapped", "binary", {"op": "add"}, jnp_add,
+         [((8, 8, 8), f32, b), ((8, 8, 8), f32, a)], mesh="2x2x2")
+    case("where_broadcast_refines", "where", {}, jnp_where,
+         [((4, 4, 4), "bool", [["x"]]), ((4,), f32, [["y"]]), ((4,), f32, [["x"]])])
+    case("where_all_broadcast_conflict", "where", {}, jnp_where,
+         [((2,), "bool", [["x"]]), ((2, 1), f32, []), ((1, 2), f32, [[], ["y"]])], mesh="2x2x2")
 
     refio.write_json(out_dir / "cases.json",
                      {"meshes": refio.mesh_table(list(meshes)), "cases": cases})

@@ -1,7 +1,6 @@
 #include "core/propagation.hpp"
 
 #include <algorithm>
-#include <functional>
 
 namespace spmd::propagate {
 
@@ -126,88 +125,104 @@ Dims concatenate(const std::vector<Dims> &operands, size_t axis) {
 Dims elementwise(const std::vector<Dims> &operands, const std::vector<Shape> &shapes,
                  const Shape &out) {
   const size_t n = out.size();
-  Dims result(n);
-  // Per dimension: the first operand (in order) whose split the result
-  // keeps, and what supports each position of the split.
+  // Operand i's split of result dimension d; null when it does not vote
+  // (no such dimension, broadcast from size 1, or not split).
+  auto vote = [&](size_t i, size_t d) -> const Dim * {
+    const size_t r = shapes[i].size();
+    if (d + r < n) return nullptr;
+    const size_t od = d + r - n;
+    if (shapes[i][od] == 1 && out[d] != 1) return nullptr;
+    return operands[i][od].empty() ? nullptr : &operands[i][od];
+  };
+  auto compatible = [](const Dim &a, const Dim &b) { return is_prefix(a, b) || is_prefix(b, a); };
+  // jax.jit broadcasts a smaller operand to the result's shape before the
+  // op, and Shardy propagates through broadcasts only after elementwise ops:
+  // the operands with the result's element count decide first, the smaller
+  // ones only refine what they left (all of them decide when none is full).
+  const int64_t total = shape_elements(out);
+  std::vector<size_t> full, smaller;
+  for (size_t i = 0; i < operands.size(); ++i)
+    (shape_elements(shapes[i]) == total ? full : smaller).push_back(i);
+  if (full.empty()) full.swap(smaller);
+
+  // Each dimension takes the finest of the deciding operands' splits when
+  // they agree (each a prefix of the finest), else it is gathered; first[d]
+  // is the earliest operand whose split is that finest one.
+  Dims merged(n);
   std::vector<size_t> first(n, operands.size());
-  std::vector<std::vector<int64_t>> support(n);
+  std::vector<bool> conflict(n, false);
   for (size_t d = 0; d < n; ++d) {
-    // The votes: (operand size, sharding) of operands that have the
-    // dimension at full size and split it.
-    std::vector<std::pair<int64_t, Dim>> votes;
-    for (size_t i = 0; i < operands.size(); ++i) {
-      const size_t r = shapes[i].size();
-      if (d + r < n) continue;  // the operand has no such dimension
-      const size_t od = d + r - n;
-      if (shapes[i][od] == 1 && out[d] != 1) continue;  // broadcast
-      if (!operands[i][od].empty()) votes.emplace_back(shape_elements(shapes[i]), operands[i][od]);
-    }
-    auto agree = [](const std::vector<std::pair<int64_t, Dim>> &v, Dim &m) {
-      m.clear();
-      for (const auto &[size, dim] : v) {
-        if (!m.empty() && !is_prefix(m, dim) && !is_prefix(dim, m)) return false;
-        m = meet(m, dim);
+    for (size_t i : full)
+      if (const Dim *v = vote(i, d)) {
+        if (!merged[d].empty() && !compatible(merged[d], *v)) conflict[d] = true;
+        merged[d] = meet(merged[d], *v);
       }
-      return true;
-    };
-    Dim m;
-    int64_t largest = 0;
-    for (const auto &v : votes) largest = std::max(largest, v.first);
-    if (!agree(votes, m)) {
-      // A conflict: the largest operands decide, if they agree and no
-      // operand of their size disagrees; otherwise the dimension is gathered.
-      std::vector<std::pair<int64_t, Dim>> top;
-      for (const auto &v : votes)
-        if (v.first == largest) top.push_back(v);
-      if (!agree(top, m)) m.clear();
+    if (conflict[d]) merged[d].clear();
+    for (size_t i : full)
+      if (const Dim *v = vote(i, d); v && !merged[d].empty() && *v == merged[d]) {
+        first[d] = i;
+        break;
+      }
+  }
+  // An axis several dimensions name stays with one: dimensions split over
+  // more axes first, then the one an earlier operand splits whole (the
+  // first operand's layout wins a tie in jax.jit), then the earlier; each
+  // takes its axes in order and stops at one given out.
+  std::vector<size_t> order(n);
+  auto order_dims = [&] {
+    for (size_t d = 0; d < n; ++d) order[d] = d;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      if (merged[a].size() != merged[b].size()) return merged[a].size() > merged[b].size();
+      return first[a] < first[b];
+    });
+  };
+  order_dims();
+  Dims result(n);
+  std::vector<std::string> used;
+  auto take = [&](size_t d, const Dim &split) {
+    for (size_t p = result[d].size(); p < split.size(); ++p) {
+      if (std::find(used.begin(), used.end(), split[p]) != used.end()) break;
+      result[d].push_back(split[p]);
+      used.push_back(split[p]);
     }
-    result[d] = m;
-    // Each position of the split is supported by the operands whose own
-    // split reaches it; the largest of them weighs it.
-    support[d].assign(m.size(), 0);
-    for (size_t i = 0; i < operands.size() && !m.empty(); ++i) {
-      const size_t r = shapes[i].size();
-      if (d + r < n) continue;
-      const size_t od = d + r - n;
-      if (shapes[i][od] == 1 && out[d] != 1) continue;
-      const Dim &o = operands[i][od];
-      if (o.empty() || !(is_prefix(o, m) || is_prefix(m, o))) continue;
-      first[d] = std::min(first[d], i);
-      for (size_t p = 0; p < o.size() && p < m.size(); ++p)
-        support[d][p] = std::max(support[d][p], shape_elements(shapes[i]));
+  };
+  for (size_t d : order) take(d, merged[d]);
+  if (smaller.empty()) return result;
+
+  // The smaller operands' splits, each cut at the first axis the result
+  // gives another dimension, refine a dimension whose deciding split they
+  // agree with; not one the deciding operands disagreed on, nor one where
+  // they disagree among themselves.
+  const Dims decided = result;
+  for (size_t d = 0; d < n; ++d) {
+    if (conflict[d]) continue;
+    Dim refined = merged[d];
+    bool disagree = false;
+    size_t earliest = first[d];
+    for (size_t i : smaller) {
+      const Dim *v = vote(i, d);
+      if (!v) continue;
+      Dim cut;
+      for (const auto &a : *v) {
+        bool elsewhere = false;
+        for (size_t e = 0; e < n && !elsewhere; ++e) elsewhere = e != d && uses(decided[e], a);
+        if (elsewhere) break;
+        cut.push_back(a);
+      }
+      if (cut.empty() || !compatible(merged[d], cut)) continue;
+      if (!compatible(refined, cut)) disagree = true;
+      refined = meet(refined, cut);
+      earliest = std::min(earliest, i);
+    }
+    if (!disagree) {
+      merged[d] = refined;
+      first[d] = earliest;
     }
   }
-  // An axis named by several dimensions stays with one. The splits are
-  // handed out by weight, heaviest first: at each weight, the dimensions
-  // (those split over more axes first, then the one the earlier operand
-  // splits, then the earlier) extend their result by the positions that
-  // weigh that much, a dimension stopping for good at an axis already
-  // given out.
-  Dims split(n);
-  std::vector<bool> stopped(n, false);
-  std::vector<std::string> used;
-  std::vector<int64_t> levels;
-  for (const auto &sd : support) levels.insert(levels.end(), sd.begin(), sd.end());
-  std::sort(levels.begin(), levels.end(), std::greater<>());
-  levels.erase(std::unique(levels.begin(), levels.end()), levels.end());
-  std::vector<size_t> order(n);
-  for (size_t d = 0; d < n; ++d) order[d] = d;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    if (result[a].size() != result[b].size()) return result[a].size() > result[b].size();
-    return first[a] < first[b];
-  });
-  for (int64_t w : levels)
-    for (size_t d : order)
-      while (!stopped[d] && split[d].size() < result[d].size() && support[d][split[d].size()] == w) {
-        const std::string &a = result[d][split[d].size()];
-        if (std::find(used.begin(), used.end(), a) != used.end()) {
-          stopped[d] = true;
-          break;
-        }
-        split[d].push_back(a);
-        used.push_back(a);
-      }
-  return split;
+  // The new axes are handed out as before, by the refined splits.
+  order_dims();
+  for (size_t d : order) take(d, merged[d]);
+  return result;
 }
 
 Dims operand_layout(const Dims &out, const Shape &shape, const Shape &out_shape) {

@@ -60,13 +60,16 @@ constexpr Function kFunctions[] = {
     {"spmd_unary", "unary", "(the unary functions below)", 1, "([i, j]) -> ([i, j])", kElementwiseKernel},
     {"spmd_astype", "astype", "x.astype", 1, "([i, j]) -> ([i, j])", kElementwiseKernel},
     {"spmd_binary", "binary", "(the binary functions below)", 2,
-     "([i, j], [i, j]) -> ([i, j]); a size-1 dimension broadcasts and does not vote", kElementwiseKernel},
+     "([i, j], [i, j]) -> ([i, j]); a size-1 dimension broadcasts and does not vote; "
+     "operands of the result's size decide, smaller ones only refine",
+     kElementwiseKernel},
     {"spmd_binary_scalar", "binary_scalar", "(x op s, s a weakly typed scalar)", 1,
      "([i, j]) -> ([i, j])", kElementwiseKernel},
     {"spmd_scalar_binary", "scalar_binary", "(s op x, s a weakly typed scalar)", 1,
      "([i, j]) -> ([i, j])", kElementwiseKernel},
     {"spmd_where", "where", "jnp.where", 3,
-     "([i, j], [i, j], [i, j]) -> ([i, j]); a size-1 dimension broadcasts and does not vote",
+     "([i, j], [i, j], [i, j]) -> ([i, j]); a size-1 dimension broadcasts and does not vote; "
+     "operands of the result's size decide, smaller ones only refine",
      kElementwiseKernel},
     {"spmd_reduce", "reduce", "(the reductions below)", 1, "([i, j]) -> ([i]) {j: reduction}",
      "reduction over axes, then the row's collective"},
