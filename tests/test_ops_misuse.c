@@ -917,6 +917,10 @@ static void results_are_named_as_jit_names_them(void **state) {
   assert_ok(spmd_unary(SPMD_UNARY_SIN, b, NULL, &r)); /* b's own, as written */
   assert_spec_text(r, "spec=PartitionSpec('x', None),");
   spmd_array_destroy(r);
+  const spmd_array *just_b[1] = {b}; /* an op that hands back b itself */
+  assert_ok(spmd_einsum_n("ij->ij", 1, just_b, NULL, &r));
+  assert_spec_text(r, "spec=PartitionSpec('x', None),");
+  spmd_array_destroy(r);
   spmd_sharding *asked = test_sharding(mesh, "P('x', None)");
   spmd_op_options o = SPMD_OP_OPTIONS_INIT;
   o.out_sharding = asked;

@@ -107,13 +107,18 @@ ArrayPtr as_jit_returns(const ArrayPtr &result, const OpOptions &options, const 
   if (!options.out_sharding && result->size() == 0 && !s.fully_replicated())
     return result->reshard(sharding_of(s.mesh(), propagate::Dims(result->shape().size())));
   if (s.kind() != Sharding::Kind::Named) return result;
-  const auto alike = [&](const ShardingPtr &name) {
-    return name && name != result->sharding() && name->equivalent(s);
+  // The result under `name` when that lays it out as it is (the same
+  // object included: nothing to do).
+  const auto named_by = [&](const ShardingPtr &name) -> ArrayPtr {
+    if (name == result->sharding()) return result;
+    return name->equivalent(s) ? result->relabeled(name) : nullptr;
   };
-  if (options.out_sharding) return alike(options.out_sharding) ? result->relabeled(options.out_sharding) : result;
-  if (first_operand != nullptr && first_operand->shape().size() == result->shape().size() &&
-      alike(first_operand->sharding()))
-    return result->relabeled(first_operand->sharding());
+  if (options.out_sharding) {
+    const ArrayPtr r = named_by(options.out_sharding);
+    return r ? r : result;
+  }
+  if (first_operand != nullptr && first_operand->shape().size() == result->shape().size())
+    if (const ArrayPtr r = named_by(first_operand->sharding())) return r;
   const auto &dims = s.spec().dims();
   if (dims.empty() || !dims.back().empty()) return result;
   return result->relabeled(Sharding::named(s.mesh(), PartitionSpec(s.spec().normalized(),
