@@ -64,6 +64,25 @@ std::string einsum_letters(const std::string &subscripts, std::string s, const s
 }
 }  // namespace
 
+namespace {
+// Sums x over the dimensions whose letters (`letters`, one per dimension)
+// `keep` lacks, in x's own type, and leaves in `letters` those kept.
+// jnp.sum widens bool and uint8 to int32: back to x's type, a count then
+// whether it is non-zero for bool (an empty dimension gives false).
+void sum_letters_not_in(ArrayPtr &x, std::string &letters, const std::string &keep) {
+  std::vector<int64_t> axes;
+  std::string kept;
+  for (size_t k = 0; k < letters.size(); ++k)
+    if (keep.find(letters[k]) == std::string::npos) axes.push_back(static_cast<int64_t>(k));
+    else kept += letters[k];
+  if (axes.empty()) return;
+  const spmd_dtype t = x->dtype();
+  x = reduce(ReduceKind::Sum, x, axes, false, false, {});
+  if (x->dtype() != t) x = astype(x, t, {});
+  letters = kept;
+}
+}  // namespace
+
 ArrayPtr dot_general(const ArrayPtr &lhs_in, const ArrayPtr &rhs_in, propagate::DotDims dd,
                      const OpOptions &options, OperandNames names) {
   const MeshPtr mesh = common_mesh({{lhs_in, names.lhs}, {rhs_in, names.rhs}});
@@ -240,23 +259,8 @@ ArrayPtr einsum(const std::string &subscripts, const ArrayPtr &a_in, const Array
   ArrayPtr a = converted(a_in, t, "a");
   ArrayPtr b = converted(b_in, t, "b");
   std::string la = sa, lb = sb;
-  auto sum_alone = [&](ArrayPtr &x, std::string &s, const std::string &other) {
-    std::vector<int64_t> axes;
-    std::string kept;
-    for (size_t k = 0; k < s.size(); ++k)
-      if (other.find(s[k]) == std::string::npos && so.find(s[k]) == std::string::npos)
-        axes.push_back(static_cast<int64_t>(k));
-      else
-        kept += s[k];
-    if (axes.empty()) return;
-    // jnp.sum widens bool and uint8 to int32: back to t, a count then
-    // whether it is non-zero for bool (an empty dimension gives false).
-    x = reduce(ReduceKind::Sum, x, axes, false, false, {});
-    if (x->dtype() != t) x = astype(x, t, {});
-    s = kept;
-  };
-  sum_alone(a, la, lb);
-  sum_alone(b, lb, la);
+  sum_letters_not_in(a, la, lb + so);
+  sum_letters_not_in(b, lb, la + so);
   propagate::DotDims dd;
   std::string order;  // the letters of dot_general's result
   for (size_t k = 0; k < la.size(); ++k) {
@@ -340,16 +344,9 @@ ArrayPtr einsum(const std::string &subscripts, const std::vector<ArrayPtr> &xs, 
   for (size_t k = 0; k < xs.size(); ++k) held.push_back(converted(xs[k], t, cat("xs[", k, "]").c_str()));
   if (xs.size() == 1) {
     // Letters the output lacks summed, then the output's order.
-    std::vector<int64_t> axes;
-    std::string kept;
-    for (size_t d = 0; d < names[0].size(); ++d)
-      if (so.find(names[0][d]) == std::string::npos) axes.push_back(static_cast<int64_t>(d));
-      else kept += names[0][d];
     ArrayPtr x = held[0];
-    if (!axes.empty()) {
-      x = reduce(ReduceKind::Sum, x, axes, false, false, {});
-      if (x->dtype() != t) x = astype(x, t, {});
-    }
+    std::string kept = names[0];
+    sum_letters_not_in(x, kept, so);
     std::vector<int64_t> perm;
     for (char ch : so) perm.push_back(static_cast<int64_t>(kept.find(ch)));
     if (is_identity(perm)) return honour(x, requested_sharding(options, x->sharding()->mesh(), so.size()));
