@@ -135,15 +135,23 @@ std::vector<int64_t> int_list(const char *what, size_t n, const int64_t *values)
   return std::vector<int64_t>(values, values + n);
 }
 
+// An op of one array operand x: `make` gets x and the options (the
+// other arguments are read inside it, so their errors come after x's).
+template <typename Make>
+spmd_status x_op(const char *fn, const spmd_array *x, const spmd_op_options *options, spmd_array **out,
+                 Make make) {
+  return guard(fn, [&] {
+    Operands in;
+    const auto &a = in(x, "x");
+    complete(fn, in, options, out, [&](const ops::OpOptions &opts) { return make(a, opts); });
+  });
+}
+
 // The ops of one operand and one axis (argmax, argmin, cumsum).
 template <typename Op>
 spmd_status axis_op(const char *fn, const spmd_array *x, int64_t axis, const spmd_op_options *options,
                     spmd_array **out, Op op) {
-  return guard(fn, [&] {
-    Operands in;
-    const auto &a = in(x, "x");
-    complete(fn, in, options, out, [&](const ops::OpOptions &opts) { return op(a, axis, opts); });
-  });
+  return x_op(fn, x, options, out, [&](const ArrayPtr &a, const ops::OpOptions &opts) { return op(a, axis, opts); });
 }
 
 }  // namespace
@@ -407,43 +415,25 @@ spmd_status spmd_broadcast_to(const spmd_array *x, size_t ndim, const int64_t *s
 
 spmd_status spmd_slice(const spmd_array *x, size_t ndim, const int64_t *start, const int64_t *stop,
                        const spmd_op_options *options, spmd_array **out) {
-  const char *fn = __func__;
-  return guard(fn, [&] {
-    Operands in;
-    const auto &a = in(x, "x");
-    const auto lo = int_list("start", ndim, start);
-    const auto hi = int_list("stop", ndim, stop);
-    complete(fn, in, options, out,
-             [&](const ops::OpOptions &opts) { return ops::slice(a, lo, hi, opts); });
+  return x_op(__func__, x, options, out, [&](const ArrayPtr &a, const ops::OpOptions &opts) {
+    return ops::slice(a, int_list("start", ndim, start), int_list("stop", ndim, stop), opts);
   });
 }
 
 spmd_status spmd_slice_strided(const spmd_array *x, size_t ndim, const int64_t *start,
                                const int64_t *stop, const int64_t *strides,
                                const spmd_op_options *options, spmd_array **out) {
-  const char *fn = __func__;
-  return guard(fn, [&] {
-    Operands in;
-    const auto &a = in(x, "x");
-    const auto lo = int_list("start", ndim, start);
-    const auto hi = int_list("stop", ndim, stop);
-    const auto step = int_list("strides", ndim, strides);
-    complete(fn, in, options, out,
-             [&](const ops::OpOptions &opts) { return ops::slice_strided(a, lo, hi, step, opts); });
+  return x_op(__func__, x, options, out, [&](const ArrayPtr &a, const ops::OpOptions &opts) {
+    return ops::slice_strided(a, int_list("start", ndim, start), int_list("stop", ndim, stop),
+                              int_list("strides", ndim, strides), opts);
   });
 }
 
 spmd_status spmd_dynamic_slice(const spmd_array *x, size_t ndim, const int64_t *start,
                                const int64_t *sizes, const spmd_op_options *options,
                                spmd_array **out) {
-  const char *fn = __func__;
-  return guard(fn, [&] {
-    Operands in;
-    const auto &a = in(x, "x");
-    const auto lo = int_list("start", ndim, start);
-    const auto n = int_list("sizes", ndim, sizes);
-    complete(fn, in, options, out,
-             [&](const ops::OpOptions &opts) { return ops::dynamic_slice(a, lo, n, opts); });
+  return x_op(__func__, x, options, out, [&](const ArrayPtr &a, const ops::OpOptions &opts) {
+    return ops::dynamic_slice(a, int_list("start", ndim, start), int_list("sizes", ndim, sizes), opts);
   });
 }
 
