@@ -133,6 +133,19 @@ _MESH_AXES = {"2x4": {"x": 2, "y": 4}, "2x2x2": {"x": 2, "y": 2, "z": 2}, "8": {
               "2x4_perm2": {"x": 2, "y": 4}}
 
 
+def _broadcast_partner(rng, shape, fewer, size_one):
+    """An operand's shape against `shape`: with probability `fewer` (given
+    two dimensions or more) its trailing dimensions only, then up to
+    `size_one` one dimension of size 1, else `shape` itself."""
+    other = list(shape)
+    kind = rng.random()
+    if kind < fewer and len(shape) > 1:
+        other = other[rng.randrange(1, len(shape)):]  # fewer dimensions
+    elif kind < size_one:
+        other[rng.randrange(len(shape))] = 1  # a broadcast dimension
+    return other
+
+
 def _random_elementwise(case, count=256, seed=20261127):
     """add of two operands sharded at random, of one shape or broadcasting
     (fewer dimensions, or dimensions of size 1), on meshes of 8 devices:
@@ -145,12 +158,7 @@ def _random_elementwise(case, count=256, seed=20261127):
         axes = _MESH_AXES[mesh]
         nd = rng.choice([1, 2, 2, 3])
         shape = [rng.choice([2, 4, 8]) for _ in range(nd)]
-        other = list(shape)
-        kind = rng.random()
-        if kind < 0.25 and nd > 1:
-            other = other[rng.randrange(1, nd):]  # fewer dimensions
-        elif kind < 0.5:
-            other[rng.randrange(nd)] = 1  # a broadcast dimension
+        other = _broadcast_partner(rng, shape, 0.25, 0.5)
         inputs = [(tuple(shape), "float32", _random_spec(rng, shape, axes)),
                   (tuple(other), "float32", _random_spec(rng, other, axes))]
         if rng.random() < 0.5:
@@ -390,12 +398,7 @@ def _random_wheres(case, count=128, seed=20261203):
         shape = [rng.choice([2, 4, 8]) for _ in range(nd)]
         inputs = []
         for dtype in ["bool", "float32", "float32"]:
-            other = list(shape)
-            kind = rng.random()
-            if kind < 0.2 and nd > 1:
-                other = other[rng.randrange(1, nd):]  # fewer dimensions
-            elif kind < 0.4:
-                other[rng.randrange(nd)] = 1  # a broadcast dimension
+            other = _broadcast_partner(rng, shape, 0.2, 0.4)
             inputs.append((tuple(other), dtype, _random_spec(rng, other, axes)))
         out_shape = [max(s[i - nd + len(s)] if i - nd + len(s) >= 0 else 1 for s, _, _ in inputs)
                      for i in range(nd)]
