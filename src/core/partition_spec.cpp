@@ -1,5 +1,7 @@
 #include "core/partition_spec.hpp"
 
+#include <algorithm>
+
 #include <cctype>
 #include <unordered_map>
 
@@ -44,6 +46,14 @@ std::vector<PartitionSpec::Dim> PartitionSpec::normalized() const {
   std::vector<Dim> d = dims_;
   while (!d.empty() && d.back().empty()) d.pop_back();
   return d;
+}
+
+bool PartitionSpec::same_layout(const PartitionSpec &o) const {
+  const size_t n = std::max(dims_.size(), o.dims_.size());
+  static const Dim none;
+  for (size_t d = 0; d < n; ++d)
+    if ((d < dims_.size() ? dims_[d] : none) != (d < o.dims_.size() ? o.dims_[d] : none)) return false;
+  return true;
 }
 
 std::string PartitionSpec::to_string() const {

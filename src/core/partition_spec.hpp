@@ -27,6 +27,8 @@ class PartitionSpec {
 
   // Without trailing None dimensions: the form equality uses.
   std::vector<Dim> normalized() const;
+  // normalized() == o.normalized(), without copying either.
+  bool same_layout(const PartitionSpec &o) const;
 
   // "PartitionSpec('x', None)", the seeds' form of str(P(...)).
   std::string to_string() const;

@@ -99,7 +99,7 @@ bool Sharding::equivalent(const Sharding &o) const {
     // one; JAX still calls them different types, and so do we.
     return false;
   }
-  return *mesh_ == *o.mesh_ && spec_.normalized() == o.spec_.normalized();
+  return (mesh_ == o.mesh_ || *mesh_ == *o.mesh_) && spec_.same_layout(o.spec_);
 }
 
 std::string Sharding::to_string() const {

@@ -87,7 +87,8 @@ ArrayPtr run(ew::Op op, std::vector<Input> in, spmd_dtype compute, spmd_dtype ou
     }
     out_dims = propagate::elementwise(dims, shapes, out_shape);
   }
-  const ShardingPtr out_sharding = on_mesh(requested, mesh) ? requested : sharding_of(mesh, out_dims);
+  const ShardingPtr out_sharding =
+      on_mesh(requested, mesh) ? requested : sharding_of(mesh, out_dims, *arrays[0].array);
 
   std::vector<ArrayPtr> laid(in.size());
   std::vector<const Array *> reads;

@@ -79,6 +79,15 @@ ShardingPtr sharding_of(const MeshPtr &mesh, const propagate::Dims &dims) {
   return Sharding::named(mesh, PartitionSpec(dims, PartitionSpec::Unchecked{}));
 }
 
+ShardingPtr sharding_of(const MeshPtr &mesh, const propagate::Dims &dims, const Array &first) {
+  const Sharding &f = *first.sharding();
+  if (f.kind() == Sharding::Kind::Named && first.shape().size() == dims.size() &&
+      (f.mesh() == mesh || *f.mesh() == *mesh) &&
+      f.spec().same_layout(PartitionSpec(dims, PartitionSpec::Unchecked{})))
+    return first.sharding();
+  return sharding_of(mesh, dims);
+}
+
 ShardingPtr result_sharding(const MeshPtr &mesh, propagate::Dims dims, const Shape &shape) {
   const Mesh &m = *mesh;
   propagate::keep_dividing_axes(dims, shape, [&](const std::string &axis) {

@@ -46,6 +46,10 @@ bool on_mesh(const ShardingPtr &s, const MeshPtr &mesh);
 ArrayPtr laid_out(const ArrayPtr &a, const MeshPtr &mesh, const propagate::Dims &dims);
 
 ShardingPtr sharding_of(const MeshPtr &mesh, const propagate::Dims &dims);
+// The same, but `first`'s own sharding object when it has the result's
+// rank and lays it out so: the name as_jit_returns would give it, without
+// renaming the result afterwards (the elementwise ops' dispatch path).
+ShardingPtr sharding_of(const MeshPtr &mesh, const propagate::Dims &dims, const Array &first);
 
 // The layout of a result of `shape` whose rule gave `dims`, as jax.jit
 // places it when no layout is asked for: axes that do not divide their
