@@ -23,74 +23,55 @@ const char *kernel_name(KernelKind kind) {
   return "unknown";
 }
 
-Kernel Kernel::elementwise_op(Place out, const Place (&in)[3], ew::Params params, int device) {
+namespace {
+// What every kernel says: its kind, device, element type and places.
+Kernel made(KernelKind kind, int device, spmd_dtype dtype, Place out, Place in0 = {}, Place in1 = {},
+            Place in2 = {}) {
   Kernel k;
-  k.kind = KernelKind::Elementwise;
+  k.kind = kind;
   k.device = device;
-  k.dtype = params.out;
+  k.dtype = dtype;
   k.out = out;
-  k.in0 = in[0];
-  k.in1 = in[1];
-  k.in2 = in[2];
+  k.in0 = in0;
+  k.in1 = in1;
+  k.in2 = in2;
+  return k;
+}
+}  // namespace
+
+Kernel Kernel::elementwise_op(Place out, const Place (&in)[3], ew::Params params, int device) {
+  Kernel k = made(KernelKind::Elementwise, device, params.out, out, in[0], in[1], in[2]);
   k.elementwise = std::move(params);
   return k;
 }
 
 Kernel Kernel::reduction(Place out, Place in, red::Params params, int device) {
-  Kernel k;
-  k.kind = KernelKind::Reduce;
-  k.device = device;
-  k.dtype = params.out;
-  k.out = out;
-  k.in0 = in;
+  Kernel k = made(KernelKind::Reduce, device, params.out, out, in);
   k.reduce = std::move(params);
   return k;
 }
 
 Kernel Kernel::matmul(Place out, Place a, Place b, gemm::Params params, int device) {
-  Kernel k;
-  k.kind = KernelKind::Gemm;
-  k.device = device;
-  k.dtype = params.dtype;
-  k.out = out;
-  k.in0 = a;
-  k.in1 = b;
+  Kernel k = made(KernelKind::Gemm, device, params.dtype, out, a, b);
   k.gemm = params;
   return k;
 }
 
 Kernel Kernel::take_along(Place out, Place a, Place indices, take::Params params, int device) {
-  Kernel k;
-  k.kind = KernelKind::Take;
-  k.device = device;
-  k.dtype = params.dtype;
-  k.out = out;
-  k.in0 = a;
-  k.in1 = indices;
+  Kernel k = made(KernelKind::Take, device, params.dtype, out, a, indices);
   k.take = params;
   return k;
 }
 
 Kernel Kernel::scatter_added(Place out, Place x, Place indices, Place updates,
                              scatter_add::Params params, int device) {
-  Kernel k;
-  k.kind = KernelKind::ScatterAdd;
-  k.device = device;
-  k.dtype = params.dtype;
-  k.out = out;
-  k.in0 = x;
-  k.in1 = indices;
-  k.in2 = updates;
+  Kernel k = made(KernelKind::ScatterAdd, device, params.dtype, out, x, indices, updates);
   k.scatter = params;
   return k;
 }
 
 Kernel Kernel::fill(Place out, spmd_dtype dtype, size_t count, const void *element) {
-  Kernel k;
-  k.kind = KernelKind::Fill;
-  k.device = out.device;
-  k.dtype = dtype;
-  k.out = out;
+  Kernel k = made(KernelKind::Fill, out.device, dtype, out);
   k.count = count;
   k.pattern_bytes = dtype_size(dtype);
   std::memcpy(k.pattern, element, k.pattern_bytes);
@@ -99,11 +80,7 @@ Kernel Kernel::fill(Place out, spmd_dtype dtype, size_t count, const void *eleme
 
 Kernel Kernel::arange(Place out, spmd_dtype dtype, Shape global, Box box, double start,
                       double step) {
-  Kernel k;
-  k.kind = KernelKind::Arange;
-  k.device = out.device;
-  k.dtype = dtype;
-  k.out = out;
+  Kernel k = made(KernelKind::Arange, out.device, dtype, out);
   k.global = std::move(global);
   k.box = std::move(box);
   k.start = start;
@@ -112,11 +89,7 @@ Kernel Kernel::arange(Place out, spmd_dtype dtype, Shape global, Box box, double
 }
 
 Kernel Kernel::draw(Place out, const rng::Request &request, Shape global, Box box) {
-  Kernel k;
-  k.kind = KernelKind::Random;
-  k.device = out.device;
-  k.dtype = request.dtype;
-  k.out = out;
+  Kernel k = made(KernelKind::Random, out.device, request.dtype, out);
   k.random = request;
   k.global = std::move(global);
   k.box = std::move(box);
@@ -124,25 +97,15 @@ Kernel Kernel::draw(Place out, const rng::Request &request, Shape global, Box bo
 }
 
 Kernel Kernel::convert(Place out, spmd_dtype to, Place in, spmd_dtype from, size_t count) {
-  Kernel k;
-  k.kind = KernelKind::Convert;
-  k.device = out.device;
-  k.dtype = to;
+  Kernel k = made(KernelKind::Convert, out.device, to, out, in);
   k.in_dtype = from;
-  k.out = out;
-  k.in0 = in;
   k.count = count;
   return k;
 }
 
 Kernel Kernel::scale_by_reciprocal(Place out, Place in, spmd_dtype dtype, size_t count,
                                    double divisor) {
-  Kernel k;
-  k.kind = KernelKind::ScaleByReciprocal;
-  k.device = out.device;
-  k.dtype = dtype;
-  k.out = out;
-  k.in0 = in;
+  Kernel k = made(KernelKind::ScaleByReciprocal, out.device, dtype, out, in);
   k.count = count;
   k.scalar = divisor;
   return k;
@@ -150,13 +113,7 @@ Kernel Kernel::scale_by_reciprocal(Place out, Place in, spmd_dtype dtype, size_t
 
 Kernel Kernel::first_difference(Place out, Place a, Place b, spmd_dtype dtype, size_t count,
                                 int device) {
-  Kernel k;
-  k.kind = KernelKind::FirstDifference;
-  k.device = device;
-  k.dtype = dtype;
-  k.out = out;
-  k.in0 = a;
-  k.in1 = b;
+  Kernel k = made(KernelKind::FirstDifference, device, dtype, out, a, b);
   k.count = count;
   return k;
 }
