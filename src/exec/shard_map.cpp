@@ -183,12 +183,12 @@ ArrayPtr ShardMapRun::block_array(ShardContext &ctx, const LocalBlock &block) {
 
 LocalBlock ShardMapRun::array_block(ShardContext &ctx, const Array &array) {
   const Sharding &s = *array.sharding();
+  if (s.device_set() != mesh_->device_set())
+    invalid("array: belongs to another runtime than the shard_map");
   const std::vector<int> &devices = s.mesh()->devices();
   if (devices.size() != 1 || devices[0] != ctx.device)
     invalid("array: ", s.to_string(), " is not on this callback's device ", ctx.device,
             " alone; make it with spmd_ctx_array or from arrays that were");
-  if (s.device_set() != mesh_->device_set())
-    invalid("array: belongs to another runtime than the shard_map");
   const BufferPtr &b = array.buffer_ptr(0);
   const size_t bytes = array.shard_bytes(0);
   b->wait();  // the callback reads it as soon as it has it
