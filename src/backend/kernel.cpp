@@ -15,6 +15,7 @@ const char *kernel_name(KernelKind kind) {
     case KernelKind::ScaleByReciprocal: return "scale_by_reciprocal";
     case KernelKind::FirstDifference: return "first_difference";
     case KernelKind::Elementwise: return "elementwise";
+    case KernelKind::ElementwiseChain: return "elementwise_chain";
     case KernelKind::Reduce: return "reduce";
     case KernelKind::Take: return "take";
     case KernelKind::ScatterAdd: return "scatter_add";
@@ -42,6 +43,15 @@ Kernel made(KernelKind kind, int device, spmd_dtype dtype, Place out, Place in0 
 Kernel Kernel::elementwise_op(Place out, const Place (&in)[3], ew::Params params, int device) {
   Kernel k = made(KernelKind::Elementwise, device, params.out, out, in[0], in[1], in[2]);
   k.elementwise = std::move(params);
+  return k;
+}
+
+Kernel Kernel::elementwise_chain(Place out, const Place (&in)[3],
+                                 std::shared_ptr<const ew::Chain> chain, spmd_dtype dtype,
+                                 size_t count, int device) {
+  Kernel k = made(KernelKind::ElementwiseChain, device, dtype, out, in[0], in[1], in[2]);
+  k.chain = std::move(chain);
+  k.count = count;
   return k;
 }
 

@@ -10,7 +10,10 @@
 
 #include "backend/memory.hpp"
 #include "base/shape.hpp"
+#include <memory>
+
 #include "kernels/elementwise.hpp"
+#include "kernels/elementwise_chain.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/random.hpp"
 #include "kernels/reduce_axes.hpp"
@@ -42,6 +45,10 @@ enum class KernelKind {
   // out = the elementwise op of up to three operands in0, in1, in2
   // (kernels/elementwise.hpp), each read through its strides.
   Elementwise,
+  // out = a chain of elementwise passes over count elements of up to three
+  // dense inputs, run as one pass (kernels/elementwise_chain.hpp). Host
+  // backends only (Backend::runs_chains).
+  ElementwiseChain,
   // out = in0 reduced over some of its dimensions (kernels/reduce_axes.hpp).
   Reduce,
   // out = in0 times in1, batched (kernels/gemm.hpp). Uses the BLAS
@@ -72,6 +79,7 @@ struct Kernel {
   Box box;
   rng::Request random;     // Random
   ew::Params elementwise;  // Elementwise
+  std::shared_ptr<const ew::Chain> chain;  // ElementwiseChain
   red::Params reduce;      // Reduce
   gemm::Params gemm;       // Gemm
   take::Params take;       // Take: in0 the operand, in1 the indices
@@ -86,6 +94,9 @@ struct Kernel {
   static Kernel scale_by_reciprocal(Place out, Place in, spmd_dtype dtype, size_t count,
                                     double divisor);
   static Kernel elementwise_op(Place out, const Place (&in)[3], ew::Params params, int device);
+  static Kernel elementwise_chain(Place out, const Place (&in)[3],
+                                  std::shared_ptr<const ew::Chain> chain, spmd_dtype dtype,
+                                  size_t count, int device);
   static Kernel reduction(Place out, Place in, red::Params params, int device);
   static Kernel matmul(Place out, Place a, Place b, gemm::Params params, int device);
   static Kernel take_along(Place out, Place a, Place indices, take::Params params, int device);

@@ -1,5 +1,6 @@
 #include "capi/guard.hpp"
 #include "capi/handles.hpp"
+#include "exec/program/program.hpp"
 #include "runtime/checkpoint.hpp"
 #include "base/dtype.hpp"
 #include "spmd/array.h"
@@ -109,40 +110,40 @@ spmd_status spmd_array_arange(const spmd_sharding *sharding, spmd_dtype dtype, s
 void spmd_array_destroy(spmd_array *array) { destroy_handle(array); }
 
 spmd_status spmd_array_dtype(const spmd_array *array, spmd_dtype *out) {
-  return guard(__func__, [&] { produce(out, [&] { return ArrayHold(array, "array")->dtype(); }); });
+  return guard(__func__, [&] { produce(out, [&] { return ArrayHold(array, "array", Abstract::Allowed)->dtype(); }); });
 }
 
 spmd_status spmd_array_ndim(const spmd_array *array, size_t *out) {
   return guard(__func__, [&] {
-    produce(out, [&] { return ArrayHold(array, "array")->shape().size(); });
+    produce(out, [&] { return ArrayHold(array, "array", Abstract::Allowed)->shape().size(); });
   });
 }
 
 spmd_status spmd_array_shape(const spmd_array *array, size_t capacity, int64_t *shape,
                              size_t *ndim) {
   return guard(__func__, [&] {
-    write_values(ArrayHold(array, "array")->shape(), capacity, shape, ndim, "shape");
+    write_values(ArrayHold(array, "array", Abstract::Allowed)->shape(), capacity, shape, ndim, "shape");
   });
 }
 
 spmd_status spmd_array_size(const spmd_array *array, int64_t *out) {
-  return guard(__func__, [&] { produce(out, [&] { return ArrayHold(array, "array")->size(); }); });
+  return guard(__func__, [&] { produce(out, [&] { return ArrayHold(array, "array", Abstract::Allowed)->size(); }); });
 }
 
 spmd_status spmd_array_nbytes(const spmd_array *array, size_t *out) {
-  return guard(__func__, [&] { produce(out, [&] { return ArrayHold(array, "array")->nbytes(); }); });
+  return guard(__func__, [&] { produce(out, [&] { return ArrayHold(array, "array", Abstract::Allowed)->nbytes(); }); });
 }
 
 spmd_status spmd_array_sharding(const spmd_array *array, spmd_sharding **out) {
   return guard(__func__, [&] {
-    const ArrayHold a(array, "array");
+    const ArrayHold a(array, "array", Abstract::Allowed);
     produce(out, [&] { return new_handle<spmd_sharding>(a->sharding()); });
   });
 }
 
 spmd_status spmd_array_device(const spmd_array *array, int *out) {
   return guard(__func__, [&] {
-    const ArrayHold a(array, "array");
+    const ArrayHold a(array, "array", Abstract::Allowed);
     out_arg(out);
     if (a->shard_count() != 1)
       invalid("array: spread over ", a->shard_count(),
@@ -190,13 +191,13 @@ spmd_status spmd_array_is_fully_addressable(const spmd_array *array, int *out) {
 
 spmd_status spmd_array_shard_count(const spmd_array *array, size_t *out) {
   return guard(__func__, [&] {
-    produce(out, [&] { return ArrayHold(array, "array")->shard_count(); });
+    produce(out, [&] { return ArrayHold(array, "array", Abstract::Allowed)->shard_count(); });
   });
 }
 
 spmd_status spmd_array_shard_info(const spmd_array *array, size_t index, spmd_shard_info *out) {
   return guard(__func__, [&] {
-    const ArrayHold a(array, "array");
+    const ArrayHold a(array, "array", Abstract::Allowed);
     out_arg(out);
     if (index >= a->shard_count())
       fail(SPMD_ERR_OUT_OF_RANGE, "index: shard ", index, " does not exist (the array has ",
@@ -208,7 +209,7 @@ spmd_status spmd_array_shard_info(const spmd_array *array, size_t index, spmd_sh
 spmd_status spmd_array_shard_info_of_device(const spmd_array *array, int device_id,
                                             spmd_shard_info *out) {
   return guard(__func__, [&] {
-    const ArrayHold a(array, "array");
+    const ArrayHold a(array, "array", Abstract::Allowed);
     out_arg(out);
     const int position = a->sharding()->mesh()->position_of(device_id);
     if (position < 0)
@@ -231,9 +232,19 @@ spmd_status spmd_array_shard_write(spmd_array *array, size_t index, const void *
 spmd_status spmd_array_reshard(const spmd_array *array, const spmd_sharding *sharding,
                                spmd_array **out) {
   return guard(__func__, [&] {
-    const ArrayHold a(array, "array");
+    const ArrayHold a(array, "array", Abstract::Allowed);
     const auto &s = use(sharding, "sharding");
     out_arg(out);
+    // Recorded into the array's program when it is a value of one
+    // (jax.lax.with_sharding_constraint).
+    if (auto program = Program::of({a.ptr()}, {"array"})) {
+      *out = new_handle<spmd_array>(program->record(
+          "spmd_array_reshard", {a.ptr()}, {},
+          [target = s.impl](const std::vector<ArrayPtr> &x, const ops::OpOptions &) {
+            return x[0]->reshard(target);
+          }));
+      return;
+    }
     *out = new_handle<spmd_array>(a->reshard(s.impl));
   });
 }

@@ -65,11 +65,14 @@ bool release(uintptr_t id, HandleKind kind) {
   return true;
 }
 
-ArrayHold::ArrayHold(const spmd_array *h, const char *arg) {
+ArrayHold::ArrayHold(const spmd_array *h, const char *arg, Abstract abstract) {
   ArraySlot &s = live(const_cast<spmd_array *>(h), arg).slot;
   if (const char *op = s.hold())
     invalid(arg, ": was donated to ", op, " and can no longer be used (only spmd_array_destroy)");
   slot_ = &s;
+  if (abstract == Abstract::Refused && s.array()->abstract())
+    invalid(arg, ": a value of a program being recorded, which has a type and a layout but no "
+                 "values; ops record it, and spmd_x_program_run gives arrays with values");
 }
 
 size_t live_count() {

@@ -42,7 +42,7 @@ struct spmd_array {
 
 namespace spmd::capi {
 
-enum class HandleKind { Runtime, Mesh, Spec, Sharding, Array, Collective, Context };
+enum class HandleKind { Runtime, Mesh, Spec, Sharding, Array, Collective, Context, Program };
 
 template <typename H> struct KindOf;
 template <> struct KindOf<spmd_runtime> {
@@ -119,15 +119,20 @@ const H &use(const H *h, const char *arg) {
   return use(const_cast<H *>(h), arg);
 }
 
+// Whether a call takes a value of a program being recorded (an abstract
+// array, runtime/recording.hpp): the ops, which record it, and the calls
+// that read only its type and layout. Every other call needs values.
+enum class Abstract { Refused, Allowed };
+
 // A call's hold on an array handle (ArraySlot) from the argument check to
 // the end of the call: its array stays alive, and an op consuming it by
 // donation meanwhile leaves its buffers as they are. Throws
 // INVALID_ARGUMENT naming `arg` for a NULL, destroyed, wrong-kind or
-// donated handle.
+// donated handle, and for a program's value unless `abstract` allows it.
 class ArrayHold {
  public:
   ArrayHold() = default;
-  ArrayHold(const spmd_array *h, const char *arg);
+  ArrayHold(const spmd_array *h, const char *arg, Abstract abstract = Abstract::Refused);
   ArrayHold(ArrayHold &&o) noexcept : slot_(o.slot_) { o.slot_ = nullptr; }
   ArrayHold &operator=(ArrayHold &&o) noexcept {
     std::swap(slot_, o.slot_);

@@ -9,12 +9,15 @@
 #include "exec/ops/reduction.hpp"
 #include "exec/ops/shape_ops.hpp"
 #include "exec/ops/table.hpp"
+#include "exec/program/program.hpp"
 #include "spmd/ops.h"
 
 using namespace spmd;
 using namespace spmd::capi;
 
 namespace {
+
+using Arrays = std::vector<ArrayPtr>;
 
 // An op's array operands in order, each handle held once however often it
 // is named, until the call returns: so a donation can tell the op's own
@@ -27,20 +30,29 @@ class Operands {
     size_t j = 0;
     while (j < i && handles_[j] != a) ++j;
     if (j == i) {
-      holds_[i] = ArrayHold(a, arg);
+      holds_[i] = ArrayHold(a, arg, Abstract::Allowed);
       slots_[i] = holds_[i].slot();
     } else {
       slots_[i] = slots_[j];
     }
     handles_[i] = a;
+    names_[i] = arg;
     ++n_;
     return slots_[i]->array();
   }
   unsigned size() const { return n_; }
   ArraySlot *slot(size_t i) const { return slots_[i]; }
+  // The operands' arrays and argument names, in order.
+  Arrays arrays() const {
+    Arrays xs;
+    for (unsigned i = 0; i < n_; ++i) xs.push_back(slots_[i]->array());
+    return xs;
+  }
+  std::vector<const char *> names() const { return std::vector<const char *>(names_, names_ + n_); }
 
  private:
   const spmd_array *handles_[3] = {};
+  const char *names_[3] = {};
   ArraySlot *slots_[3] = {};
   ArrayHold holds_[3];
   unsigned n_ = 0;
@@ -79,15 +91,29 @@ void finish(const ops::OpOptions &c, ArrayPtr result, spmd_array **out) {
   *out = new_handle<spmd_array>(std::move(result));
 }
 
+// Runs the op `make(operands, options)` and names its result as jax.jit
+// does; or, when an operand is a value of a program being recorded,
+// records it there (exec/program). `make` holds the op's other arguments
+// by value: a program replays it on each run's arrays.
+template <typename Make>
+ArrayPtr run_or_record(const char *fn, const Arrays &xs, const std::vector<const char *> &names,
+                       const ops::OpOptions &c, Make &&make) {
+  auto named = [make](const Arrays &a, const ops::OpOptions &o) {
+    return ops::as_jit_returns(make(a, o), o, a.empty() ? nullptr : a[0].get());
+  };
+  if (auto program = Program::of(xs, names)) return program->record(fn, xs, c, std::move(named));
+  return named(xs, c);
+}
+
 // The tail of every op's entry point, once its own arguments are read:
-// the output pointer and the options are checked, `make` runs the op, the
-// result is handed out, and donated operands are retired.
+// the output pointer and the options are checked, `make` runs the op (or
+// records it), the result is handed out, and donated operands are retired.
 template <typename Make>
 void complete(const char *fn, const Operands &in, const spmd_op_options *options,
               spmd_array **out, Make &&make) {
   out_arg(out);
   const ops::OpOptions c = read_call(options, in, fn);
-  finish(c, ops::as_jit_returns(make(c), c, in.size() ? in.slot(0)->array().get() : nullptr), out);
+  finish(c, run_or_record(fn, in.arrays(), in.names(), c, std::forward<Make>(make)), out);
 }
 
 // The same for an op of a list of n arrays (xs[0] .. xs[n-1], n > 0),
@@ -97,17 +123,21 @@ void complete_list(const char *fn, size_t n, const spmd_array *const *xs, const 
                    spmd_array **out, Make &&make) {
   if (xs == nullptr) invalid("xs: NULL with ", n, n == 1 ? " array" : " arrays");
   std::vector<ArrayHold> holds;
-  std::vector<ArrayPtr> arrays;
+  Arrays arrays;
+  std::vector<std::string> names;
   holds.reserve(n);
   for (size_t k = 0; k < n; ++k) {
-    holds.emplace_back(xs[k], cat("xs[", k, "]").c_str());
+    names.push_back(cat("xs[", k, "]"));
+    holds.emplace_back(xs[k], names.back().c_str(), Abstract::Allowed);
     arrays.push_back(holds.back().ptr());
   }
   out_arg(out);
   if (read_options(options, spmd_op_options SPMD_OP_OPTIONS_INIT, "options").donate != 0)
     invalid("options->donate: ", fn, " does not take donations");
   const ops::OpOptions c = read_call(options, Operands(), fn);
-  finish(c, ops::as_jit_returns(make(arrays, c), c, arrays[0].get()), out);
+  std::vector<const char *> name_ptrs;
+  for (const auto &s : names) name_ptrs.push_back(s.c_str());
+  finish(c, run_or_record(fn, arrays, name_ptrs, c, std::forward<Make>(make)), out);
 }
 
 // An enumerator's row of the op table (exec/ops/table.hpp).
@@ -135,15 +165,17 @@ std::vector<int64_t> int_list(const char *what, size_t n, const int64_t *values)
   return std::vector<int64_t>(values, values + n);
 }
 
-// An op of one array operand x: `make` gets x and the options (the
-// other arguments are read inside it, so their errors come after x's).
-template <typename Make>
+// An op of one array operand x: `bind()`, called once x is checked (so
+// errors in the other arguments come after x's), reads the op's other
+// arguments and returns the op, a function of the operands (x) and the
+// options holding those arguments by value.
+template <typename Bind>
 spmd_status x_op(const char *fn, const spmd_array *x, const spmd_op_options *options, spmd_array **out,
-                 Make make) {
+                 Bind bind) {
   return guard(fn, [&] {
     Operands in;
-    const auto &a = in(x, "x");
-    complete(fn, in, options, out, [&](const ops::OpOptions &opts) { return make(a, opts); });
+    in(x, "x");
+    complete(fn, in, options, out, bind());
   });
 }
 
@@ -151,7 +183,9 @@ spmd_status x_op(const char *fn, const spmd_array *x, const spmd_op_options *opt
 template <typename Op>
 spmd_status axis_op(const char *fn, const spmd_array *x, int64_t axis, const spmd_op_options *options,
                     spmd_array **out, Op op) {
-  return x_op(fn, x, options, out, [&](const ArrayPtr &a, const ops::OpOptions &opts) { return op(a, axis, opts); });
+  return x_op(fn, x, options, out, [&] {
+    return [op, axis](const Arrays &a, const ops::OpOptions &opts) { return op(a[0], axis, opts); };
+  });
 }
 
 }  // namespace
@@ -172,9 +206,9 @@ spmd_status spmd_unary(spmd_unary_op op, const spmd_array *x, const spmd_op_opti
   return guard(fn, [&] {
     Operands in;
     const ew::Op o = unary_op(op);
-    const auto &a = in(x, "x");
+    in(x, "x");
     complete(fn, in, options, out,
-             [&](const ops::OpOptions &opts) { return ops::unary(o, a, opts); });
+             [o](const Arrays &x, const ops::OpOptions &opts) { return ops::unary(o, x[0], opts); });
   });
 }
 
@@ -183,10 +217,10 @@ spmd_status spmd_astype(const spmd_array *x, spmd_dtype dtype, const spmd_op_opt
   const char *fn = __func__;
   return guard(fn, [&] {
     Operands in;
-    const auto &a = in(x, "x");
+    in(x, "x");
     check_dtype("dtype", dtype);
     complete(fn, in, options, out,
-             [&](const ops::OpOptions &opts) { return ops::astype(a, valid_dtype(dtype), opts); });
+             [t = valid_dtype(dtype)](const Arrays &x, const ops::OpOptions &opts) { return ops::astype(x[0], t, opts); });
   });
 }
 
@@ -196,10 +230,10 @@ spmd_status spmd_binary(spmd_binary_op op, const spmd_array *x, const spmd_array
   return guard(fn, [&] {
     Operands in;
     const ew::Op o = binary_op(op);
-    const auto &a = in(x, "x");
-    const auto &b = in(y, "y");
+    in(x, "x");
+    in(y, "y");
     complete(fn, in, options, out,
-             [&](const ops::OpOptions &opts) { return ops::binary(o, a, b, opts); });
+             [o](const Arrays &x, const ops::OpOptions &opts) { return ops::binary(o, x[0], x[1], opts); });
   });
 }
 
@@ -209,9 +243,9 @@ spmd_status spmd_binary_scalar(spmd_binary_op op, const spmd_array *x, double s,
   return guard(fn, [&] {
     Operands in;
     const ew::Op o = binary_op(op);
-    const auto &a = in(x, "x");
+    in(x, "x");
     complete(fn, in, options, out,
-             [&](const ops::OpOptions &opts) { return ops::binary_scalar(o, a, s, false, opts); });
+             [o, s](const Arrays &x, const ops::OpOptions &opts) { return ops::binary_scalar(o, x[0], s, false, opts); });
   });
 }
 
@@ -221,9 +255,9 @@ spmd_status spmd_scalar_binary(spmd_binary_op op, double s, const spmd_array *x,
   return guard(fn, [&] {
     Operands in;
     const ew::Op o = binary_op(op);
-    const auto &a = in(x, "x");
+    in(x, "x");
     complete(fn, in, options, out,
-             [&](const ops::OpOptions &opts) { return ops::binary_scalar(o, a, s, true, opts); });
+             [o, s](const Arrays &x, const ops::OpOptions &opts) { return ops::binary_scalar(o, x[0], s, true, opts); });
   });
 }
 
@@ -232,11 +266,11 @@ spmd_status spmd_where(const spmd_array *cond, const spmd_array *x, const spmd_a
   const char *fn = __func__;
   return guard(fn, [&] {
     Operands in;
-    const auto &c0 = in(cond, "cond");
-    const auto &a = in(x, "x");
-    const auto &b = in(y, "y");
+    in(cond, "cond");
+    in(x, "x");
+    in(y, "y");
     complete(fn, in, options, out,
-             [&](const ops::OpOptions &opts) { return ops::where(c0, a, b, opts); });
+             [](const Arrays &x, const ops::OpOptions &opts) { return ops::where(x[0], x[1], x[2], opts); });
   });
 }
 
@@ -246,10 +280,12 @@ spmd_status spmd_reduce(spmd_reduce_op op, const spmd_array *x, size_t naxes, co
   return guard(fn, [&] {
     Operands in;
     const ops::ReduceKind k = reduce_op(op);
-    const auto &a = in(x, "x");
+    in(x, "x");
     const auto list = int_list("axes", naxes, axes);
     complete(fn, in, options, out,
-             [&](const ops::OpOptions &opts) { return ops::reduce(k, a, list, axes == nullptr, keepdims != 0, opts); });
+             [k, list, all = axes == nullptr, keep = keepdims != 0](const Arrays &x, const ops::OpOptions &opts) {
+               return ops::reduce(k, x[0], list, all, keep, opts);
+             });
   });
 }
 
@@ -273,10 +309,10 @@ spmd_status spmd_take(const spmd_array *a, const spmd_array *indices, int64_t ax
   const char *fn = __func__;
   return guard(fn, [&] {
     Operands in;
-    const auto &x = in(a, "a");
-    const auto &i = in(indices, "indices");
+    in(a, "a");
+    in(indices, "indices");
     complete(fn, in, options, out,
-             [&](const ops::OpOptions &opts) { return ops::take(x, i, axis, opts); });
+             [axis](const Arrays &x, const ops::OpOptions &opts) { return ops::take(x[0], x[1], axis, opts); });
   });
 }
 
@@ -286,11 +322,11 @@ spmd_status spmd_scatter_add(const spmd_array *x, const spmd_array *indices,
   const char *fn = __func__;
   return guard(fn, [&] {
     Operands in;
-    const auto &a = in(x, "x");
-    const auto &i = in(indices, "indices");
-    const auto &u = in(updates, "updates");
-    complete(fn, in, options, out, [&](const ops::OpOptions &opts) {
-      return ops::scatter_add(a, i, u, axis, opts);
+    in(x, "x");
+    in(indices, "indices");
+    in(updates, "updates");
+    complete(fn, in, options, out, [axis](const Arrays &x, const ops::OpOptions &opts) {
+      return ops::scatter_add(x[0], x[1], x[2], axis, opts);
     });
   });
 }
@@ -300,12 +336,12 @@ spmd_status spmd_one_hot(const spmd_array *x, int64_t num_classes, int64_t axis,
   const char *fn = __func__;
   return guard(fn, [&] {
     Operands in;
-    const auto &a = in(x, "x");
+    in(x, "x");
     check_dtype("dtype", dtype);
     if (read_options(options, spmd_op_options SPMD_OP_OPTIONS_INIT, "options").donate != 0)
       invalid("options->donate: spmd_one_hot does not take donations");
-    complete(fn, in, options, out, [&](const ops::OpOptions &opts) {
-      return ops::one_hot(a, num_classes, axis, valid_dtype(dtype), opts);
+    complete(fn, in, options, out, [num_classes, axis, t = valid_dtype(dtype)](const Arrays &x, const ops::OpOptions &opts) {
+      return ops::one_hot(x[0], num_classes, axis, t, opts);
     });
   });
 }
@@ -315,9 +351,9 @@ spmd_status spmd_softmax(const spmd_array *x, int64_t axis, int log, const spmd_
   const char *fn = __func__;
   return guard(fn, [&] {
     Operands in;
-    const auto &a = in(x, "x");
+    in(x, "x");
     complete(fn, in, options, out,
-             [&](const ops::OpOptions &opts) { return ops::softmax(a, axis, log != 0, opts); });
+             [axis, lg = log != 0](const Arrays &x, const ops::OpOptions &opts) { return ops::softmax(x[0], axis, lg, opts); });
   });
 }
 
@@ -326,8 +362,8 @@ spmd_status spmd_dot_general(const spmd_array *lhs, const spmd_array *rhs, const
   const char *fn = __func__;
   return guard(fn, [&] {
     Operands in;
-    const auto &a = in(lhs, "lhs");
-    const auto &b = in(rhs, "rhs");
+    in(lhs, "lhs");
+    in(rhs, "rhs");
     if (dims == nullptr) invalid("dims: NULL spmd_dot_dims pointer");
     const auto d = read_options(dims, spmd_dot_dims SPMD_DOT_DIMS_INIT, "dims");
     propagate::DotDims dd;
@@ -336,7 +372,7 @@ spmd_status spmd_dot_general(const spmd_array *lhs, const spmd_array *rhs, const
     dd.lhs_contract = int_list("dims->lhs_contract", d.ncontract, d.lhs_contract);
     dd.rhs_contract = int_list("dims->rhs_contract", d.ncontract, d.rhs_contract);
     complete(fn, in, options, out,
-             [&](const ops::OpOptions &opts) { return ops::dot_general(a, b, std::move(dd), opts); });
+             [dd](const Arrays &x, const ops::OpOptions &opts) { return ops::dot_general(x[0], x[1], dd, opts); });
   });
 }
 
@@ -345,10 +381,10 @@ spmd_status spmd_matmul(const spmd_array *x, const spmd_array *y, const spmd_op_
   const char *fn = __func__;
   return guard(fn, [&] {
     Operands in;
-    const auto &a = in(x, "a");
-    const auto &b = in(y, "b");
+    in(x, "a");
+    in(y, "b");
     complete(fn, in, options, out,
-             [&](const ops::OpOptions &opts) { return ops::matmul(a, b, opts); });
+             [](const Arrays &x, const ops::OpOptions &opts) { return ops::matmul(x[0], x[1], opts); });
   });
 }
 
@@ -358,10 +394,12 @@ spmd_status spmd_einsum(const char *subscripts, const spmd_array *x, const spmd_
   return guard(fn, [&] {
     Operands in;
     if (subscripts == nullptr) invalid("subscripts: NULL string");
-    const auto &a = in(x, "a");
-    const auto &b = in(y, "b");
+    in(x, "a");
+    in(y, "b");
     complete(fn, in, options, out,
-             [&](const ops::OpOptions &opts) { return ops::einsum(subscripts, a, b, opts); });
+             [sub = std::string(subscripts)](const Arrays &x, const ops::OpOptions &opts) {
+               return ops::einsum(sub, x[0], x[1], opts);
+             });
   });
 }
 
@@ -371,8 +409,8 @@ spmd_status spmd_einsum_n(const char *subscripts, size_t n, const spmd_array *co
   return guard(fn, [&] {
     if (subscripts == nullptr) invalid("subscripts: NULL string");
     if (n == 0) invalid("n: einsum needs at least one operand");
-    complete_list(fn, n, xs, options, out, [&](const std::vector<ArrayPtr> &arrays, const ops::OpOptions &c) {
-      return ops::einsum(subscripts, arrays, c);
+    complete_list(fn, n, xs, options, out, [sub = std::string(subscripts)](const Arrays &arrays, const ops::OpOptions &c) {
+      return ops::einsum(sub, arrays, c);
     });
   });
 }
@@ -382,10 +420,10 @@ spmd_status spmd_transpose(const spmd_array *x, size_t naxes, const int64_t *per
   const char *fn = __func__;
   return guard(fn, [&] {
     Operands in;
-    const auto &a = in(x, "x");
+    in(x, "x");
     auto p = int_list("perm", naxes, perm);
     complete(fn, in, options, out,
-             [&](const ops::OpOptions &opts) { return ops::transpose(a, std::move(p), opts); });
+             [p](const Arrays &x, const ops::OpOptions &opts) { return ops::transpose(x[0], p, opts); });
   });
 }
 
@@ -394,10 +432,10 @@ spmd_status spmd_reshape(const spmd_array *x, size_t ndim, const int64_t *shape,
   const char *fn = __func__;
   return guard(fn, [&] {
     Operands in;
-    const auto &a = in(x, "x");
+    in(x, "x");
     auto s = int_list("shape", ndim, shape);
     complete(fn, in, options, out,
-             [&](const ops::OpOptions &opts) { return ops::reshape(a, std::move(s), opts); });
+             [s](const Arrays &x, const ops::OpOptions &opts) { return ops::reshape(x[0], s, opts); });
   });
 }
 
@@ -406,34 +444,38 @@ spmd_status spmd_broadcast_to(const spmd_array *x, size_t ndim, const int64_t *s
   const char *fn = __func__;
   return guard(fn, [&] {
     Operands in;
-    const auto &a = in(x, "x");
+    in(x, "x");
     Shape s = checked_shape("shape", ndim, shape);
     complete(fn, in, options, out,
-             [&](const ops::OpOptions &opts) { return ops::broadcast_to(a, s, opts); });
+             [s](const Arrays &x, const ops::OpOptions &opts) { return ops::broadcast_to(x[0], s, opts); });
   });
 }
 
 spmd_status spmd_slice(const spmd_array *x, size_t ndim, const int64_t *start, const int64_t *stop,
                        const spmd_op_options *options, spmd_array **out) {
-  return x_op(__func__, x, options, out, [&](const ArrayPtr &a, const ops::OpOptions &opts) {
-    return ops::slice(a, int_list("start", ndim, start), int_list("stop", ndim, stop), opts);
+  return x_op(__func__, x, options, out, [&] {
+    return [b = int_list("start", ndim, start), e = int_list("stop", ndim, stop)](
+               const Arrays &a, const ops::OpOptions &opts) { return ops::slice(a[0], b, e, opts); };
   });
 }
 
 spmd_status spmd_slice_strided(const spmd_array *x, size_t ndim, const int64_t *start,
                                const int64_t *stop, const int64_t *strides,
                                const spmd_op_options *options, spmd_array **out) {
-  return x_op(__func__, x, options, out, [&](const ArrayPtr &a, const ops::OpOptions &opts) {
-    return ops::slice_strided(a, int_list("start", ndim, start), int_list("stop", ndim, stop),
-                              int_list("strides", ndim, strides), opts);
+  return x_op(__func__, x, options, out, [&] {
+    return [b = int_list("start", ndim, start), e = int_list("stop", ndim, stop),
+            st = int_list("strides", ndim, strides)](const Arrays &a, const ops::OpOptions &opts) {
+      return ops::slice_strided(a[0], b, e, st, opts);
+    };
   });
 }
 
 spmd_status spmd_dynamic_slice(const spmd_array *x, size_t ndim, const int64_t *start,
                                const int64_t *sizes, const spmd_op_options *options,
                                spmd_array **out) {
-  return x_op(__func__, x, options, out, [&](const ArrayPtr &a, const ops::OpOptions &opts) {
-    return ops::dynamic_slice(a, int_list("start", ndim, start), int_list("sizes", ndim, sizes), opts);
+  return x_op(__func__, x, options, out, [&] {
+    return [b = int_list("start", ndim, start), n = int_list("sizes", ndim, sizes)](
+               const Arrays &a, const ops::OpOptions &opts) { return ops::dynamic_slice(a[0], b, n, opts); };
   });
 }
 
@@ -442,7 +484,7 @@ spmd_status spmd_concatenate(size_t n, const spmd_array *const *xs, int64_t axis
   const char *fn = __func__;
   return guard(fn, [&] {
     if (n == 0) invalid("n: concatenate needs at least one array");
-    complete_list(fn, n, xs, options, out, [&](const std::vector<ArrayPtr> &arrays, const ops::OpOptions &c) {
+    complete_list(fn, n, xs, options, out, [axis](const Arrays &arrays, const ops::OpOptions &c) {
       return ops::concatenate(arrays, axis, c);
     });
   });

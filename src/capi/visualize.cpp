@@ -52,7 +52,7 @@ spmd_status spmd_sharding_visualize(const spmd_sharding *sharding, size_t ndim,
 spmd_status spmd_array_visualize(const spmd_array *array, const spmd_visualize_options *options,
                                  char **out) {
   return guard(__func__, [&] {
-    const ArrayHold a(array, "array");
+    const ArrayHold a(array, "array", Abstract::Allowed);
     out_arg(out);
     *out = to_c_string(visualize_sharding(*a->sharding(), a->shape(), picture_options(options)));
   });

@@ -16,6 +16,12 @@ namespace spmd {
 
 Array::Array(ShardingPtr sharding, spmd_dtype dtype, Shape shape)
     : Array(std::move(sharding), dtype, std::move(shape), Adopt{}) {
+  if (const auto &r = RecordingScope::current_owner()) {
+    abstract_ = true;
+    recording_ = r;
+    buffers_.assign(shards_.size(), nullptr);
+    return;
+  }
   buffers_.reserve(shards_.size());
   const auto &backend = runtime_->backend_ptr();
   for (const auto &s : shards_)
@@ -39,6 +45,15 @@ ArrayPtr Array::from_buffers(ShardingPtr sharding, spmd_dtype dtype, Shape shape
   if (buffers.size() != a->shards_.size())
     fail(SPMD_ERR_INTERNAL, "from_buffers: ", buffers.size(), " buffers for ", a->shards_.size(),
          " shards");
+  // The buffers of an abstract value (none) while recording: another view
+  // of the value, abstract too.
+  if (const auto &r = RecordingScope::current_owner();
+      r && std::all_of(buffers.begin(), buffers.end(), [](const BufferPtr &b) { return !b; })) {
+    a->abstract_ = true;
+    a->recording_ = r;
+    a->buffers_ = std::move(buffers);
+    return a;
+  }
   for (size_t i = 0; i < buffers.size(); ++i)
     if (!a->runtime_->is_local(a->shards_[i].device) ? buffers[i] != nullptr
         : !buffers[i] || buffers[i]->bytes() != a->shard_bytes(i) ||
@@ -416,6 +431,15 @@ ArrayPtr Array::reshard(const ShardingPtr &target) const {
             "devices of one runtime");
   target->check_rank(shape_);
   auto out = std::make_shared<Array>(target, dtype_, shape_);
+  if (out->abstract()) {
+    // Recorded: what would cross between devices, for the program's text.
+    int64_t bytes = 0;
+    for (const auto &m : plan_redistribution(shards_, out->shards_))
+      if (shards_[m.src].device != out->shards_[m.dst].device)
+        bytes += m.box.elements() * static_cast<int64_t>(elem_size_);
+    if (bytes > 0) current_recording()->note_transfer("reshard to " + target->to_string(), bytes);
+    return out;
+  }
   std::vector<ShardMove> moves;
   for (const auto &m : plan_redistribution(shards_, out->shards_)) {
     const ShardLayout &s = shards_[m.src];
@@ -435,6 +459,13 @@ ArrayPtr Array::relabeled(ShardingPtr sharding) const {
   if (!sharding->equivalent(*sharding_))
     fail(SPMD_ERR_INTERNAL, "relabeled: ", sharding->to_string(), " does not lay out an array of ",
          sharding_->to_string());
+  if (abstract_) {
+    ArrayPtr a(new Array(std::move(sharding), dtype_, shape_, Adopt{}));
+    a->abstract_ = true;
+    a->recording_ = recording_;
+    a->buffers_ = buffers_;
+    return a;
+  }
   return from_buffers(std::move(sharding), dtype_, shape_, buffers_);
 }
 

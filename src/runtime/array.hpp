@@ -16,6 +16,7 @@
 
 #include "core/sharding.hpp"
 #include "runtime/buffer.hpp"
+#include "runtime/recording.hpp"
 #include "runtime/runtime.hpp"
 #include "spmd/dtype.h"
 
@@ -27,7 +28,8 @@ using ArrayPtr = std::shared_ptr<Array>;
 class Array {
  public:
   // Allocates one uninitialised buffer per device of this process in the
-  // sharding.
+  // sharding; while a recording is current on the thread
+  // (runtime/recording.hpp), none: the array is an abstract value of it.
   Array(ShardingPtr sharding, spmd_dtype dtype, Shape shape);
 
   // jax.device_put of a row-major host buffer of exactly nbytes. Returns
@@ -70,7 +72,14 @@ class Array {
   const ShardLayout &shard(size_t i) const { return shards_.at(i); }
   const std::vector<ShardLayout> &shards() const { return shards_; }
   // Whether shard i's device belongs to this process (it has a buffer).
+  // No shard of an abstract array is.
   bool addressable(size_t i) const { return buffers_.at(i) != nullptr; }
+  // Whether this is a value of a program being recorded: a shape, dtype
+  // and sharding with no buffers and no values.
+  bool abstract() const { return abstract_; }
+  // The recording an abstract array belongs to; null once it is gone or
+  // for a concrete array.
+  std::shared_ptr<Recording> recording() const { return recording_.lock(); }
   // Whether every shard is addressable (jax.Array.is_fully_addressable).
   bool fully_addressable() const;
   // Whether another library holds a view of a shard's memory (a DLPack
@@ -132,6 +141,8 @@ class Array {
   size_t nbytes_;
   std::vector<ShardLayout> shards_;
   std::vector<BufferPtr> buffers_;
+  bool abstract_ = false;
+  std::weak_ptr<Recording> recording_;
 };
 
 // The array behind a caller's handle, the calls using it now, and the op

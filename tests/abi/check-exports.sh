@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Fails unless the dynamic symbols a shared library defines are exactly the
 # spmd_ functions its public headers declare, each under the major version
-# node or one of its minor nodes (SPMD_1, SPMD_1.1, ...), plus the nodes: no C++ or STL symbols, nothing from a
+# node or one of its minor nodes (SPMD_1, SPMD_1.1, ...), and the
+# experimental ones (spmd_x_, declared under experimental/) under
+# SPMD_EXPERIMENTAL, plus the nodes: no C++ or STL symbols, nothing from a
 # dependency, no spmd_ helper the headers do not promise.
 #
 # usage: check-exports.sh LIBRARY VERSION_NODE HEADER_DIR...
@@ -19,8 +21,13 @@ fi
 bad=0
 exported=()
 while read -r _ type name; do
-  if [[ $name =~ ^${node}(\.[0-9]+)?$ && $type == A ]]; then
+  if [[ $name =~ ^(${node}(\.[0-9]+)?|SPMD_EXPERIMENTAL)$ && $type == A ]]; then
     continue
+  elif [[ $name =~ ^(spmd_x_[a-z0-9_]+)@@SPMD_EXPERIMENTAL$ ]]; then
+    exported+=("${BASH_REMATCH[1]}")
+  elif [[ $name =~ ^spmd_x_ ]]; then
+    echo "FAIL: $lib exports '$name' ($type): experimental functions go under SPMD_EXPERIMENTAL"
+    bad=1
   elif [[ $name =~ ^(spmd_[a-z0-9_]+)@@${node}(\.[0-9]+)?$ ]]; then
     exported+=("${BASH_REMATCH[1]}")
   else
@@ -36,7 +43,10 @@ fi
 
 # Every SPMD_API function declared in the public headers.
 headers=()
-for dir in "$@"; do headers+=("$dir"/*.h); done
+for dir in "$@"; do
+  headers+=("$dir"/*.h)
+  [[ -d $dir/experimental ]] && headers+=("$dir"/experimental/*.h)
+done
 declared=$(cat "${headers[@]}" | tr '\n' ' ' | grep -oE 'SPMD_API[^;(]*[^a-zA-Z0-9_]spmd_[a-z0-9_]+[[:space:]]*\(' |
   grep -oE 'spmd_[a-z0-9_]+[[:space:]]*\($' | tr -d ' (' | sort -u)
 exported_sorted=$(printf '%s\n' "${exported[@]}" | sort -u)

@@ -160,6 +160,8 @@ size_t kernel_in_bytes(const Kernel &k, int i) {
       return i < k.elementwise.nin
                  ? ew::input_elements(k.elementwise, i) * dtype_size(k.elementwise.in[i].dtype)
                  : 0;
+    case KernelKind::ElementwiseChain:
+      return i < k.chain->nin ? k.count * dtype_size(k.chain->in_dtype[i]) : 0;
     case KernelKind::Reduce:
       return i == 0 ? static_cast<size_t>(shape_elements(k.reduce.shape)) * dtype_size(k.reduce.in) : 0;
     case KernelKind::Take:
@@ -196,6 +198,8 @@ void run_kernel(const Kernel &k, void *out, const void *const in[3]) {
   switch (k.kind) {
     case KernelKind::Elementwise:
       return ew::run(k.elementwise, out, in);
+    case KernelKind::ElementwiseChain:
+      return ew::run_chain(*k.chain, k.count, out, in);
     case KernelKind::Reduce:
       return red::run(k.reduce, out, in0);
     case KernelKind::Gemm:

@@ -146,6 +146,11 @@ ArrayPtr dot_general(const ArrayPtr &lhs_in, const ArrayPtr &rhs_in, propagate::
 
   auto out = std::make_shared<Array>(sharding_of(mesh, c.out), dtype, out_shape);
   const size_t nb = dd.lhs_batch.size(), nk = dd.lhs_contract.size();
+  if (out->abstract()) {
+    int64_t k = 1;
+    for (int64_t d : dd.lhs_contract) k *= lhs_in->shape()[static_cast<size_t>(d)];
+    current_recording()->note_flops(2 * out->size() * k);
+  }
   std::vector<std::pair<size_t, Kernel>> kernels;
   for (size_t i = 0; i < out->shard_count(); ++i) {
     const ShardLayout &s = out->shard(i);

@@ -51,6 +51,29 @@ Shape strides_for(const Shape &local, const Shape &out_local) {
   return st;
 }
 
+// Tells the recording what this pass would compute (fusion reads it).
+void note_step(ew::Op op, const std::vector<Input> &in, const std::vector<ArrayPtr> &laid,
+               const Array &out, spmd_dtype compute) {
+  Recording::ElementwiseStep step;
+  step.params.op = op;
+  step.params.out = out.dtype();
+  step.params.compute = compute;
+  step.params.shape = out.shape();
+  step.params.nin = static_cast<int>(in.size());
+  step.out = &out;
+  for (size_t k = 0; k < in.size(); ++k) {
+    step.params.in[k].dtype = in[k].dtype;
+    if (!laid[k]) {
+      step.params.in[k].scalar = true;
+      step.params.in[k].value = in[k].value;
+      continue;
+    }
+    step.in[k] = laid[k].get();
+    if (laid[k] != in[k].array || laid[k]->shape() != out.shape()) step.broadcast = true;
+  }
+  current_recording()->note_elementwise(step);
+}
+
 ArrayPtr run(ew::Op op, std::vector<Input> in, spmd_dtype compute, spmd_dtype out_dtype,
              const Shape *target, const OpOptions &options) {
   std::vector<Operand> arrays;
@@ -117,6 +140,7 @@ ArrayPtr run(ew::Op op, std::vector<Input> in, spmd_dtype compute, spmd_dtype ou
     out = Array::from_buffers(out_sharding, out_dtype, out_shape, std::move(buffers));
   }
   if (!out) out = std::make_shared<Array>(out_sharding, out_dtype, out_shape);
+  if (out->abstract()) note_step(op, in, laid, *out, compute);
 
   std::vector<std::pair<size_t, Kernel>> kernels;
   for (size_t i = 0; i < out->shard_count(); ++i) {

@@ -1,0 +1,157 @@
+// Programs, libspmd's jit: ops recorded once over abstract arrays, planned
+// once, run many times with new inputs.
+//
+// Recording runs each op's own code under a RecordingScope
+// (runtime/recording.hpp): its checks, promotion and placement are the
+// eager op's, its result an abstract array. The program keeps, per op, a
+// replay of the call (the op's entry with its arguments bound) and what the
+// op would have done: its elementwise pass, its transfers, its flops.
+//
+// Compiling plans the run: elementwise ops over one shape and layout whose
+// intermediate results nothing else reads merge into groups that run as
+// one chain kernel per shard (kernels/elementwise_chain.hpp), and every
+// value is dropped after its last use. Running binds inputs, checked
+// against what was recorded, replays the other ops on them and returns the
+// outputs. The plan holds no concrete buffers, so it runs on any inputs of
+// the recorded kind, from several threads at once.
+//
+// Not yet: propagation backward from later constraints and uses (a
+// recorded op is placed as the eager op places it), donation of inputs,
+// and collectives planned once for every run (each op plans its own).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "exec/ops/op_support.hpp"
+#include "kernels/elementwise_chain.hpp"
+#include "runtime/array.hpp"
+#include "runtime/recording.hpp"
+
+namespace spmd {
+
+class Program final : public Recording, public std::enable_shared_from_this<Program> {
+ public:
+  // One recorded op's call on concrete operands, in the order recorded: the
+  // op's own entry with its other arguments bound, returning the result as
+  // the eager call returns it.
+  using Replay = std::function<ArrayPtr(const std::vector<ArrayPtr> &, const ops::OpOptions &)>;
+
+  explicit Program(std::shared_ptr<Runtime> runtime);
+
+  // An input of this shape, dtype and sharding: an abstract array.
+  ArrayPtr add_input(ShardingPtr sharding, spmd_dtype dtype, Shape shape);
+
+  // The program an op's operands are values of, or null when none is (an
+  // eager call). INVALID_ARGUMENT naming the operands when two belong to
+  // different programs, or naming one whose program is gone.
+  static std::shared_ptr<Program> of(const std::vector<ArrayPtr> &operands,
+                                     const std::vector<const char *> &names);
+
+  // Records `fn` on `operands` (values of this program, or concrete arrays
+  // it keeps as constants) and returns its abstract result. INVALID_ARGUMENT
+  // once the program is compiled, or for an operand donated into it.
+  ArrayPtr record(const char *fn, const std::vector<ArrayPtr> &operands,
+                  const ops::OpOptions &options, Replay replay);
+
+  // Output number output_count(): `value`, brought to `sharding` when one
+  // is given (jax.jit's out_shardings). INVALID_ARGUMENT naming `arg` for a
+  // value of another program, or once compiled.
+  void add_output(const ArrayPtr &value, ShardingPtr sharding, const char *arg);
+
+  // Ends recording and plans the run; INVALID_ARGUMENT when there is no
+  // output or it is compiled already.
+  void compile();
+  bool compiled() const { return compiled_; }
+
+  size_t input_count() const { return inputs_.size(); }
+  size_t output_count() const { return outputs_.size(); }
+  Runtime &runtime() const { return *runtime_; }
+
+  // Runs the compiled program on `inputs` (as many as recorded, each of
+  // the recorded shape, dtype and layout: INVALID_ARGUMENT naming
+  // "inputs[k]" otherwise) and returns its outputs.
+  std::vector<ArrayPtr> run(const std::vector<ArrayPtr> &inputs) const;
+
+  // The program for people: each value's type and layout, each op and its
+  // transfers and flops, the fused groups, and the totals.
+  std::string text() const;
+
+  // "float32[8,16]": a value's type in messages and the text.
+  static std::string type_text(const Array &a);
+
+  // Recording's notes, about the op being recorded.
+  void note_elementwise(const ElementwiseStep &step) override;
+  void note_transfer(std::string what, int64_t bytes) override;
+  void note_flops(int64_t flops) override;
+
+ private:
+  // Where an op's operand comes from: a value, or a constant array.
+  struct Source {
+    int value = -1;
+    ArrayPtr constant;
+  };
+  struct Transfer {
+    std::string what;
+    int64_t bytes = 0;
+  };
+  struct Value {
+    ArrayPtr abstract;    // its shape, dtype and sharding
+    int producer = -1;    // the node making it; -1 for an input
+    int input = -1;       // its input number, for an input
+    int uses = 0;         // operands of nodes reading it
+    bool output = false;
+  };
+  // An elementwise pass the op would run, its operands as the op's.
+  struct Step {
+    ew::Params params;
+    int operand[3] = {-1, -1, -1};  // the op's operand read; -1: a scalar or another array
+    ShardingPtr out;                // the pass's result layout
+    bool direct = false;            // every operand an op operand read as it is
+  };
+  struct Node {
+    std::string name;     // "sin", "matmul"
+    std::vector<Source> operands;
+    ops::OpOptions options;
+    Replay replay;
+    int result = -1;
+    // What recording saw the op do.
+    std::vector<Step> steps;
+    std::vector<Transfer> transfers;
+    int64_t flops = 0;
+    int group = -1;       // its fused group, once compiled
+  };
+  struct Group {
+    std::vector<int> nodes;          // in order; the last one makes the result
+    std::vector<Source> inputs;      // the chain's inputs, at most 3
+    std::shared_ptr<const ew::Chain> chain;
+  };
+  struct Output {
+    int value = -1;
+    ShardingPtr sharding;  // null: as placed
+  };
+
+  int value_of(const Array *a) const;  // -1 when not a value of this program
+  int add_value(ArrayPtr abstract, int producer);
+  bool fusable(const Node &n) const;
+  void plan_groups();
+  std::shared_ptr<const ew::Chain> chain_of(Group &g) const;
+  ArrayPtr run_group(const Group &g, const std::vector<ArrayPtr> &values) const;
+  std::string source_text(const Source &s) const;
+
+  std::shared_ptr<Runtime> runtime_;
+  std::vector<Value> values_;
+  std::unordered_map<const Array *, int> value_ids_;
+  std::vector<int> inputs_;  // value ids
+  std::vector<Node> nodes_;
+  std::vector<Output> outputs_;
+  std::vector<Group> groups_;
+  std::vector<std::vector<int>> drops_;  // per node: values read for the last time there
+  Node *recording_ = nullptr;  // the node whose op is being recorded
+  bool compiled_ = false;
+};
+
+}  // namespace spmd

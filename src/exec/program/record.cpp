@@ -1,0 +1,151 @@
+// Recording: inputs, ops and outputs of a program (exec/program/program.hpp).
+#include "base/error.hpp"
+#include "exec/program/program.hpp"
+
+namespace spmd {
+
+Program::Program(std::shared_ptr<Runtime> runtime) : runtime_(std::move(runtime)) {}
+
+int Program::value_of(const Array *a) const {
+  const auto it = value_ids_.find(a);
+  return it == value_ids_.end() ? -1 : it->second;
+}
+
+int Program::add_value(ArrayPtr abstract, int producer) {
+  const int id = static_cast<int>(values_.size());
+  Value v;
+  v.producer = producer;
+  value_ids_.emplace(abstract.get(), id);
+  v.abstract = std::move(abstract);
+  values_.push_back(std::move(v));
+  return id;
+}
+
+ArrayPtr Program::add_input(ShardingPtr sharding, spmd_dtype dtype, Shape shape) {
+  if (compiled_) invalid("program: is compiled; inputs are added while recording");
+  if (&Runtime::of(*sharding) != runtime_.get())
+    invalid("sharding: belongs to another runtime than the program");
+  ArrayPtr a;
+  {
+    RecordingScope scope(shared_from_this());
+    a = std::make_shared<Array>(std::move(sharding), dtype, std::move(shape));
+  }
+  const int id = add_value(a, -1);
+  values_[static_cast<size_t>(id)].input = static_cast<int>(inputs_.size());
+  inputs_.push_back(id);
+  return a;
+}
+
+std::shared_ptr<Program> Program::of(const std::vector<ArrayPtr> &operands,
+                                     const std::vector<const char *> &names) {
+  std::shared_ptr<Program> found;
+  size_t first = 0;
+  for (size_t k = 0; k < operands.size(); ++k) {
+    const Array &a = *operands[k];
+    if (!a.abstract()) continue;
+    const char *name = k < names.size() ? names[k] : "an operand";
+    auto p = std::dynamic_pointer_cast<Program>(a.recording());
+    if (!p) invalid(name, ": a value of a program that has been destroyed");
+    if (found && found != p)
+      invalid(names.size() > first ? names[first] : "an operand", " and ", name,
+              ": values of two different programs; an op records into one program");
+    if (!found) {
+      found = std::move(p);
+      first = k;
+    }
+  }
+  return found;
+}
+
+ArrayPtr Program::record(const char *fn, const std::vector<ArrayPtr> &operands,
+                         const ops::OpOptions &options, Replay replay) {
+  if (compiled_)
+    invalid(fn, ": its operands are values of a compiled program; record ops before "
+                "spmd_x_program_compile, or record a new program");
+  for (ArraySlot *d : options.donate)
+    if (d != nullptr)
+      invalid("options->donate: ops recorded into a program do not take donations");
+  Node n;
+  const char *bare = fn;
+  if (std::string_view(fn).rfind("spmd_", 0) == 0) bare += 5;
+  n.name = bare;
+  for (const ArrayPtr &a : operands) {
+    Source s;
+    s.value = value_of(a.get());
+    if (s.value < 0) s.constant = a;  // a concrete array the program keeps
+    n.operands.push_back(std::move(s));
+  }
+  n.options.out_sharding = options.out_sharding;
+  n.options.function = fn;
+  ArrayPtr result;
+  recording_ = &n;
+  try {
+    RecordingScope scope(shared_from_this());
+    result = replay(operands, n.options);
+  } catch (...) {
+    recording_ = nullptr;
+    throw;
+  }
+  recording_ = nullptr;
+  // An op that hands back an operand as it is (astype to its own type,
+  // einsum "ij->ij") records nothing: the result is that value.
+  if (value_of(result.get()) >= 0 || !result->abstract()) return result;
+  if (n.steps.size() == 1 && n.steps[0].params.op != ew::Op::Copy)
+    n.name = ew::op_name(n.steps[0].params.op);
+  n.replay = std::move(replay);
+  const int node = static_cast<int>(nodes_.size());
+  n.result = add_value(result, node);
+  for (const Source &s : n.operands) {
+    if (s.value < 0) continue;
+    Value &v = values_[static_cast<size_t>(s.value)];
+    ++v.uses;
+  }
+  nodes_.push_back(std::move(n));
+  return result;
+}
+
+void Program::add_output(const ArrayPtr &value, ShardingPtr sharding, const char *arg) {
+  if (compiled_) invalid("program: is compiled; outputs are added while recording");
+  const int id = value_of(value.get());
+  if (id < 0)
+    invalid(arg, value->abstract() ? ": a value of another program"
+                                   : ": an array with values, not a value of this program; "
+                                     "a program's outputs are values it records");
+  if (sharding) {
+    if (sharding->device_set() != value->sharding()->device_set())
+      invalid("sharding: its devices are not the value's; an output is resharded among "
+              "the devices of the program's values");
+    sharding->check_rank(value->shape());
+  }
+  values_[static_cast<size_t>(id)].output = true;
+  outputs_.push_back({id, std::move(sharding)});
+}
+
+void Program::note_elementwise(const ElementwiseStep &step) {
+  if (!recording_) return;
+  Node &n = *recording_;
+  Step s;
+  s.params = step.params;
+  s.out = step.out->sharding();
+  s.direct = !step.broadcast;
+  for (int k = 0; k < step.params.nin; ++k) {
+    if (!step.in[k]) continue;
+    for (size_t j = 0; j < n.operands.size(); ++j) {
+      const Source &o = n.operands[j];
+      const Array *a = o.value >= 0 ? values_[static_cast<size_t>(o.value)].abstract.get() : o.constant.get();
+      if (a == step.in[k]) s.operand[k] = static_cast<int>(j);
+    }
+    if (s.operand[k] < 0) s.direct = false;
+  }
+  n.steps.push_back(std::move(s));
+}
+
+void Program::note_transfer(std::string what, int64_t bytes) {
+  if (recording_) recording_->transfers.push_back({std::move(what), bytes});
+}
+
+void Program::note_flops(int64_t flops) {
+  if (recording_) recording_->flops += flops;
+}
+
+}  // namespace spmd

@@ -1,0 +1,39 @@
+#include "kernels/elementwise_chain.hpp"
+
+#include <memory>
+
+#include "base/dtype.hpp"
+
+namespace spmd::ew {
+
+void run_chain(const Chain &chain, size_t count, void *out, const void *const in[3]) {
+  const size_t nsteps = chain.steps.size();
+  if (nsteps == 0 || count == 0) return;
+  // One tile of each intermediate result (the last step writes out).
+  const size_t tile_bytes = kChainTile * 8;
+  std::unique_ptr<unsigned char[]> tiles(new unsigned char[tile_bytes * (nsteps - 1)]);
+  std::vector<Params> params(nsteps);
+  for (size_t s = 0; s < nsteps; ++s) params[s] = chain.steps[s].params;
+  for (size_t start = 0; start < count; start += kChainTile) {
+    const size_t n = count - start < kChainTile ? count - start : kChainTile;
+    for (size_t s = 0; s < nsteps; ++s) {
+      const ChainStep &step = chain.steps[s];
+      Params &p = params[s];
+      p.shape.assign(1, static_cast<int64_t>(n));
+      const void *args[3] = {nullptr, nullptr, nullptr};
+      for (int k = 0; k < p.nin; ++k) {
+        Operand &o = p.in[k];
+        o.strides.assign(1, o.scalar ? 0 : 1);
+        if (o.scalar) continue;
+        const int f = step.from[k];
+        args[k] = f >= 0 ? static_cast<const unsigned char *>(in[f]) + start * dtype_size(o.dtype)
+                         : tiles.get() + static_cast<size_t>(-f - 1) * tile_bytes;
+      }
+      void *dst = s + 1 == nsteps ? static_cast<unsigned char *>(out) + start * dtype_size(p.out)
+                                  : tiles.get() + s * tile_bytes;
+      run(p, dst, args);
+    }
+  }
+}
+
+}  // namespace spmd::ew

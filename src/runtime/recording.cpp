@@ -1,0 +1,20 @@
+#include "runtime/recording.hpp"
+
+#include <utility>
+
+namespace spmd {
+
+namespace {
+thread_local std::shared_ptr<Recording> t_current;
+}  // namespace
+
+Recording *current_recording() noexcept { return t_current.get(); }
+
+const std::shared_ptr<Recording> &RecordingScope::current_owner() noexcept { return t_current; }
+
+RecordingScope::RecordingScope(std::shared_ptr<Recording> r) noexcept
+    : previous_(std::exchange(t_current, std::move(r))) {}
+
+RecordingScope::~RecordingScope() { t_current = std::move(previous_); }
+
+}  // namespace spmd

@@ -1,0 +1,514 @@
+/* Programs (spmd/experimental/program.h): a function of arrays written
+ * with the ops is recorded once over abstract inputs and run; every output
+ * must equal, bit for bit and in layout and name, what the same function
+ * gives eagerly. Then fusion, constants, constraints, output shardings,
+ * the text, and every misuse. */
+#define SPMD_EXPERIMENTAL
+#include "spmd_test.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "spmd/experimental/program.h"
+
+/* ---- a function of arrays, run eagerly or recorded ---- */
+
+/* The handles a function makes, destroyed together. */
+typedef struct {
+  spmd_array *made[64];
+  size_t n;
+} arena;
+
+static spmd_array *keep(arena *a, spmd_array *x) {
+  assert_true(a->n < 64);
+  a->made[a->n++] = x;
+  return x;
+}
+
+static void arena_free(arena *a) {
+  for (size_t k = 0; k < a->n; ++k) spmd_array_destroy(a->made[k]);
+  a->n = 0;
+}
+
+static spmd_array *unary(arena *a, spmd_unary_op op, spmd_array *x) {
+  spmd_array *r = NULL;
+  assert_ok(spmd_unary(op, x, NULL, &r));
+  return keep(a, r);
+}
+
+static spmd_array *binary(arena *a, spmd_binary_op op, spmd_array *x, spmd_array *y) {
+  spmd_array *r = NULL;
+  assert_ok(spmd_binary(op, x, y, NULL, &r));
+  return keep(a, r);
+}
+
+static spmd_array *scalar(arena *a, spmd_binary_op op, spmd_array *x, double s) {
+  spmd_array *r = NULL;
+  assert_ok(spmd_binary_scalar(op, x, s, NULL, &r));
+  return keep(a, r);
+}
+
+/* A function of `nin` inputs writing `nout` outputs (handles in the arena). */
+typedef void (*function)(arena *a, spmd_array **in, spmd_array **out);
+
+typedef struct {
+  const char *name;
+  function f;
+  size_t nin, nout;
+  const char *specs[3];
+  spmd_dtype dtypes[3];
+  size_t ndim[3];
+  int64_t shapes[3][3];
+} case_def;
+
+static spmd_mesh *mesh42(void) {
+  const int64_t ms[2] = {4, 2};
+  return test_mesh(suite_rt, 2, ms);
+}
+
+/* Deterministic values of any dtype the cases use. */
+static void *values_for(spmd_dtype dt, int64_t n, int seed) {
+  void *p = malloc((size_t)n * spmd_dtype_size(dt) + 1);
+  for (int64_t i = 0; i < n; ++i) {
+    const double v = sin((double)(i * 7 + seed * 13)) * 3.0;
+    if (dt == SPMD_F32) ((float *)p)[i] = (float)v;
+    else if (dt == SPMD_I32) ((int32_t *)p)[i] = (int32_t)((i * 5 + seed) % 7);
+    else fail_msg("values_for: dtype %d", (int)dt);
+  }
+  return p;
+}
+
+static int64_t elements(size_t ndim, const int64_t *shape) {
+  int64_t n = 1;
+  for (size_t d = 0; d < ndim; ++d) n *= shape[d];
+  return n;
+}
+
+/* Output k of the program and of the eager function agree in dtype,
+ * shape, layout, the layout's name, and every bit. */
+static void assert_same_array(spmd_array *got, spmd_array *want, const char *what) {
+  spmd_dtype dg, dw;
+  assert_ok(spmd_array_dtype(got, &dg));
+  assert_ok(spmd_array_dtype(want, &dw));
+  assert_int_equal(dg, dw);
+  int64_t sg[8], sw[8];
+  size_t ng = 0, nw = 0;
+  assert_ok(spmd_array_shape(got, 8, sg, &ng));
+  assert_ok(spmd_array_shape(want, 8, sw, &nw));
+  assert_int_equal(ng, nw);
+  assert_memory_equal(sg, sw, ng * sizeof(int64_t));
+  spmd_sharding *hg = NULL, *hw = NULL;
+  assert_ok(spmd_array_sharding(got, &hg));
+  assert_ok(spmd_array_sharding(want, &hw));
+  char *tg = NULL, *tw = NULL;
+  assert_ok(spmd_sharding_to_string(hg, &tg));
+  assert_ok(spmd_sharding_to_string(hw, &tw));
+  if (strcmp(tg, tw) != 0) fail_msg("%s: program gives %s, eager %s", what, tg, tw);
+  spmd_string_free(tg);
+  spmd_string_free(tw);
+  spmd_sharding_destroy(hg);
+  spmd_sharding_destroy(hw);
+  size_t bytes = 0;
+  assert_ok(spmd_array_nbytes(got, &bytes));
+  unsigned char *bg = malloc(bytes + 1), *bw = malloc(bytes + 1);
+  assert_ok(spmd_array_to_host(got, bg, bytes));
+  assert_ok(spmd_array_to_host(want, bw, bytes));
+  if (memcmp(bg, bw, bytes) != 0) fail_msg("%s: values differ", what);
+  free(bg);
+  free(bw);
+}
+
+/* Records c.f, runs it on two sets of inputs, and compares with eager runs. */
+static spmd_x_program *check_case(const case_def *c, spmd_mesh *mesh) {
+  spmd_x_program *p = NULL;
+  assert_ok(spmd_x_program_create(suite_rt, &p));
+  spmd_array *abstract_in[3] = {NULL}, *abstract_out[4] = {NULL};
+  arena rec = {{0}, 0};
+  for (size_t k = 0; k < c->nin; ++k) {
+    spmd_sharding *s = test_sharding(mesh, c->specs[k]);
+    assert_ok(spmd_x_program_input(p, s, c->dtypes[k], c->ndim[k], c->shapes[k], &abstract_in[k]));
+    spmd_sharding_destroy(s);
+  }
+  c->f(&rec, abstract_in, abstract_out);
+  for (size_t k = 0; k < c->nout; ++k) assert_ok(spmd_x_program_output(p, abstract_out[k], NULL));
+  assert_ok(spmd_x_program_compile(p));
+  arena_free(&rec);
+  for (size_t k = 0; k < c->nin; ++k) spmd_array_destroy(abstract_in[k]);
+
+  for (int seed = 1; seed <= 2; ++seed) {
+    spmd_array *in[3] = {NULL}, *want[4] = {NULL}, *got[4] = {NULL};
+    for (size_t k = 0; k < c->nin; ++k) {
+      void *v = values_for(c->dtypes[k], elements(c->ndim[k], c->shapes[k]), seed + (int)k);
+      in[k] = test_put(mesh, c->specs[k], c->dtypes[k], c->ndim[k], c->shapes[k], v);
+      free(v);
+    }
+    arena eager = {{0}, 0};
+    c->f(&eager, in, want);
+    assert_ok(spmd_x_program_run(p, c->nin, (const spmd_array *const *)in, c->nout, got));
+    for (size_t k = 0; k < c->nout; ++k) {
+      char what[96];
+      snprintf(what, sizeof what, "%s, output %zu, run %d", c->name, k, seed);
+      assert_same_array(got[k], want[k], what);
+      spmd_array_destroy(got[k]);
+    }
+    arena_free(&eager);
+    for (size_t k = 0; k < c->nin; ++k) spmd_array_destroy(in[k]);
+  }
+  return p;
+}
+
+static void assert_text_has(const spmd_x_program *p, const char *needle) {
+  char *t = NULL;
+  assert_ok(spmd_x_program_text(p, &t));
+  if (strstr(t, needle) == NULL) fail_msg("program text lacks \"%s\":\n%s", needle, t);
+  spmd_string_free(t);
+}
+
+static void assert_text_lacks(const spmd_x_program *p, const char *needle) {
+  char *t = NULL;
+  assert_ok(spmd_x_program_text(p, &t));
+  if (strstr(t, needle) != NULL) fail_msg("program text has \"%s\":\n%s", needle, t);
+  spmd_string_free(t);
+}
+
+/* ---- the functions ---- */
+
+/* 2 * sin(x) + 1: one pass. */
+static void f_sin_chain(arena *a, spmd_array **in, spmd_array **out) {
+  spmd_array *s = unary(a, SPMD_UNARY_SIN, in[0]);
+  spmd_array *m = scalar(a, SPMD_BINARY_MUL, s, 2.0);
+  out[0] = scalar(a, SPMD_BINARY_ADD, m, 1.0);
+}
+
+/* sin(x) * cos(x) + y: two branches meeting, two inputs: one pass. */
+static void f_diamond(arena *a, spmd_array **in, spmd_array **out) {
+  spmd_array *s = unary(a, SPMD_UNARY_SIN, in[0]);
+  spmd_array *c = unary(a, SPMD_UNARY_COS, in[0]);
+  spmd_array *m = binary(a, SPMD_BINARY_MUL, s, c);
+  out[0] = binary(a, SPMD_BINARY_ADD, m, in[1]);
+}
+
+/* An intermediate that is also an output is not fused away. */
+static void f_intermediate_output(arena *a, spmd_array **in, spmd_array **out) {
+  out[0] = unary(a, SPMD_UNARY_EXP, in[0]);
+  out[1] = unary(a, SPMD_UNARY_TANH, out[0]);
+}
+
+/* The layer's shape: matmul with a split contraction (a psum), gelu and a
+ * sum over the rows, a softmax, a transpose and a reshape. */
+static void f_layer(arena *a, spmd_array **in, spmd_array **out) {
+  spmd_array *h = NULL, *g, *r = NULL, *sm = NULL, *t = NULL, *rs = NULL;
+  assert_ok(spmd_matmul(in[0], in[1], NULL, &h));
+  keep(a, h);
+  g = unary(a, SPMD_UNARY_GELU_TANH, h);
+  const int64_t axis1 = 1;
+  assert_ok(spmd_reduce(SPMD_REDUCE_SUM, g, 1, &axis1, 0, NULL, &r));
+  out[0] = keep(a, r);
+  assert_ok(spmd_softmax(g, -1, 0, NULL, &sm));
+  keep(a, sm);
+  const int64_t perm[2] = {1, 0};
+  assert_ok(spmd_transpose(sm, 2, perm, NULL, &t));
+  keep(a, t);
+  const int64_t shape[3] = {4, 2, 8};
+  assert_ok(spmd_reshape(t, 3, shape, NULL, &rs));
+  out[1] = keep(a, rs);
+}
+
+/* Mixed dtypes: an int32 input taken from, one_hot, where, promotion. */
+static void f_indexing(arena *a, spmd_array **in, spmd_array **out) {
+  spmd_array *t = NULL, *oh = NULL, *w = NULL;
+  assert_ok(spmd_take(in[0], in[1], 0, NULL, &t));
+  keep(a, t);
+  assert_ok(spmd_one_hot(in[1], 8, -1, SPMD_F32, NULL, &oh));
+  keep(a, oh);
+  spmd_array *pos = scalar(a, SPMD_BINARY_GT, in[0], 0.0);
+  assert_ok(spmd_where(pos, in[0], in[1], NULL, &w));
+  keep(a, w);
+  out[0] = t;
+  out[1] = binary(a, SPMD_BINARY_ADD, oh, scalar(a, SPMD_BINARY_MUL, in[1], 0.5));
+  out[2] = w;
+}
+
+/* A layout constraint inside the program (with_sharding_constraint). */
+static void f_constraint(arena *a, spmd_array **in, spmd_array **out) {
+  spmd_array *s = unary(a, SPMD_UNARY_SIN, in[0]);
+  spmd_array *r = NULL;
+  spmd_sharding *rows = NULL;
+  assert_ok(spmd_array_sharding(in[0], &rows));
+  spmd_sharding *cols = NULL;
+  spmd_mesh *m = NULL;
+  assert_ok(spmd_sharding_mesh(rows, &m));
+  assert_ok(spmd_sharding_named_text(m, "None, x", &cols));
+  assert_ok(spmd_array_reshard(s, cols, &r));
+  keep(a, r);
+  out[0] = scalar(a, SPMD_BINARY_ADD, r, 1.0);
+  spmd_sharding_destroy(cols);
+  spmd_sharding_destroy(rows);
+  spmd_mesh_destroy(m);
+}
+
+/* An op naming an array with values: a constant of the program. */
+static spmd_array *g_constant;
+static void f_constant(arena *a, spmd_array **in, spmd_array **out) {
+  spmd_array *m = binary(a, SPMD_BINARY_MUL, in[0], g_constant);
+  out[0] = unary(a, SPMD_UNARY_TANH, m);
+}
+
+static const case_def k_sin_chain = {"sin_chain", f_sin_chain, 1, 1, {"x, y"}, {SPMD_F32}, {2}, {{8, 16}}};
+static const case_def k_diamond = {"diamond", f_diamond, 2, 1, {"x", "x"}, {SPMD_F32, SPMD_F32}, {2, 2},
+                                   {{8, 6}, {8, 6}}};
+static const case_def k_intermediate = {"intermediate_output", f_intermediate_output, 1, 2, {"y"},
+                                        {SPMD_F32}, {1}, {{10}}};
+static const case_def k_layer = {"layer", f_layer, 2, 2, {"x, y", "y"}, {SPMD_F32, SPMD_F32}, {2, 2},
+                                 {{8, 6}, {6, 8}}};
+static const case_def k_indexing = {"indexing", f_indexing, 2, 3, {"x", "x"}, {SPMD_F32, SPMD_I32},
+                                    {1, 1}, {{8}, {8}}};
+static const case_def k_constraint = {"constraint", f_constraint, 1, 1, {"x"}, {SPMD_F32}, {2}, {{8, 8}}};
+static const case_def k_constant = {"constant", f_constant, 1, 1, {"x, y"}, {SPMD_F32}, {2}, {{8, 4}}};
+
+/* ---- the tests ---- */
+
+static void chain_runs_as_one_pass(void **state) {
+  (void)state;
+  spmd_mesh *mesh = mesh42();
+  spmd_x_program *p = check_case(&k_sin_chain, mesh);
+  assert_text_has(p, "3 ops (3 fused into 1 pass)");
+  assert_text_has(p, "sin, mul, add in one pass per shard, reading 512 B and writing 512 B");
+  assert_text_has(p, "%1 = sin(%0)");
+  assert_text_has(p, "%2 = mul(%1, 2)");
+  assert_text_has(p, "float32[8,16]");
+  assert_text_has(p, "PartitionSpec('x', 'y')");
+  spmd_x_program_destroy(p);
+  spmd_mesh_destroy(mesh);
+}
+
+static void branches_meeting_fuse(void **state) {
+  (void)state;
+  spmd_mesh *mesh = mesh42();
+  spmd_x_program *p = check_case(&k_diamond, mesh);
+  assert_text_has(p, "4 ops (4 fused into 1 pass)");
+  spmd_x_program_destroy(p);
+  spmd_mesh_destroy(mesh);
+}
+
+static void an_output_is_never_fused_away(void **state) {
+  (void)state;
+  spmd_mesh *mesh = mesh42();
+  spmd_x_program *p = check_case(&k_intermediate, mesh);
+  assert_text_lacks(p, "fused");
+  spmd_x_program_destroy(p);
+  spmd_mesh_destroy(mesh);
+}
+
+static void every_op_family_gives_the_eager_result(void **state) {
+  (void)state;
+  spmd_mesh *mesh = mesh42();
+  spmd_x_program *p = check_case(&k_layer, mesh);
+  assert_text_has(p, "psum over ('y')");
+  assert_text_has(p, "768 flops");
+  spmd_x_program_destroy(p);
+  p = check_case(&k_indexing, mesh);
+  spmd_x_program_destroy(p);
+  spmd_mesh_destroy(mesh);
+}
+
+static void a_constraint_is_recorded(void **state) {
+  (void)state;
+  spmd_mesh *mesh = mesh42();
+  spmd_x_program *p = check_case(&k_constraint, mesh);
+  assert_text_has(p, "array_reshard(%1)");
+  assert_text_has(p, "reshard to ");
+  spmd_x_program_destroy(p);
+  spmd_mesh_destroy(mesh);
+}
+
+static void arrays_with_values_are_constants(void **state) {
+  (void)state;
+  spmd_mesh *mesh = mesh42();
+  const int64_t shape[2] = {8, 4};
+  float w[32];
+  for (int i = 0; i < 32; ++i) w[i] = (float)i / 8.0f;
+  g_constant = test_put(mesh, "x, y", SPMD_F32, 2, shape, w);
+  spmd_x_program *p = check_case(&k_constant, mesh);
+  assert_text_has(p, "mul(%0, const float32[8,4])");
+  /* The program keeps the constant alive. */
+  spmd_array_destroy(g_constant);
+  g_constant = NULL;
+  spmd_array *x = test_put(mesh, "x, y", SPMD_F32, 2, shape, w), *y = NULL;
+  assert_ok(spmd_x_program_run(p, 1, (const spmd_array *const *)&x, 1, &y));
+  float out[32];
+  assert_ok(spmd_array_to_host(y, out, sizeof out));
+  for (int i = 0; i < 32; ++i) assert_float_equal(out[i], tanhf(w[i] * w[i]), 1e-6);
+  spmd_array_destroy(y);
+  spmd_array_destroy(x);
+  spmd_x_program_destroy(p);
+  spmd_mesh_destroy(mesh);
+}
+
+static void output_sharding_is_honoured(void **state) {
+  (void)state;
+  spmd_mesh *mesh = mesh42();
+  spmd_x_program *p = NULL;
+  assert_ok(spmd_x_program_create(suite_rt, &p));
+  spmd_sharding *rows = test_sharding(mesh, "x"), *repl = test_sharding(mesh, "");
+  const int64_t shape[2] = {8, 2};
+  spmd_array *x = NULL, *y = NULL;
+  assert_ok(spmd_x_program_input(p, rows, SPMD_F32, 2, shape, &x));
+  assert_ok(spmd_binary_scalar(SPMD_BINARY_MUL, x, 3.0, NULL, &y));
+  assert_ok(spmd_x_program_output(p, y, repl));
+  assert_ok(spmd_x_program_output(p, x, NULL));
+  assert_ok(spmd_x_program_compile(p));
+  assert_text_has(p, "output 0 = %1, resharded to PartitionSpec()");
+  size_t n = 0;
+  assert_ok(spmd_x_program_input_count(p, &n));
+  assert_int_equal(n, 1);
+  assert_ok(spmd_x_program_output_count(p, &n));
+  assert_int_equal(n, 2);
+  float v[16], got[16];
+  for (int i = 0; i < 16; ++i) v[i] = (float)i;
+  spmd_array *in = test_put(mesh, "x", SPMD_F32, 2, shape, v), *out[2] = {NULL, NULL};
+  assert_ok(spmd_x_program_run(p, 1, (const spmd_array *const *)&in, 2, out));
+  spmd_sharding *s = NULL;
+  int eq = 0;
+  assert_ok(spmd_array_sharding(out[0], &s));
+  assert_ok(spmd_sharding_equal(s, repl, &eq));
+  assert_true(eq);
+  spmd_sharding_destroy(s);
+  assert_ok(spmd_array_to_host(out[0], got, sizeof got));
+  for (int i = 0; i < 16; ++i) assert_true(got[i] == 3.0f * v[i]);
+  assert_ok(spmd_array_to_host(out[1], got, sizeof got));
+  assert_memory_equal(got, v, sizeof v);
+  spmd_array_destroy(out[0]);
+  spmd_array_destroy(out[1]);
+  spmd_array_destroy(in);
+  spmd_array_destroy(x);
+  spmd_array_destroy(y);
+  spmd_sharding_destroy(rows);
+  spmd_sharding_destroy(repl);
+  spmd_x_program_destroy(p);
+  spmd_mesh_destroy(mesh);
+}
+
+/* ---- misuse ---- */
+
+static void inputs_must_match_what_was_recorded(void **state) {
+  (void)state;
+  spmd_mesh *mesh = mesh42();
+  spmd_x_program *p = check_case(&k_sin_chain, mesh);
+  const int64_t shape[2] = {8, 16}, other[2] = {8, 8};
+  float v[128] = {0};
+  int32_t iv[128] = {0};
+  spmd_array *ok = test_put(mesh, "x, y", SPMD_F32, 2, shape, v);
+  spmd_array *wrong_layout = test_put(mesh, "y, x", SPMD_F32, 2, shape, v);
+  spmd_array *wrong_shape = test_put(mesh, "x, y", SPMD_F32, 2, other, v);
+  spmd_array *wrong_dtype = test_put(mesh, "x, y", SPMD_I32, 2, shape, iv);
+  spmd_array *out[2] = {NULL, NULL};
+  assert_fails(spmd_x_program_run(p, 1, (const spmd_array *const *)&wrong_layout, 1, out),
+               SPMD_ERR_INVALID_ARGUMENT, "inputs[0]: laid out as");
+  assert_fails(spmd_x_program_run(p, 1, (const spmd_array *const *)&wrong_shape, 1, out),
+               SPMD_ERR_INVALID_ARGUMENT, "inputs[0]: float32[8,8] where the program was recorded with float32[8,16]");
+  assert_fails(spmd_x_program_run(p, 1, (const spmd_array *const *)&wrong_dtype, 1, out),
+               SPMD_ERR_INVALID_ARGUMENT, "inputs[0]: int32[8,16]");
+  spmd_array *two[2] = {ok, ok};
+  assert_fails(spmd_x_program_run(p, 2, (const spmd_array *const *)two, 1, out),
+               SPMD_ERR_INVALID_ARGUMENT, "n_inputs: 2 inputs for a program of 1");
+  assert_fails(spmd_x_program_run(p, 1, (const spmd_array *const *)&ok, 2, out),
+               SPMD_ERR_INVALID_ARGUMENT, "n_outputs: 2 for a program of 1 output");
+  assert_fails(spmd_x_program_run(p, 1, NULL, 1, out), SPMD_ERR_INVALID_ARGUMENT, "inputs: NULL");
+  assert_fails(spmd_x_program_run(p, 1, (const spmd_array *const *)&ok, 1, NULL),
+               SPMD_ERR_INVALID_ARGUMENT, "outputs: NULL");
+  assert_null(out[0]);
+  spmd_array_destroy(ok);
+  spmd_array_destroy(wrong_layout);
+  spmd_array_destroy(wrong_shape);
+  spmd_array_destroy(wrong_dtype);
+  spmd_x_program_destroy(p);
+  spmd_mesh_destroy(mesh);
+}
+
+static void values_have_no_values(void **state) {
+  (void)state;
+  spmd_mesh *mesh = mesh42();
+  spmd_x_program *p = NULL, *q = NULL;
+  assert_ok(spmd_x_program_create(suite_rt, &p));
+  assert_ok(spmd_x_program_create(suite_rt, &q));
+  spmd_sharding *s = test_sharding(mesh, "x");
+  const int64_t shape[1] = {8};
+  spmd_array *x = NULL, *z = NULL, *r = NULL;
+  assert_ok(spmd_x_program_input(p, s, SPMD_F32, 1, shape, &x));
+  assert_ok(spmd_x_program_input(q, s, SPMD_F32, 1, shape, &z));
+  /* Type and layout answer; values do not. */
+  size_t nd = 0;
+  assert_ok(spmd_array_ndim(x, &nd));
+  assert_int_equal(nd, 1);
+  float buf[8];
+  assert_fails(spmd_array_to_host(x, buf, sizeof buf), SPMD_ERR_INVALID_ARGUMENT,
+               "array: a value of a program being recorded");
+  assert_fails(spmd_array_block_until_ready(x), SPMD_ERR_INVALID_ARGUMENT, "no values");
+  /* Two programs in one op. */
+  assert_fails(spmd_binary(SPMD_BINARY_ADD, x, z, NULL, &r), SPMD_ERR_INVALID_ARGUMENT,
+               "x and y: values of two different programs");
+  /* Donation while recording. */
+  spmd_op_options o = SPMD_OP_OPTIONS_INIT;
+  o.donate = 1;
+  assert_fails(spmd_unary(SPMD_UNARY_SIN, x, &o, &r), SPMD_ERR_INVALID_ARGUMENT,
+               "options->donate: ops recorded into a program do not take donations");
+  /* Outputs: another program's value, an array with values. */
+  float v[8] = {0};
+  spmd_array *c = test_put(mesh, "x", SPMD_F32, 1, shape, v);
+  assert_fails(spmd_x_program_output(p, z, NULL), SPMD_ERR_INVALID_ARGUMENT,
+               "value: a value of another program");
+  assert_fails(spmd_x_program_output(p, c, NULL), SPMD_ERR_INVALID_ARGUMENT,
+               "value: an array with values");
+  /* Compile: no output, then after. */
+  assert_fails(spmd_x_program_compile(p), SPMD_ERR_INVALID_ARGUMENT, "has no output");
+  assert_fails(spmd_x_program_run(p, 1, (const spmd_array *const *)&c, 0, &r),
+               SPMD_ERR_INVALID_ARGUMENT, "is still recording");
+  assert_ok(spmd_x_program_output(p, x, NULL));
+  assert_fails(spmd_x_program_run(p, 1, (const spmd_array *const *)&c, 1, &r),
+               SPMD_ERR_INVALID_ARGUMENT, "is still recording");
+  assert_ok(spmd_x_program_compile(p));
+  assert_fails(spmd_x_program_compile(p), SPMD_ERR_INVALID_ARGUMENT, "compiled already");
+  assert_fails(spmd_unary(SPMD_UNARY_SIN, x, NULL, &r), SPMD_ERR_INVALID_ARGUMENT,
+               "spmd_unary: its operands are values of a compiled program");
+  assert_fails(spmd_x_program_input(p, s, SPMD_F32, 1, shape, &r), SPMD_ERR_INVALID_ARGUMENT,
+               "program: is compiled");
+  assert_fails(spmd_x_program_run(p, 1, (const spmd_array *const *)&x, 1, &r),
+               SPMD_ERR_INVALID_ARGUMENT, "inputs[0]: a value of a program");
+  /* Bad arguments. */
+  assert_fails(spmd_x_program_create(NULL, &q), SPMD_ERR_INVALID_ARGUMENT, "runtime");
+  assert_fails(spmd_x_program_input(q, NULL, SPMD_F32, 1, shape, &r), SPMD_ERR_INVALID_ARGUMENT,
+               "sharding: NULL");
+  assert_fails(spmd_x_program_input(q, s, (spmd_dtype)99, 1, shape, &r), SPMD_ERR_INVALID_ARGUMENT,
+               "dtype");
+  const int64_t two[2] = {8, 2};
+  assert_fails(spmd_x_program_input(q, s, SPMD_F32, 0, two, &r), SPMD_ERR_INVALID_ARGUMENT,
+               "sharding");
+  (void)two;
+  assert_fails(spmd_x_program_text(NULL, NULL), SPMD_ERR_INVALID_ARGUMENT, "program: NULL");
+  /* A destroyed program's values. */
+  spmd_x_program_destroy(q);
+  assert_fails(spmd_unary(SPMD_UNARY_SIN, z, NULL, &r), SPMD_ERR_INVALID_ARGUMENT,
+               "x: a value of a program that has been destroyed");
+  spmd_array_destroy(c);
+  spmd_array_destroy(x);
+  spmd_array_destroy(z);
+  spmd_sharding_destroy(s);
+  spmd_x_program_destroy(p);
+  spmd_mesh_destroy(mesh);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(chain_runs_as_one_pass),
+      cmocka_unit_test(branches_meeting_fuse),
+      cmocka_unit_test(an_output_is_never_fused_away),
+      cmocka_unit_test(every_op_family_gives_the_eager_result),
+      cmocka_unit_test(a_constraint_is_recorded),
+      cmocka_unit_test(arrays_with_values_are_constants),
+      cmocka_unit_test(output_sharding_is_honoured),
+      cmocka_unit_test(inputs_must_match_what_was_recorded),
+      cmocka_unit_test(values_have_no_values),
+  };
+  return cmocka_run_group_tests(tests, suite_setup, suite_teardown);
+}
