@@ -7,7 +7,7 @@
 namespace spmd {
 
 Sharding::Sharding(Kind kind, std::shared_ptr<const Mesh> mesh, PartitionSpec spec)
-    : kind_(kind), mesh_(std::move(mesh)), spec_(std::move(spec)) {
+    : kind_(kind), mesh_(std::move(mesh)), spec_(std::move(spec)), cache_(std::make_shared<LayoutCache>()) {
   for (size_t d = 0; d < spec_.ndim(); ++d) {
     std::vector<int> axes;
     for (const auto &name : spec_.dims()[d]) {
@@ -45,6 +45,24 @@ void Sharding::check_rank(const Shape &global) const {
     invalid("sharding spec '", spec_.short_string(), "' names ", spec_.ndim(),
             " dimensions but the array has ", global.size(), " (shape ", shape_to_string(global),
             ")");
+}
+
+struct Sharding::LayoutCache {
+  std::mutex mu;
+  Shape shape;
+  std::shared_ptr<const std::vector<ShardLayout>> layout;
+};
+
+std::shared_ptr<const std::vector<ShardLayout>> Sharding::shared_layout(const Shape &global) const {
+  {
+    std::lock_guard<std::mutex> lock(cache_->mu);
+    if (cache_->layout && cache_->shape == global) return cache_->layout;
+  }
+  auto made = std::make_shared<const std::vector<ShardLayout>>(layout(global));
+  std::lock_guard<std::mutex> lock(cache_->mu);
+  cache_->shape = global;
+  cache_->layout = made;
+  return made;
 }
 
 std::vector<ShardLayout> Sharding::layout(const Shape &global) const {

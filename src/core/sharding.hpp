@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,10 @@ class Sharding {
   // The layout of every device (mesh order) for a global shape. Throws
   // INVALID_ARGUMENT when the spec names more dimensions than the shape has.
   std::vector<ShardLayout> layout(const Shape &global) const;
+  // The same, shared: the last shape's layout is kept, so arrays made again
+  // and again of one sharding and shape (each op's result, each run of a
+  // program) compute it once.
+  std::shared_ptr<const std::vector<ShardLayout>> shared_layout(const Shape &global) const;
   void check_rank(const Shape &global) const;
 
   bool fully_replicated() const;
@@ -55,6 +60,8 @@ class Sharding {
   std::shared_ptr<const Mesh> mesh_;
   PartitionSpec spec_;
   std::vector<std::vector<int>> dim_axes_;  // mesh axis indices per spec dim
+  struct LayoutCache;
+  std::shared_ptr<LayoutCache> cache_;
 };
 
 using ShardingPtr = std::shared_ptr<const Sharding>;

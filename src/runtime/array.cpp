@@ -19,12 +19,12 @@ Array::Array(ShardingPtr sharding, spmd_dtype dtype, Shape shape)
   if (const auto &r = RecordingScope::current_owner()) {
     abstract_ = true;
     recording_ = r;
-    buffers_.assign(shards_.size(), nullptr);
+    buffers_.assign(shards_->size(), nullptr);
     return;
   }
-  buffers_.reserve(shards_.size());
+  buffers_.reserve(shards_->size());
   const auto &backend = runtime_->backend_ptr();
-  for (const auto &s : shards_)
+  for (const auto &s : *shards_)
     buffers_.push_back(runtime_->is_local(s.device)
                            ? std::make_shared<Buffer>(
                                  backend, s.device,
@@ -36,14 +36,14 @@ Array::Array(ShardingPtr sharding, spmd_dtype dtype, Shape shape, Adopt)
     : sharding_(std::move(sharding)), runtime_(&Runtime::of(*sharding_)), dtype_(dtype),
       elem_size_(dtype_size(dtype)), shape_(std::move(shape)),
       nbytes_(byte_size("shape", shape_, dtype)) {
-  shards_ = sharding_->layout(shape_);
+  shards_ = sharding_->shared_layout(shape_);
 }
 
 ArrayPtr Array::from_buffers(ShardingPtr sharding, spmd_dtype dtype, Shape shape,
                              std::vector<BufferPtr> buffers) {
   ArrayPtr a(new Array(std::move(sharding), dtype, std::move(shape), Adopt{}));
-  if (buffers.size() != a->shards_.size())
-    fail(SPMD_ERR_INTERNAL, "from_buffers: ", buffers.size(), " buffers for ", a->shards_.size(),
+  if (buffers.size() != a->shards_->size())
+    fail(SPMD_ERR_INTERNAL, "from_buffers: ", buffers.size(), " buffers for ", a->shards_->size(),
          " shards");
   // The buffers of an abstract value (none) while recording: another view
   // of the value, abstract too.
@@ -55,9 +55,9 @@ ArrayPtr Array::from_buffers(ShardingPtr sharding, spmd_dtype dtype, Shape shape
     return a;
   }
   for (size_t i = 0; i < buffers.size(); ++i)
-    if (!a->runtime_->is_local(a->shards_[i].device) ? buffers[i] != nullptr
+    if (!a->runtime_->is_local(a->shards()[i].device) ? buffers[i] != nullptr
         : !buffers[i] || buffers[i]->bytes() != a->shard_bytes(i) ||
-        buffers[i]->device() != a->shards_[i].device ||
+        buffers[i]->device() != a->shards()[i].device ||
         buffers[i]->kind() != MemoryKind::Device)
       fail(SPMD_ERR_INTERNAL, "from_buffers: buffer ", i, " does not fit shard ", i);
   a->buffers_ = std::move(buffers);
@@ -65,7 +65,7 @@ ArrayPtr Array::from_buffers(ShardingPtr sharding, spmd_dtype dtype, Shape shape
 }
 
 size_t Array::shard_bytes(size_t i) const {
-  return static_cast<size_t>(shards_.at(i).box.elements()) * elem_size_;
+  return static_cast<size_t>(shards_->at(i).box.elements()) * elem_size_;
 }
 
 namespace {
@@ -113,6 +113,7 @@ bool Array::fully_addressable() const {
 }
 
 void Array::write_shards(std::vector<std::pair<size_t, Kernel>> writes) {
+  note_device_work();
   if (writes.empty()) return;
   EventList after;
   std::vector<Kernel> kernels;
@@ -141,8 +142,8 @@ ArrayPtr Array::from_host(ShardingPtr sharding, spmd_dtype dtype, Shape shape, c
 void Array::write_from_host(const void *data, const Box &part) {
   const Shape extent = part.extent();
   std::vector<BoxCopy> copies;
-  for (size_t i = 0; i < shards_.size(); ++i) {
-    const ShardLayout &s = shards_[i];
+  for (size_t i = 0; i < shards_->size(); ++i) {
+    const ShardLayout &s = (*shards_)[i];
     if (s.box.empty() || !addressable(i)) continue;
     Shape at(s.box.ndim());
     for (size_t k = 0; k < at.size(); ++k) at[k] = s.box.start[k] - part.start[k];
@@ -212,11 +213,11 @@ ArrayPtr Array::from_single_device_arrays(ShardingPtr sharding, spmd_dtype dtype
   byte_size("shape", shape, dtype);
   auto a = std::make_shared<Array>(std::move(sharding), dtype, std::move(shape));
   size_t here = 0;
-  for (size_t i = 0; i < a->shards_.size(); ++i) here += a->addressable(i);
+  for (size_t i = 0; i < a->shards_->size(); ++i) here += a->addressable(i);
   if (blocks.size() != here)
     invalid("count: ", blocks.size(), " arrays given, but the mesh has ", here,
             " devices of this process (", a->runtime_->process_index(), "), one block each");
-  std::vector<bool> taken(a->shards_.size(), false);
+  std::vector<bool> taken(a->shards_->size(), false);
   std::vector<BoxCopy> copies;
   EventList after;
   std::vector<const Array *> read;
@@ -229,12 +230,12 @@ ArrayPtr Array::from_single_device_arrays(ShardingPtr sharding, spmd_dtype dtype
       invalid(arg, ": spread over ", b.shard_count(), " devices; each array must be on one");
     const int device = b.shard(0).device;
     size_t i = 0;
-    while (i < a->shards_.size() && a->shards_[i].device != device) ++i;
-    if (i == a->shards_.size() || !a->addressable(i))
+    while (i < a->shards_->size() && a->shards()[i].device != device) ++i;
+    if (i == a->shards_->size() || !a->addressable(i))
       invalid(arg, ": on device ", device, ", which is not a device of this process in the mesh");
     if (taken[i]) invalid(arg, ": a second array on device ", device);
     taken[i] = true;
-    const ShardLayout &s = a->shards_[i];
+    const ShardLayout &s = a->shards()[i];
     if (b.dtype() != dtype || b.shape() != s.box.extent())
       invalid(arg, ": ", describe(b.dtype(), b.shape()), " but device ", device, "'s block is ",
               describe(dtype, s.box.extent()));
@@ -260,7 +261,7 @@ ArrayPtr Array::full(ShardingPtr sharding, spmd_dtype dtype, Shape shape, double
   unsigned char element[8] = {0};
   store_from_double(dtype, value, element);
   std::vector<std::pair<size_t, Kernel>> writes;
-  for (size_t i = 0; i < a->shards_.size(); ++i) {
+  for (size_t i = 0; i < a->shards_->size(); ++i) {
     if (!a->addressable(i)) continue;
     const Buffer &b = *a->buffers_[i];
     if (b.bytes()) writes.emplace_back(i, Kernel::fill(b.place(), dtype, b.bytes() / a->elem_size_, element));
@@ -273,12 +274,12 @@ ArrayPtr Array::arange(ShardingPtr sharding, spmd_dtype dtype, Shape shape, doub
                        double step) {
   auto a = std::make_shared<Array>(std::move(sharding), dtype, std::move(shape));
   std::vector<std::pair<size_t, Kernel>> writes;
-  for (size_t i = 0; i < a->shards_.size(); ++i) {
+  for (size_t i = 0; i < a->shards_->size(); ++i) {
     if (!a->addressable(i)) continue;
     const Buffer &b = *a->buffers_[i];
     if (b.bytes())
       writes.emplace_back(
-          i, Kernel::arange(b.place(), dtype, a->shape_, a->shards_[i].box, start, step));
+          i, Kernel::arange(b.place(), dtype, a->shape_, a->shards()[i].box, start, step));
   }
   a->write_shards(std::move(writes));
   return a;
@@ -286,11 +287,11 @@ ArrayPtr Array::arange(ShardingPtr sharding, spmd_dtype dtype, Shape shape, doub
 
 std::vector<size_t> Array::local_copy_of_each_block() const {
   std::vector<size_t> from;
-  for (size_t i = 0; i < shards_.size(); ++i) {
-    if (shards_[i].replica_id != 0) continue;
+  for (size_t i = 0; i < shards_->size(); ++i) {
+    if ((*shards_)[i].replica_id != 0) continue;
     size_t local = std::string::npos;
-    for (size_t k = 0; k < shards_.size() && local == std::string::npos; ++k)
-      if (buffers_[k] && shards_[k].box == shards_[i].box) local = k;
+    for (size_t k = 0; k < shards_->size() && local == std::string::npos; ++k)
+      if (buffers_[k] && (*shards_)[k].box == (*shards_)[i].box) local = k;
     from.push_back(local);
   }
   return from;
@@ -302,12 +303,12 @@ void Array::to_host(void *data, size_t nbytes) const {
   // Each block once, from a replica of this process: over several
   // processes, only when this process holds every block (as JAX allows).
   const std::vector<size_t> from = local_copy_of_each_block();
-  for (size_t k = 0, i = 0; i < shards_.size(); ++i) {
-    if (shards_[i].replica_id != 0) continue;
-    if (from[k++] == std::string::npos && !shards_[i].box.empty())
-      fail(SPMD_ERR_UNSUPPORTED, "array: its block ", box_text(shards_[i].box),
-           " is held only by device ", shards_[i].device, " of process ",
-           runtime_->process_of(shards_[i].device), ", and this process (",
+  for (size_t k = 0, i = 0; i < shards_->size(); ++i) {
+    if ((*shards_)[i].replica_id != 0) continue;
+    if (from[k++] == std::string::npos && !(*shards_)[i].box.empty())
+      fail(SPMD_ERR_UNSUPPORTED, "array: its block ", box_text((*shards_)[i].box),
+           " is held only by device ", (*shards_)[i].device, " of process ",
+           runtime_->process_of((*shards_)[i].device), ", and this process (",
            runtime_->process_index(),
            ") can read only its own devices; spmd_array_process_allgather gathers the array "
            "in every process");
@@ -316,7 +317,7 @@ void Array::to_host(void *data, size_t nbytes) const {
   EventList after;
   for (size_t i : from) {
     if (i == std::string::npos) continue;
-    const ShardLayout &s = shards_[i];
+    const ShardLayout &s = (*shards_)[i];
     if (s.box.empty()) continue;
     after.add(buffers_[i]->before_read());
     copies.push_back({{buffers_[i]->place(), s.box.extent(), Shape(s.box.ndim(), 0)},
@@ -341,7 +342,7 @@ void Array::process_allgather(void *data, size_t nbytes) const {
   // (every process knows every layout, so all agree on the sizes).
   const int processes = runtime_->process_count();
   std::vector<size_t> part(static_cast<size_t>(processes), 0);
-  for (const ShardLayout &s : shards_)
+  for (const ShardLayout &s : *shards_)
     if (s.replica_id == 0)
       part[static_cast<size_t>(runtime_->process_of(s.device))] +=
           static_cast<size_t>(s.box.elements()) * elem_size_;
@@ -352,8 +353,8 @@ void Array::process_allgather(void *data, size_t nbytes) const {
   std::vector<BoxCopy> packs;
   EventList after;
   size_t at = 0;
-  for (size_t i = 0; i < shards_.size(); ++i) {
-    const ShardLayout &s = shards_[i];
+  for (size_t i = 0; i < shards_->size(); ++i) {
+    const ShardLayout &s = (*shards_)[i];
     if (s.replica_id != 0 || !addressable(i) || s.box.empty()) continue;
     after.add(buffers_[i]->before_read());
     packs.push_back({{buffers_[i]->place(), s.box.extent(), Shape(s.box.ndim(), 0)},
@@ -375,7 +376,7 @@ void Array::process_allgather(void *data, size_t nbytes) const {
   // Unpack every process's part in the same order.
   std::vector<size_t> offset(static_cast<size_t>(processes));
   for (size_t p = 0; p < offset.size(); ++p) offset[p] = p * longest;
-  for (const ShardLayout &s : shards_) {
+  for (const ShardLayout &s : *shards_) {
     if (s.replica_id != 0 || s.box.empty()) continue;
     size_t &o = offset[static_cast<size_t>(runtime_->process_of(s.device))];
     const Shape ext = s.box.extent();
@@ -387,12 +388,12 @@ void Array::process_allgather(void *data, size_t nbytes) const {
 
 // Checks a host transfer of shard i; returns false when there is nothing to move.
 bool Array::check_shard_transfer(size_t i, const void *data, size_t nbytes) const {
-  if (i >= shards_.size())
+  if (i >= shards_->size())
     fail(SPMD_ERR_OUT_OF_RANGE, "index: shard ", i, " does not exist (the array has ",
-         shards_.size(), " shards)");
+         shards_->size(), " shards)");
   if (!addressable(i))
-    fail(SPMD_ERR_UNSUPPORTED, "index: shard ", i, " is on device ", shards_[i].device,
-         " of process ", runtime_->process_of(shards_[i].device), "; this process (",
+    fail(SPMD_ERR_UNSUPPORTED, "index: shard ", i, " is on device ", (*shards_)[i].device,
+         " of process ", runtime_->process_of((*shards_)[i].device), "; this process (",
          runtime_->process_index(), ") reads and writes only its own devices' shards");
   check_nbytes("nbytes", nbytes, shard_bytes(i), cat("shard ", i));
   if (nbytes == 0) return false;
@@ -406,7 +407,7 @@ void Array::shard_read(size_t i, void *data, size_t nbytes) const {
     return;
   }
   Buffer &b = *buffers_[i];
-  const Shape ext = shards_[i].box.extent(), origin(ext.size(), 0);
+  const Shape ext = (*shards_)[i].box.extent(), origin(ext.size(), 0);
   const BoxCopy copy{{b.place(), ext, origin}, {Place::host(data), ext, origin}, ext, elem_size_};
   b.wait();
   const EventPtr done = runtime_->backend().copy_boxes({&copy, 1}, b.before_read());
@@ -417,7 +418,7 @@ void Array::shard_read(size_t i, void *data, size_t nbytes) const {
 void Array::shard_write(size_t i, const void *data, size_t nbytes) {
   if (!check_shard_transfer(i, data, nbytes)) return;
   Buffer &b = *buffers_[i];
-  const Shape ext = shards_[i].box.extent(), origin(ext.size(), 0);
+  const Shape ext = (*shards_)[i].box.extent(), origin(ext.size(), 0);
   const BoxCopy copy{{Place::host(data), ext, origin}, {b.place(), ext, origin}, ext, elem_size_};
   const EventPtr done = runtime_->backend().copy_boxes({&copy, 1}, b.before_write());
   b.set_written(done);
@@ -434,16 +435,16 @@ ArrayPtr Array::reshard(const ShardingPtr &target) const {
   if (out->abstract()) {
     // Recorded: what would cross between devices, for the program's text.
     int64_t bytes = 0;
-    for (const auto &m : plan_redistribution(shards_, out->shards_))
-      if (shards_[m.src].device != out->shards_[m.dst].device)
+    for (const auto &m : plan_redistribution(*shards_, *out->shards_))
+      if ((*shards_)[m.src].device != out->shards()[m.dst].device)
         bytes += m.box.elements() * static_cast<int64_t>(elem_size_);
     if (bytes > 0) current_recording()->note_transfer("reshard to " + target->to_string(), bytes);
     return out;
   }
   std::vector<ShardMove> moves;
-  for (const auto &m : plan_redistribution(shards_, out->shards_)) {
-    const ShardLayout &s = shards_[m.src];
-    const ShardLayout &d = out->shards_[m.dst];
+  for (const auto &m : plan_redistribution(*shards_, *out->shards_)) {
+    const ShardLayout &s = (*shards_)[m.src];
+    const ShardLayout &d = out->shards()[m.dst];
     ShardMove move{m.src, m.dst, Shape(shape_.size()), Shape(shape_.size()), m.box.extent()};
     for (size_t k = 0; k < shape_.size(); ++k) {
       move.src_offset[k] = m.box.start[k] - s.box.start[k];

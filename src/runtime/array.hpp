@@ -68,9 +68,9 @@ class Array {
   size_t nbytes() const { return nbytes_; }
   Runtime &runtime() const { return *runtime_; }
 
-  size_t shard_count() const { return shards_.size(); }
-  const ShardLayout &shard(size_t i) const { return shards_.at(i); }
-  const std::vector<ShardLayout> &shards() const { return shards_; }
+  size_t shard_count() const { return shards_->size(); }
+  const ShardLayout &shard(size_t i) const { return shards_->at(i); }
+  const std::vector<ShardLayout> &shards() const { return *shards_; }
   // Whether shard i's device belongs to this process (it has a buffer).
   // No shard of an abstract array is.
   bool addressable(size_t i) const { return buffers_.at(i) != nullptr; }
@@ -139,7 +139,9 @@ class Array {
   size_t elem_size_;
   Shape shape_;
   size_t nbytes_;
-  std::vector<ShardLayout> shards_;
+  // Shared with every array of the same sharding and shape
+  // (Sharding::shared_layout).
+  std::shared_ptr<const std::vector<ShardLayout>> shards_;
   std::vector<BufferPtr> buffers_;
   bool abstract_ = false;
   std::weak_ptr<Recording> recording_;
