@@ -4,6 +4,8 @@
  * machine has: OpenBLAS's and, where built with it, oneDNN's, each printed).
  * Prints one line per figure: name, median time, rate, reference rate and
  * the ratio.
+ * Programs (spmd/experimental/program.h) are timed beside the eager ops
+ * doing the same work.
  * tools/ops-bench-vs-jax.sh runs the same work in JAX beside it. */
 #define _POSIX_C_SOURCE 200809L
 #include <cblas.h>
@@ -16,6 +18,8 @@
 #include <string.h>
 #include <time.h>
 
+#define SPMD_EXPERIMENTAL
+#include "spmd/experimental/program.h"
 #include "spmd/spmd.h"
 
 #include "bench_common.h"
@@ -40,6 +44,63 @@ static spmd_array *filled(const char *spec, size_t ndim, const int64_t *shape, f
   free(h);
   spmd_sharding_destroy(s);
   return a;
+}
+
+/* A program of one input recorded by `record` (which gets the abstract
+ * input and returns the output), compiled. */
+static spmd_x_program *recorded(const char *spec, size_t ndim, const int64_t *shape,
+                                void (*record)(spmd_array *x, spmd_array **y, void *ctx), void *ctx) {
+  spmd_x_program *p = NULL;
+  spmd_sharding *s = NULL;
+  spmd_array *x = NULL, *y = NULL;
+  CHECK(spmd_x_program_create(rt, &p));
+  CHECK(spmd_sharding_named_text(mesh, spec, &s));
+  CHECK(spmd_x_program_input(p, s, SPMD_F32, ndim, shape, &x));
+  record(x, &y, ctx);
+  CHECK(spmd_x_program_output(p, y, NULL));
+  CHECK(spmd_x_program_compile(p));
+  spmd_array_destroy(x);
+  spmd_array_destroy(y);
+  spmd_sharding_destroy(s);
+  return p;
+}
+
+/* Times one run of program p on x (with a wait for its output). */
+static double run_once(const spmd_x_program *p, spmd_array *x) {
+  spmd_array *y = NULL;
+  const double t0 = now();
+  CHECK(spmd_x_program_run(p, 1, (const spmd_array *const *)&x, 1, &y));
+  CHECK(spmd_array_block_until_ready(y));
+  const double t = now() - t0;
+  spmd_array_destroy(y);
+  return t;
+}
+
+/* 2 * sin(x) + 1, eagerly or recorded. */
+static void sin_chain(spmd_array *x, spmd_array **y, void *ctx) {
+  (void)ctx;
+  spmd_array *s = NULL, *m = NULL;
+  CHECK(spmd_unary(SPMD_UNARY_SIN, x, NULL, &s));
+  CHECK(spmd_scalar_binary(SPMD_BINARY_MUL, 2.0, s, NULL, &m));
+  CHECK(spmd_binary_scalar(SPMD_BINARY_ADD, m, 1.0, NULL, y));
+  spmd_array_destroy(s);
+  spmd_array_destroy(m);
+}
+
+/* Ops that cannot fuse: transposes of an (8, 2) array split over 'x',
+ * there and back, kDispatchOps of them. */
+enum { kDispatchOps = 64 };
+static void transposes(spmd_array *x, spmd_array **y, void *ctx) {
+  (void)ctx;
+  const int64_t perm[2] = {1, 0};
+  spmd_array *cur = x;
+  for (int k = 0; k < kDispatchOps; ++k) {
+    spmd_array *next = NULL;
+    CHECK(spmd_transpose(cur, 2, perm, NULL, &next));
+    if (cur != x) spmd_array_destroy(cur);
+    cur = next;
+  }
+  *y = cur;
 }
 
 static void report(const char *name, double t, double rate, const char *unit, double ref,
@@ -82,6 +143,28 @@ static void models(double *t, int iters) {
     printf("%-34s %10.3f ms (median of %d)\n",
            v == 0 ? "Layer (2,128,1024) shard_map" : "Layer (2,128,1024) global ops",
            1e3 * median(t, iters), iters);
+  }
+  /* The global-ops Layer recorded once (its weights constants), then run. */
+  {
+    spmd_x_program *p = NULL;
+    spmd_array *xa = NULL, *ya = NULL;
+    spmd_sharding *rows_in = NULL;
+    CHECK(spmd_x_program_create(rt, &p));
+    CHECK(spmd_array_sharding(x, &rows_in));
+    CHECK(spmd_x_program_input(p, rows_in, SPMD_F32, 3, shape, &xa));
+    CHECK(seed_layer_apply_auto(mesh22, &layer, xa, &ya));
+    CHECK(spmd_x_program_output(p, ya, NULL));
+    CHECK(spmd_x_program_compile(p));
+    for (int i = -1; i < iters; ++i) {
+      const double ti = run_once(p, x);
+      if (i >= 0) t[i] = ti;
+    }
+    printf("%-34s %10.3f ms (median of %d)\n", "Layer (2,128,1024) program", 1e3 * median(t, iters),
+           iters);
+    spmd_array_destroy(xa);
+    spmd_array_destroy(ya);
+    spmd_sharding_destroy(rows_in);
+    spmd_x_program_destroy(p);
   }
   seed_layer_destroy(&layer);
   spmd_array_destroy(x);
@@ -173,6 +256,17 @@ int main(int argc, char **argv) {
   }
   tm = median(t, iters);
   report("2*sin(x)+1 f32 16 M elements", tm, (double)big[0] / tm / 1e9, "G elem/s", 0, "");
+  /* The same as one fused program: its bytes (read x, write the result)
+   * beside memcpy's. */
+  spmd_x_program *chain = recorded("x", 1, big, sin_chain, NULL);
+  for (int i = -2; i < iters; ++i) {
+    const double ti = run_once(chain, a);
+    if (i >= 0) t[i] = ti;
+  }
+  tm = median(t, iters);
+  report("2*sin(x)+1 program (one pass)", tm, 2.0 * 64 * 1024 * 1024 / tm / 1e9, "GB/s", memcpy_gbs,
+         "memcpy 1 thread");
+  spmd_x_program_destroy(chain);
   spmd_array_destroy(a);
   spmd_array_destroy(b);
   free(src);
@@ -191,6 +285,33 @@ int main(int argc, char **argv) {
     if (i >= 0) tt[i] = now() - t0;
   }
   printf("%-34s %10.2f us (median of %d)\n", "tiny add, 8 devices", 1e6 * median(tt, tiny), tiny);
+  /* Dispatch per recorded op: a program of ops that cannot fuse, its run
+   * time divided by their number; beside the same ops run eagerly. */
+  const int64_t small[2] = {8, 2};
+  spmd_array *z = filled("x", 2, small, 1.0f);
+  spmd_x_program *chain_t = recorded("x", 2, small, transposes, NULL);
+  const int reps = 200;
+  for (int v = 0; v < 2; ++v) {
+    for (int i = -20; i < reps; ++i) {
+      double ti;
+      if (v == 0) {
+        ti = run_once(chain_t, z);
+      } else {
+        spmd_array *r = NULL;
+        const double t0 = now();
+        transposes(z, &r, NULL);
+        CHECK(spmd_array_block_until_ready(r));
+        ti = now() - t0;
+        spmd_array_destroy(r);
+      }
+      if (i >= 0) tt[i] = ti;
+    }
+    printf("%-34s %10.2f us (median of %d runs of %d ops)\n",
+           v == 0 ? "per op, program of transposes" : "per op, the same ops eagerly",
+           1e6 * median(tt, reps) / kDispatchOps, reps, kDispatchOps);
+  }
+  spmd_x_program_destroy(chain_t);
+  spmd_array_destroy(z);
   free(tt);
   spmd_array_destroy(x);
   spmd_array_destroy(y);

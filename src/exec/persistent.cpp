@@ -306,6 +306,7 @@ void PersistentCollective::run_on_device_threads(const Array &input, const Array
 }
 
 ArrayPtr PersistentCollective::execute(const ArrayPtr &input) {
+  note_device_work();
   std::lock_guard<std::mutex> lock(mu_);
   const ArrayPtr in = prepare(input);
   auto out = std::make_shared<Array>(out_sharding_, out_dtype_, out_global_);
@@ -314,6 +315,7 @@ ArrayPtr PersistentCollective::execute(const ArrayPtr &input) {
 }
 
 void PersistentCollective::execute_into(const ArrayPtr &input, Array &output) {
+  note_device_work();
   std::lock_guard<std::mutex> lock(mu_);
   if (output.dtype() != out_dtype_ || output.shape() != out_global_ ||
       !output.sharding()->equivalent(*out_sharding_) ||

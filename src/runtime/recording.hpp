@@ -46,6 +46,27 @@ class Recording {
   virtual void note_flops(int64_t flops) = 0;
 };
 
+// Counts the device work (kernel launches, copies between shards,
+// collectives) this thread queues while a count is open on it: a program's
+// first run learns which of its ops queue exactly one launch of kernels and
+// nothing else, and replays just those kernels on later runs.
+class WorkCount {
+ public:
+  WorkCount() noexcept;
+  ~WorkCount();
+  WorkCount(const WorkCount &) = delete;
+  WorkCount &operator=(const WorkCount &) = delete;
+  int count() const noexcept { return count_; }
+
+ private:
+  friend void note_device_work() noexcept;
+  WorkCount *previous_;
+  int count_ = 0;
+};
+
+// Called by every path that queues device work for an op.
+void note_device_work() noexcept;
+
 // The recording current on this thread, or null (eager).
 Recording *current_recording() noexcept;
 

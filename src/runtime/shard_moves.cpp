@@ -39,6 +39,7 @@ std::vector<int> processes_of(const Runtime &rt, const Array &src, const Array &
 
 void move_shards(const Array &src, Array &dst, const std::vector<ShardMove> &moves,
                  const char *what) {
+  note_device_work();
   Runtime &rt = dst.runtime();
   Backend &backend = rt.backend();
   std::vector<BoxCopy> local;

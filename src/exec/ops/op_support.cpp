@@ -138,17 +138,39 @@ bool take_donated(const OpOptions &options, size_t k) {
   return k < 3 && options.donate[k] != nullptr && options.donate[k]->consume(options.function);
 }
 
+namespace {
+thread_local LaunchCapture *t_capture = nullptr;
+}  // namespace
+
+LaunchCapture::Scope::Scope(LaunchCapture &c) noexcept : previous_(std::exchange(t_capture, &c)) {}
+LaunchCapture::Scope::~Scope() { t_capture = previous_; }
+
 void launch_per_shard(Array &out, const std::vector<const Array *> &inputs,
                       std::vector<std::pair<size_t, Kernel>> kernels) {
+  note_device_work();
+  if (t_capture) {
+    std::vector<BufferPtr> written;
+    for (size_t i = 0; i < out.shard_count(); ++i) written.push_back(out.buffer_ptr(i));
+    t_capture->launches.push_back({std::move(written), kernels});
+  }
   if (kernels.empty()) return;
-  EventList after;
-  for (const Array *a : inputs) after.add(a->before_read());
   std::vector<Kernel> batch;
+  std::vector<size_t> shards;
   batch.reserve(kernels.size());
+  shards.reserve(kernels.size());
   for (auto &[i, k] : kernels) {
-    after.add(out.buffer(i).before_write());
+    shards.push_back(i);
     batch.push_back(std::move(k));
   }
+  launch_batch(out, inputs, batch, shards);
+}
+
+void launch_batch(Array &out, const std::vector<const Array *> &inputs,
+                  std::span<const Kernel> batch, std::span<const size_t> shards) {
+  if (batch.empty()) return;
+  EventList after;
+  for (const Array *a : inputs) after.add(a->before_read());
+  for (size_t i : shards) after.add(out.buffer(i).before_write());
   Backend &backend = out.runtime().backend();
   const EventPtr done = backend.launch(batch, after);
   // Each input block is read by the kernels whose operands lie in it: it
@@ -157,7 +179,7 @@ void launch_per_shard(Array &out, const std::vector<const Array *> &inputs,
   // event on every block, without the search.
   if (!done || backend.part_on(done, batch.front().device) == done) {
     for (const Array *a : inputs) a->add_read(done);
-    for (const auto &entry : kernels) out.buffer(entry.first).set_written(done);
+    for (size_t i : shards) out.buffer(i).set_written(done);
     return;
   }
   for (const Array *a : inputs)
@@ -175,8 +197,8 @@ void launch_per_shard(Array &out, const std::vector<const Array *> &inputs,
     }
   // Each kernel wrote its own device's block: the block waits for that
   // device's part of the work alone.
-  for (size_t k = 0; k < kernels.size(); ++k)
-    out.buffer(kernels[k].first).set_written(backend.part_on(done, batch[k].device));
+  for (size_t k = 0; k < shards.size(); ++k)
+    out.buffer(shards[k]).set_written(backend.part_on(done, batch[k].device));
 }
 
 }  // namespace spmd::ops

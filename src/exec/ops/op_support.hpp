@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,33 @@ bool take_donated(const OpOptions &options, size_t k);
 // recorded as their reads and as out's writes.
 void launch_per_shard(Array &out, const std::vector<const Array *> &inputs,
                       std::vector<std::pair<size_t, Kernel>> kernels);
+// The same for kernels already in one batch: batch[k] writes out's buffer
+// shards[k]. The batch is only read (a program launches its own copy).
+void launch_batch(Array &out, const std::vector<const Array *> &inputs,
+                  std::span<const Kernel> batch, std::span<const size_t> shards);
+
+// The launches a thread makes while a LaunchCapture is current on it: how
+// a program learns which of its ops are one launch of kernels, to replay
+// those kernels on new buffers (exec/program).
+struct LaunchCapture {
+  struct Launch {
+    std::vector<BufferPtr> out;  // the buffers written, per shard of out
+    std::vector<std::pair<size_t, Kernel>> kernels;
+  };
+  std::vector<Launch> launches;
+
+  // Makes this the thread's capture for the scope's life.
+  class Scope {
+   public:
+    explicit Scope(LaunchCapture &c) noexcept;
+    ~Scope();
+    Scope(const Scope &) = delete;
+    Scope &operator=(const Scope &) = delete;
+
+   private:
+    LaunchCapture *previous_;
+  };
+};
 
 // Refuses a result no array may have, before the op does anything: more
 // than SPMD_MAX_NDIM dimensions, or a shape too large for its dtype

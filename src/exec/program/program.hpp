@@ -12,16 +12,23 @@
 // one chain kernel per shard (kernels/elementwise_chain.hpp), and every
 // value is dropped after its last use. Running binds inputs, checked
 // against what was recorded, replays the other ops on them and returns the
-// outputs. The plan holds no concrete buffers, so it runs on any inputs of
-// the recorded kind, from several threads at once.
+// outputs. The first run also learns which ops are exactly one launch of
+// kernels from their operands into their result (no copy, collective or
+// second launch): later runs launch those kernels on the new buffers
+// directly, without the op's checks and placement. Nothing in the plan is
+// a concrete buffer (kernels name theirs by operand and shard), so it runs
+// on any inputs of the recorded kind, from several threads at once.
 //
 // Not yet: propagation backward from later constraints and uses (a
 // recorded op is placed as the eager op places it), donation of inputs,
 // and collectives planned once for every run (each op plans its own).
 #pragma once
 
+#include <array>
+#include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -129,6 +136,25 @@ class Program final : public Recording, public std::enable_shared_from_this<Prog
     std::vector<Source> inputs;      // the chain's inputs, at most 3
     std::shared_ptr<const ew::Chain> chain;
   };
+  // An op learnt to be one launch of kernels: the kernels as the first run
+  // made them, each of their buffers named by operand and shard.
+  struct Launch {
+    struct Slot {
+      int array = -2;  // operand k; -1: the result; -2: none
+      size_t shard = 0;
+      size_t offset = 0;  // bytes into the buffer
+    };
+    ShardingPtr sharding;  // the result's
+    spmd_dtype dtype = SPMD_DTYPE_INVALID;
+    Shape shape;
+    std::vector<size_t> shards;           // the result's shard each kernel writes
+    std::vector<std::array<Slot, 4>> slots;  // out, in0, in1, in2 of each kernel
+    // The kernels, their places those of the last run: each run points
+    // them at its buffers and launches them under the lock (copying them
+    // would cost more than the launch).
+    mutable std::mutex mu;
+    mutable std::vector<Kernel> kernels;
+  };
   struct Output {
     int value = -1;
     ShardingPtr sharding;  // null: as placed
@@ -140,6 +166,12 @@ class Program final : public Recording, public std::enable_shared_from_this<Prog
   void plan_groups();
   std::shared_ptr<const ew::Chain> chain_of(Group &g) const;
   ArrayPtr run_group(const Group &g, const std::vector<ArrayPtr> &values) const;
+  std::vector<ArrayPtr> run_nodes(std::vector<ArrayPtr> values, bool learn) const;
+  std::vector<ArrayPtr> outputs_of(const std::vector<ArrayPtr> &values) const;
+  static std::shared_ptr<const Launch> learn_launch(const std::vector<ArrayPtr> &operands,
+                                                    const ArrayPtr &result,
+                                                    const ops::LaunchCapture &capture, int work);
+  static ArrayPtr run_launch(const Launch &l, const std::vector<ArrayPtr> &operands);
   std::string source_text(const Source &s) const;
 
   std::shared_ptr<Runtime> runtime_;
@@ -151,6 +183,10 @@ class Program final : public Recording, public std::enable_shared_from_this<Prog
   std::vector<Group> groups_;
   std::vector<std::vector<int>> drops_;  // per node: values read for the last time there
   Node *recording_ = nullptr;  // the node whose op is being recorded
+  // Learnt by the first run (under learn_mu_), read by later ones.
+  mutable std::mutex learn_mu_;
+  mutable std::atomic<bool> learnt_{false};
+  mutable std::vector<std::shared_ptr<const Launch>> launches_;  // per node; null: replay
   bool compiled_ = false;
 };
 

@@ -36,6 +36,106 @@ ArrayPtr Program::run_group(const Group &g, const std::vector<ArrayPtr> &values)
   return out;
 }
 
+std::shared_ptr<const Program::Launch> Program::learn_launch(const std::vector<ArrayPtr> &operands,
+                                                            const ArrayPtr &result,
+                                                            const ops::LaunchCapture &capture,
+                                                            int work) {
+  if (work != 1 || capture.launches.size() != 1) return nullptr;
+  const auto &launch = capture.launches[0];
+  // The launch wrote the result's own buffers (nothing came after it).
+  if (launch.out.size() != result->shard_count()) return nullptr;
+  for (size_t i = 0; i < launch.out.size(); ++i)
+    if (launch.out[i] != result->buffer_ptr(i)) return nullptr;
+  auto l = std::make_shared<Launch>();
+  l->sharding = result->sharding();
+  l->dtype = result->dtype();
+  l->shape = result->shape();
+  // Names a place by the array (operand or result) and shard whose buffer
+  // holds it; false when none does.
+  auto name = [&](const Place &p, Launch::Slot &slot) {
+    if (!p.ptr) return true;
+    for (int a = -1; a < static_cast<int>(operands.size()); ++a) {
+      const Array &arr = a < 0 ? *result : *operands[static_cast<size_t>(a)];
+      for (size_t j = 0; j < arr.shard_count(); ++j) {
+        if (!arr.addressable(j)) continue;
+        const Buffer &b = arr.buffer(j);
+        const uintptr_t lo = b.ptr().bits;
+        // Within the buffer: a place at its very end belongs to the next.
+        const bool inside = p.ptr.bits >= lo && (p.ptr.bits < lo + b.bytes() || (b.bytes() == 0 && p.ptr.bits == lo));
+        if (p.kind != b.kind() || p.device != b.device() || !inside) continue;
+        slot = {a, j, static_cast<size_t>(p.ptr.bits - lo)};
+        return true;
+      }
+    }
+    return false;
+  };
+  for (const auto &[i, k] : launch.kernels) {
+    std::array<Launch::Slot, 4> slots;
+    const Place *places[4] = {&k.out, &k.in0, &k.in1, &k.in2};
+    for (int q = 0; q < 4; ++q)
+      if (!name(*places[q], slots[static_cast<size_t>(q)])) return nullptr;
+    if (slots[0].array != -1) return nullptr;  // each kernel writes the result
+    l->kernels.push_back(k);
+    l->shards.push_back(i);
+    l->slots.push_back(slots);
+  }
+  return l;
+}
+
+ArrayPtr Program::run_launch(const Launch &l, const std::vector<ArrayPtr> &operands) {
+  auto out = std::make_shared<Array>(l.sharding, l.dtype, l.shape);
+  std::vector<const Array *> reads;
+  for (const ArrayPtr &a : operands) reads.push_back(a.get());
+  std::lock_guard<std::mutex> lock(l.mu);
+  for (size_t k = 0; k < l.kernels.size(); ++k) {
+    Kernel &kernel = l.kernels[k];
+    Place *places[4] = {&kernel.out, &kernel.in0, &kernel.in1, &kernel.in2};
+    for (size_t q = 0; q < 4; ++q) {
+      const Launch::Slot &s = l.slots[k][q];
+      if (s.array == -2) continue;
+      const Array &a = s.array < 0 ? *out : *operands[static_cast<size_t>(s.array)];
+      *places[q] = a.buffer(s.shard).place().offset(s.offset);
+    }
+  }
+  ops::launch_batch(*out, reads, l.kernels, l.shards);
+  return out;
+}
+
+std::vector<ArrayPtr> Program::run_nodes(std::vector<ArrayPtr> values, bool learn) const {
+  std::vector<ArrayPtr> operands;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const Node &n = nodes_[i];
+    ArrayPtr &result = values[static_cast<size_t>(n.result)];
+    if (n.group >= 0) {
+      const Group &g = groups_[static_cast<size_t>(n.group)];
+      if (g.nodes.back() == static_cast<int>(i)) result = run_group(g, values);
+    } else {
+      operands.clear();
+      for (const Source &s : n.operands)
+        operands.push_back(s.value >= 0 ? values[static_cast<size_t>(s.value)] : s.constant);
+      if (!learn && launches_[i]) {
+        result = run_launch(*launches_[i], operands);
+      } else if (learn) {
+        ops::LaunchCapture capture;
+        int work = 0;
+        {
+          ops::LaunchCapture::Scope scope(capture);
+          WorkCount count;
+          result = n.replay(operands, n.options);
+          work = count.count();
+        }
+        launches_[i] = learn_launch(operands, result, capture, work);
+      } else {
+        result = n.replay(operands, n.options);
+      }
+    }
+    // Values read for the last time here let their buffers go (the
+    // allocator's cache hands them to the next results).
+    for (int v : drops_[i]) values[static_cast<size_t>(v)].reset();
+  }
+  return values;
+}
+
 std::vector<ArrayPtr> Program::run(const std::vector<ArrayPtr> &inputs) const {
   if (!compiled_) invalid("program: is still recording; compile it before running it");
   if (inputs.size() != inputs_.size())
@@ -57,22 +157,21 @@ std::vector<ArrayPtr> Program::run(const std::vector<ArrayPtr> &inputs) const {
               "; reshard it first");
     values[static_cast<size_t>(inputs_[k])] = inputs[k];
   }
-  std::vector<ArrayPtr> operands;
-  for (size_t i = 0; i < nodes_.size(); ++i) {
-    const Node &n = nodes_[i];
-    if (n.group >= 0) {
-      const Group &g = groups_[static_cast<size_t>(n.group)];
-      if (g.nodes.back() == static_cast<int>(i)) values[static_cast<size_t>(n.result)] = run_group(g, values);
-    } else {
-      operands.clear();
-      for (const Source &s : n.operands)
-        operands.push_back(s.value >= 0 ? values[static_cast<size_t>(s.value)] : s.constant);
-      values[static_cast<size_t>(n.result)] = n.replay(operands, n.options);
+  // The first run learns which ops are one launch; the others wait for it
+  // rather than learn again.
+  if (!learnt_.load(std::memory_order_acquire)) {
+    std::lock_guard<std::mutex> lock(learn_mu_);
+    if (!learnt_.load(std::memory_order_relaxed)) {
+      launches_.assign(nodes_.size(), nullptr);
+      values = run_nodes(std::move(values), true);
+      learnt_.store(true, std::memory_order_release);
+      return outputs_of(values);
     }
-    // Values read for the last time here let their buffers go (the
-    // allocator's cache hands them to the next results).
-    for (int v : drops_[i]) values[static_cast<size_t>(v)].reset();
   }
+  return outputs_of(run_nodes(std::move(values), false));
+}
+
+std::vector<ArrayPtr> Program::outputs_of(const std::vector<ArrayPtr> &values) const {
   std::vector<ArrayPtr> outs;
   outs.reserve(outputs_.size());
   for (const Output &o : outputs_) {

@@ -101,6 +101,8 @@ std::string Program::text() const {
       tail += cat(tail.empty() ? "" : "; ", n.flops, " flops");
       flops += n.flops;
     }
+    if (learnt_.load(std::memory_order_acquire) && launches_[i])
+      tail += cat(tail.empty() ? "" : "; ", "one launch");
     if (n.group >= 0 && pass[static_cast<size_t>(n.group)] >= 0)
       tail += cat(tail.empty() ? "" : "; ", "pass ", pass[static_cast<size_t>(n.group)]);
     line(cat("%", n.result, " = ", n.name, "(", args, ")"), *values_[static_cast<size_t>(n.result)].abstract,
