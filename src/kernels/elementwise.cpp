@@ -277,6 +277,9 @@ void run_typed(const Params &p, char *out, const char *const in[3]) {
   const bool direct = !cmp && p.out == native<T>();
   T buf[3][kChunk];
   T obuf[kChunk];
+  // A scalar operand's chunk is the same every time: filled once.
+  for (int i = 0; i < p.nin; ++i)
+    if (p.in[i].scalar) fetch<T>(p.in[i], 0, nullptr, static_cast<size_t>(std::min<int64_t>(kChunk, inner)), buf[i]);
   int64_t idx[kMaxDims] = {0};
   int64_t base[3] = {0, 0, 0};  // element offsets of the row in each operand
   for (int64_t r = 0; r < rows; ++r) {
@@ -285,9 +288,12 @@ void run_typed(const Params &p, char *out, const char *const in[3]) {
       const size_t m = static_cast<size_t>(std::min<int64_t>(kChunk, inner - j));
       const T *v[3] = {nullptr, nullptr, nullptr};
       for (int i = 0; i < p.nin; ++i) {
+        if (p.in[i].scalar) {
+          v[i] = buf[i];
+          continue;
+        }
         const int64_t st = l.strides[i][l.nd - 1];
-        const char *at = p.in[i].scalar ? nullptr
-                                        : in[i] + (base[i] + j * st) * static_cast<int64_t>(es[i]);
+        const char *at = in[i] + (base[i] + j * st) * static_cast<int64_t>(es[i]);
         v[i] = fetch<T>(p.in[i], st, at, m, buf[i]);
       }
       char *o = orow + static_cast<size_t>(j) * os;

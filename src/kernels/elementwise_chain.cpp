@@ -1,6 +1,6 @@
 #include "kernels/elementwise_chain.hpp"
 
-#include <memory>
+#include <vector>
 
 #include "base/dtype.hpp"
 
@@ -9,9 +9,13 @@ namespace spmd::ew {
 void run_chain(const Chain &chain, size_t count, void *out, const void *const in[3]) {
   const size_t nsteps = chain.steps.size();
   if (nsteps == 0 || count == 0) return;
-  // One tile of each intermediate result (the last step writes out).
+  // One tile of each intermediate result (the last step writes out), in
+  // memory the thread keeps: fresh pages for every call would cost more
+  // than the steps.
   const size_t tile_bytes = kChainTile * 8;
-  std::unique_ptr<unsigned char[]> tiles(new unsigned char[tile_bytes * (nsteps - 1)]);
+  thread_local std::vector<unsigned char> scratch;
+  if (scratch.size() < tile_bytes * (nsteps - 1)) scratch.resize(tile_bytes * (nsteps - 1));
+  unsigned char *const tiles = scratch.data();
   std::vector<Params> params(nsteps);
   for (size_t s = 0; s < nsteps; ++s) params[s] = chain.steps[s].params;
   for (size_t start = 0; start < count; start += kChainTile) {
@@ -27,10 +31,10 @@ void run_chain(const Chain &chain, size_t count, void *out, const void *const in
         if (o.scalar) continue;
         const int f = step.from[k];
         args[k] = f >= 0 ? static_cast<const unsigned char *>(in[f]) + start * dtype_size(o.dtype)
-                         : tiles.get() + static_cast<size_t>(-f - 1) * tile_bytes;
+                         : tiles + static_cast<size_t>(-f - 1) * tile_bytes;
       }
       void *dst = s + 1 == nsteps ? static_cast<unsigned char *>(out) + start * dtype_size(p.out)
-                                  : tiles.get() + s * tile_bytes;
+                                  : tiles + s * tile_bytes;
       run(p, dst, args);
     }
   }
