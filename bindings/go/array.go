@@ -12,10 +12,13 @@ import (
 // a sharding, one buffer per device. Operations may complete
 // asynchronously; BlockUntilReady or a copy to the host waits for them and
 // reports their errors. Close it when done.
-type Array struct{ r *ref }
+type Array struct {
+	r   *ref
+	rec *recording // the program being recorded that a is a value of, or nil
+}
 
 func newArray(h uintptr) *Array {
-	a := &Array{newRef(h, func(h uintptr) { capi.Spmd_array_destroy(h) })}
+	a := &Array{r: newRef(h, func(h uintptr) { capi.Spmd_array_destroy(h) })}
 	runtime.SetFinalizer(a, (*Array).Close)
 	return a
 }
@@ -387,11 +390,14 @@ func ShardWrite[T HostElement](a *Array, index int, data []T) error {
 
 // Reshard is a new array with the same values laid out by sharding (on the
 // same mesh or another mesh of the same runtime); only the overlapping
-// blocks move, device to device.
+// blocks move, device to device. On a value of a program being recorded
+// (Record) it records a layout constraint
+// (jax.lax.with_sharding_constraint).
 func (a *Array) Reshard(sharding *Sharding) (*Array, error) {
 	defer runtime.KeepAlive(a)
 	defer runtime.KeepAlive(sharding)
-	return made("Array.Reshard", newArray, func(h *uintptr) error { return capi.Spmd_array_reshard(a.handle(), sharding.handle(), h) })
+	r, err := made("Array.Reshard", newArray, func(h *uintptr) error { return capi.Spmd_array_reshard(a.handle(), sharding.handle(), h) })
+	return derived(r, err, a)
 }
 
 // Save writes the array to the directory dir as a checkpoint, as Orbax

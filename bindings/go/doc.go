@@ -29,7 +29,8 @@
 //
 // # Lifetimes
 //
-// Runtime, Mesh, Spec, Sharding, Array and Collective hold a libspmd handle.
+// Runtime, Mesh, Spec, Sharding, Array, Collective and Program hold a
+// libspmd handle.
 // Release it with Close (idempotent); a finalizer releases handles a
 // program forgets, but only as a safety net: device memory is not visible
 // to Go's garbage collector. A closed object keeps its handle id, which
@@ -60,6 +61,18 @@
 // on libspmd's device threads, one call per device at once; its
 // ShardContext and Blocks are valid only during that call, on that call's
 // goroutine.
+//
+// # Programs (experimental)
+//
+// Record is jax.jit: it calls a function once on abstract arrays, whose
+// ops record themselves into a Program, compiled with elementwise chains
+// fused, then run as often as needed:
+//
+//	p, err := spmd.Record(rt, []spmd.InputSpec{{Sharding: s, DType: spmd.F32, Shape: []int{8, 16}}},
+//		func(x []*spmd.Array) ([]*spmd.Array, error) { ... })
+//	out, err := p.Run(a)
+//
+// It wraps spmd/experimental/program.h, which may change in any release.
 //
 // # Device memory
 //

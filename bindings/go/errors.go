@@ -118,6 +118,7 @@ var goArgs = map[string]string{
 	"nbytes":     "data",
 	"in_specs":   "inSpecs",
 	"out_specs":  "outSpecs",
+	"n_inputs":   "inputs",
 }
 
 // goFields are the Go names of the fields of libspmd's option structs.
@@ -194,6 +195,7 @@ var goNames = map[string]string{
 	"spmd_array":            "Array",
 	"spmd_collective":       "Collective",
 	"spmd_ctx":              "ShardContext",
+	"spmd_x_program":        "Program",
 	"spmd_ctx_device_id":    "ShardContext.DeviceID",
 	"spmd_ctx_mesh":         "ShardContext.Mesh",
 	"spmd_ctx_stream":       "ShardContext.Stream",

@@ -149,16 +149,19 @@ func op(fn string, opts []OpOption, call func(o capi.Spmd_op_options, out *uintp
 	if err != nil {
 		return nil, err
 	}
-	return opWith(fn, c, call)
+	return opWith(fn, c, call, operands...)
 }
 
-func opWith(fn string, c *opConfig, call func(o capi.Spmd_op_options, out *uintptr) error) (*Array, error) {
+// opWith runs call with the options' struct and wraps the new array, a
+// value of the program being recorded when an operand is one (derived).
+func opWith(fn string, c *opConfig, call func(o capi.Spmd_op_options, out *uintptr) error, operands ...*Array) (*Array, error) {
 	o, release, err := opOptions(fn, c)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	return made(fn, newArray, func(h *uintptr) error { return call(o, h) })
+	a, err := made(fn, newArray, func(h *uintptr) error { return call(o, h) })
+	return derived(a, err, operands...)
 }
 
 // Unary applies an elementwise function; the result keeps x's sharding.
@@ -235,7 +238,7 @@ func reduce(fn string, f ReduceOp, x *Array, axes []int, opts []OpOption) (*Arra
 	}
 	return opWith(fn, c, func(o capi.Spmd_op_options, out *uintptr) error {
 		return capi.Spmd_reduce(capi.Enum_SS_spmd_reduce_op(f), x.handle(), int64s(axes), cBool(c.keepDims), o, out)
-	})
+	}, x)
 }
 
 // Argmax is jnp.argmax(x, axis): int32 indices of the first largest value.

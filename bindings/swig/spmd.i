@@ -15,9 +15,17 @@
  */
 %module spmd
 
+/* The experimental headers (spmd/experimental/) are parsed too: every
+ * exported function is wrapped, experimental ones included. They need
+ * SPMD_EXPERIMENTAL defined, for SWIG's preprocessor and for the C that
+ * SWIG's language modules write. */
+#define SPMD_EXPERIMENTAL
+
 %{
+#define SPMD_EXPERIMENTAL
 #include "spmd/spmd.h"
 #include "spmd/dlpack.h"
+#include "spmd/experimental/program.h"
 %}
 
 %include <stdint.i>
@@ -84,6 +92,7 @@ SPMD_GO_HANDLE(spmd_array)
 %typemap(in) DLManagedTensor *const *tensors %{ $1 = ($1_ltype)$input.array; %}
 SPMD_GO_HANDLE(spmd_collective)
 SPMD_GO_HANDLE(spmd_ctx)
+SPMD_GO_HANDLE(spmd_x_program)
 
 /* -- Scalar outputs (int *out, size_t *out, spmd_dtype *out, ...) are Go
  * pointers to Go-sized values: C writes a temporary of its own type, the
@@ -259,3 +268,8 @@ SPMD_GO_SCALAR_OUT(spmd_sharding_kind, int)
  * DLPack's own, which the header declares opaque to SWIG; a binding passes
  * the pointer through. */
 %include "spmd/dlpack.h"
+
+/* ---- Experimental (spmd/experimental/, SPMD_EXPERIMENTAL above): the
+ * APIs not yet promised stable, wrapped by every binding as experimental
+ * (docs/bindings.md). */
+%include "spmd/experimental/program.h"

@@ -567,6 +567,13 @@ DLPack's tensor, opaque to the bindings made from this header.
 """
 mutable struct DLManagedTensor end
 
+"""
+C `spmd_x_program` (spmd/experimental/program.h), an opaque handle: used as `Ptr{spmd_x_program}`.
+
+A program being recorded, or compiled and ready to run.
+"""
+mutable struct spmd_x_program end
+
 # ---- Callback types: C function pointers, made with @cfunction -------------
 
 """
@@ -4638,6 +4645,186 @@ function spmd_array_from_dlpack(sharding, dtype, ndim, shape, count, devices, te
     ccall((:spmd_array_from_dlpack, libspmd[]), spmd_status,
           (Ptr{spmd_sharding}, spmd_dtype, Csize_t, Ptr{Int64}, Csize_t, Ptr{Cint}, Ptr{Ptr{DLManagedTensor}}, Ptr{Ptr{spmd_array}}),
           sharding, dtype, ndim, shape, count, devices, tensors, out)
+end
+
+"""
+    spmd_x_program_create(runtime, out) -> spmd_status
+
+C (spmd/experimental/program.h): `spmd_status spmd_x_program_create(spmd_runtime *runtime, spmd_x_program **out)`
+
+Starts recording a program on the runtime's devices.
+
+@param runtime The runtime; not NULL. The program keeps it alive.
+@param out Receives the program; not NULL.
+@return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a NULL or dead argument.
+"""
+function spmd_x_program_create(runtime, out)
+    ccall((:spmd_x_program_create, libspmd[]), spmd_status,
+          (Ptr{spmd_runtime}, Ptr{Ptr{spmd_x_program}}),
+          runtime, out)
+end
+
+"""
+    spmd_x_program_destroy(program) -> Cvoid
+
+C (spmd/experimental/program.h): `void spmd_x_program_destroy(spmd_x_program *program)`
+
+Destroys a program. Values recorded into it stay valid handles (destroy
+them with spmd_array_destroy), but ops on them fail from then on.
+
+@param program The program; NULL is accepted.
+"""
+function spmd_x_program_destroy(program)
+    ccall((:spmd_x_program_destroy, libspmd[]), Cvoid,
+          (Ptr{spmd_x_program},),
+          program)
+end
+
+"""
+    spmd_x_program_input(program, sharding, dtype, ndim, shape, out) -> spmd_status
+
+C (spmd/experimental/program.h): `spmd_status spmd_x_program_input(spmd_x_program *program, const spmd_sharding *sharding, spmd_dtype dtype, size_t ndim, const int64_t *shape, spmd_array **out)`
+
+Adds input number spmd_x_program_input_count(): an abstract array of the
+given shape, dtype and sharding. Each run binds an array of exactly that
+shape and dtype, laid out as the sharding lays it out.
+
+@param program A program still recording; not NULL.
+@param sharding The input's layout, on the program's runtime; not NULL.
+@param dtype The element type.
+@param ndim Number of dimensions; shape may be NULL when 0.
+@param shape The global shape.
+@param out Receives the input's value (an spmd_array handle); not NULL.
+@return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT naming the argument for a
+        NULL handle, an invalid dtype or shape, a sharding of another
+        runtime or rank, or a program already compiled.
+"""
+function spmd_x_program_input(program, sharding, dtype, ndim, shape, out)
+    ccall((:spmd_x_program_input, libspmd[]), spmd_status,
+          (Ptr{spmd_x_program}, Ptr{spmd_sharding}, spmd_dtype, Csize_t, Ptr{Int64}, Ptr{Ptr{spmd_array}}),
+          program, sharding, dtype, ndim, shape, out)
+end
+
+"""
+    spmd_x_program_output(program, value, sharding) -> spmd_status
+
+C (spmd/experimental/program.h): `spmd_status spmd_x_program_output(spmd_x_program *program, const spmd_array *value, const spmd_sharding *sharding)`
+
+Adds output number spmd_x_program_output_count(): a value recorded into
+the program (an input or an op's result).
+
+@param program A program still recording; not NULL.
+@param value The value; not NULL.
+@param sharding The layout the output is brought to (jax.jit's
+       out_shardings), over the value's devices; NULL keeps the layout
+       the program places it in.
+@return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT naming the argument for a
+        NULL handle, a value of another program or an array with values,
+        a sharding over other devices or of another rank, or a program
+        already compiled.
+"""
+function spmd_x_program_output(program, value, sharding)
+    ccall((:spmd_x_program_output, libspmd[]), spmd_status,
+          (Ptr{spmd_x_program}, Ptr{spmd_array}, Ptr{spmd_sharding}),
+          program, value, sharding)
+end
+
+"""
+    spmd_x_program_compile(program) -> spmd_status
+
+C (spmd/experimental/program.h): `spmd_status spmd_x_program_compile(spmd_x_program *program)`
+
+Ends recording and plans the program's runs. Values of the program can
+no longer be given to ops.
+
+@param program A program still recording; not NULL.
+@return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a NULL handle, a program
+        with no output, or one compiled already.
+"""
+function spmd_x_program_compile(program)
+    ccall((:spmd_x_program_compile, libspmd[]), spmd_status,
+          (Ptr{spmd_x_program},),
+          program)
+end
+
+"""
+    spmd_x_program_input_count(program, out) -> spmd_status
+
+C (spmd/experimental/program.h): `spmd_status spmd_x_program_input_count(const spmd_x_program *program, size_t *out)`
+
+The number of inputs recorded so far.
+
+@param program The program; not NULL.
+@param out Receives the count; not NULL.
+@return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a NULL or dead argument.
+"""
+function spmd_x_program_input_count(program, out)
+    ccall((:spmd_x_program_input_count, libspmd[]), spmd_status,
+          (Ptr{spmd_x_program}, Ptr{Csize_t}),
+          program, out)
+end
+
+"""
+    spmd_x_program_output_count(program, out) -> spmd_status
+
+C (spmd/experimental/program.h): `spmd_status spmd_x_program_output_count(const spmd_x_program *program, size_t *out)`
+
+The number of outputs recorded so far.
+
+@param program The program; not NULL.
+@param out Receives the count; not NULL.
+@return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a NULL or dead argument.
+"""
+function spmd_x_program_output_count(program, out)
+    ccall((:spmd_x_program_output_count, libspmd[]), spmd_status,
+          (Ptr{spmd_x_program}, Ptr{Csize_t}),
+          program, out)
+end
+
+"""
+    spmd_x_program_run(program, n_inputs, inputs, n_outputs, outputs) -> spmd_status
+
+C (spmd/experimental/program.h): `spmd_status spmd_x_program_run(const spmd_x_program *program, size_t n_inputs, const spmd_array * const *inputs, size_t n_outputs, spmd_array **outputs)`
+
+Runs a compiled program.
+
+@param program A compiled program; not NULL.
+@param n_inputs The number of inputs recorded.
+@param inputs Input k is inputs[k]: an array with values, of input k's
+       shape and dtype, laid out as its sharding; left as it is.
+@param n_outputs The number of outputs recorded.
+@param outputs Receives output k at outputs[k], a new array the caller
+       destroys; not NULL. Left untouched on failure.
+@return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT naming the argument for a
+        NULL handle, a program still recording, wrong counts, or an
+        input of another shape, dtype, layout or runtime
+        ("inputs[1]: ..."); an op's own error as the eager op gives it.
+"""
+function spmd_x_program_run(program, n_inputs, inputs, n_outputs, outputs)
+    ccall((:spmd_x_program_run, libspmd[]), spmd_status,
+          (Ptr{spmd_x_program}, Csize_t, Ptr{Ptr{spmd_array}}, Csize_t, Ptr{Ptr{spmd_array}}),
+          program, n_inputs, inputs, n_outputs, outputs)
+end
+
+"""
+    spmd_x_program_text(program, out) -> spmd_status
+
+C (spmd/experimental/program.h): `spmd_status spmd_x_program_text(const spmd_x_program *program, char **out)`
+
+The program for people: each value's dtype, shape and partition spec,
+each op with the data it moves between devices and its flops, the fused
+passes and the totals (jax.jit(f).lower(...).as_text() and
+.cost_analysis(), written to be read).
+
+@param program The program, recording or compiled; not NULL.
+@param out Receives a NUL-terminated string, freed with
+       spmd_string_free; not NULL.
+@return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a NULL or dead argument.
+"""
+function spmd_x_program_text(program, out)
+    ccall((:spmd_x_program_text, libspmd[]), spmd_status,
+          (Ptr{spmd_x_program}, Ptr{Ptr{Cchar}}),
+          program, out)
 end
 
 end # module LibSPMD

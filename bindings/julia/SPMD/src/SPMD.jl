@@ -21,6 +21,10 @@ their C handle when garbage collected, or at once with `close` (idempotent).
 Callbacks: [`shard_map`](@ref) runs a Julia function on libspmd's device
 threads, which Julia adopts (Julia 1.9 or newer).
 
+Programs (experimental): [`record`](@ref) traces a Julia function of sharded
+arrays once, as `jax.jit`, into a [`Program`](@ref) called as often as
+needed.
+
 The raw layer, one function per C function, is the submodule `SPMD.LibSPMD`.
 """
 module SPMD
@@ -46,6 +50,7 @@ export shard_map, ShardContext, Block, device_id, stream, axis_index, axis_size,
        input, alloc, set_output, rowmajor, memory_kind, psum, pmean, pmax, pmin, all_gather,
        psum_scatter, all_to_all, ppermute
 export Collective, execute, execute!, output_sharding
+export record, Program, InputSpec, output_count
 
 include("common.jl")
 include("handles.jl")
@@ -55,5 +60,6 @@ include("random.jl")
 include("shard_map.jl")
 include("collective.jl")
 include("dlpack.jl")
+include("program.jl")
 
 end # module SPMD

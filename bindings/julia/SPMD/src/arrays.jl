@@ -35,12 +35,13 @@ _destroy(x::ShardedArray) = LibSPMD.spmd_array_destroy(x.ptr)
 
 # Wraps a new array handle, asking for its dtype and rank; destroys it when
 # that fails (the message is read first, by _check), or when the dtype is one
-# this binding does not know (a newer library).
+# this binding does not know (a newer library). While a record function
+# runs on this task, the array is one record closes (_recorded!).
 function _wrap_array(ptr::Ptr{LibSPMD.spmd_array})
     try
         dt = _value_out(out -> LibSPMD.spmd_array_dtype(ptr, out), LibSPMD.spmd_dtype)
         nd = _value_out(out -> LibSPMD.spmd_array_ndim(ptr, out), Csize_t)
-        return ShardedArray{eltype_of(dt),Int(nd)}(ptr)
+        return _recorded!(ShardedArray{eltype_of(dt),Int(nd)}(ptr))
     catch
         LibSPMD.spmd_array_destroy(ptr)
         rethrow()
@@ -199,7 +200,9 @@ device_put(x::ShardedArray, s::Sharding) = reshard(x, s)
 """
     reshard(x, sharding) -> ShardedArray
 
-The same values laid out by another sharding (`spmd_array_reshard`).
+The same values laid out by another sharding (`spmd_array_reshard`). On an
+abstract array inside [`record`](@ref) it records a layout constraint
+(`jax.lax.with_sharding_constraint`).
 """
 function reshard(x::ShardedArray, s::Sharding)
     return _array_out(out -> LibSPMD.spmd_array_reshard(x, s, out))

@@ -570,6 +570,75 @@ end
     end
 end
 
+@testset "programs (experimental): record once, run many times" begin
+    before = settled_handles()
+    m24 = Mesh(rt, (2, 4), ("x", "y"))
+    s = Sharding(m24, P("x", "y"))
+    f(x) = 2 .* sin.(x) .+ 1               # the tour's f
+    p = record(f, rt, [InputSpec(Float32, (8, 16), s)])
+    @test p isa Program
+    @test input_count(p) == 1 && output_count(p) == 1
+    for seed in 1:2                       # two runs, two inputs
+        X = Float32[3 * sin(7 * (16i + j) + 13seed) for i in 0:7, j in 0:15]
+        x = device_put(X, s)
+        y = p(x)
+        want = f(x)                       # the same ops, eagerly
+        @test y isa ShardedArray{Float32,2}
+        @test size(y) == (8, 16)
+        @test sharding(y) == sharding(want)
+        @test reinterpret(UInt32, Array(y)) == reinterpret(UInt32, Array(want))  # bit for bit
+        @test Array(y) ≈ 2 .* sin.(X) .+ 1
+        foreach(close, (x, y, want))
+    end
+    text = sprint(show, p)
+    @test occursin("program: 1 input, 1 output", text)
+    @test occursin("fused into 1 pass", text)
+    @test occursin("sin, mul, add in one pass per shard", text)
+
+    # The arguments and every array made while f runs are closed by record;
+    # reshard records a constraint; a tuple out, out_shardings.
+    kept = ShardedArray[]
+    cols = Sharding(m24, P(nothing, "y"))
+    x = device_put(Float32.(reshape(1:128, 8, 16)) ./ 100, s)
+    q = record(rt, x; out_shardings=(cols, nothing)) do v   # the spec taken from x
+        @test size(v) == (8, 16) && eltype(v) === Float32
+        @test error_of(() -> Array(v)) isa SPMDError      # no values
+        tv = tanh.(v)
+        rv = reshard(tv, replicated(m24))
+        append!(kept, (v, tv, rv))
+        (tv, rv)
+    end
+    @test all(!isopen, kept)
+    t, r = q(x)
+    @test sharding(t) == cols
+    @test is_fully_replicated(sharding(r))
+    @test Array(t) == Array(r) ≈ tanh.(Array(x))
+    foreach(close, (t, r, cols))
+
+    # Errors: a run's wrong input is named as libspmd counts, from 0; a bad
+    # input spec; an op's own error from f; an output that is not a value.
+    wrong = device_put(zeros(Float32, 8, 8), s)
+    e = error_of(() -> p(wrong))
+    @test e isa SPMDError && e.status == LibSPMD.SPMD_ERR_INVALID_ARGUMENT
+    @test occursin("inputs[0]: float32[8,8] where the program was recorded with float32[8,16]", e.message)
+    e = error_of(() -> p())
+    @test e isa SPMDError && occursin("0 inputs for a program of 1", e.message)
+    e = error_of(() -> record(identity, rt, [InputSpec(Float32, (8,), s)]))
+    @test e isa SPMDError && startswith(e.message, "record: inputs[0]: ")
+    e = error_of(() -> record((a, b) -> a .+ b, rt, [InputSpec(Float32, (8, 16), s), InputSpec(wrong)]))
+    @test e isa SPMDError && occursin("do not broadcast", e.message)
+    e = error_of(() -> record(v -> wrong, rt, [InputSpec(Float32, (8, 16), s)]))
+    @test e isa SPMDError && startswith(e.message, "record: outputs[0]: ")
+    @test error_of(() -> record(v -> (), rt, [InputSpec(Float32, (8, 16), s)])) isa ArgumentError
+    @test isopen(wrong)                   # made before f ran: not record's
+    close(p)
+    close(p)
+    e = error_of(() -> p(x))
+    @test e isa SPMDError && occursin("not a live spmd_x_program", e.message)
+    foreach(close, (q, x, wrong, s, m24))
+    @test settled_handles() <= before
+end
+
 @testset "bad input: SPMDError with the library's message, no leak" begin
     x = device_put(A, rows)
     before = settled_handles()

@@ -2830,6 +2830,116 @@ extern "C" {
     pub fn spmd_array_from_dlpack(sharding: *const spmd_sharding, dtype: spmd_dtype, ndim: usize, shape: *const i64, count: usize, devices: *const c_int, tensors: *const *mut DLManagedTensor, out: *mut *mut spmd_array) -> spmd_status;
 }
 
+// ---- spmd/experimental/program.h -------------------------------------------
+/// A program being recorded, or compiled and ready to run.
+#[repr(C)]
+pub struct spmd_x_program {
+    _data: [u8; 0],
+    _marker: PhantomData<(*mut u8, PhantomPinned)>,
+}
+
+extern "C" {
+    /// Starts recording a program on the runtime's devices.
+    ///
+    /// ```text
+    /// @param runtime The runtime; not NULL. The program keeps it alive.
+    /// @param out Receives the program; not NULL.
+    /// @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a NULL or dead argument.
+    /// ```
+    pub fn spmd_x_program_create(runtime: *mut spmd_runtime, out: *mut *mut spmd_x_program) -> spmd_status;
+
+    /// Destroys a program. Values recorded into it stay valid handles (destroy them with spmd_array_destroy), but ops on them fail from then on.
+    ///
+    /// ```text
+    /// @param program The program; NULL is accepted.
+    /// ```
+    pub fn spmd_x_program_destroy(program: *mut spmd_x_program);
+
+    /// Adds input number spmd_x_program_input_count(): an abstract array of the given shape, dtype and sharding. Each run binds an array of exactly that shape and dtype, laid out as the sharding lays it out.
+    ///
+    /// ```text
+    /// @param program A program still recording; not NULL.
+    /// @param sharding The input's layout, on the program's runtime; not NULL.
+    /// @param dtype The element type.
+    /// @param ndim Number of dimensions; shape may be NULL when 0.
+    /// @param shape The global shape.
+    /// @param out Receives the input's value (an spmd_array handle); not NULL.
+    /// @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT naming the argument for a
+    ///         NULL handle, an invalid dtype or shape, a sharding of another
+    ///         runtime or rank, or a program already compiled.
+    /// ```
+    pub fn spmd_x_program_input(program: *mut spmd_x_program, sharding: *const spmd_sharding, dtype: spmd_dtype, ndim: usize, shape: *const i64, out: *mut *mut spmd_array) -> spmd_status;
+
+    /// Adds output number spmd_x_program_output_count(): a value recorded into the program (an input or an op's result).
+    ///
+    /// ```text
+    /// @param program A program still recording; not NULL.
+    /// @param value The value; not NULL.
+    /// @param sharding The layout the output is brought to (jax.jit's
+    ///        out_shardings), over the value's devices; NULL keeps the layout
+    ///        the program places it in.
+    /// @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT naming the argument for a
+    ///         NULL handle, a value of another program or an array with values,
+    ///         a sharding over other devices or of another rank, or a program
+    ///         already compiled.
+    /// ```
+    pub fn spmd_x_program_output(program: *mut spmd_x_program, value: *const spmd_array, sharding: *const spmd_sharding) -> spmd_status;
+
+    /// Ends recording and plans the program's runs. Values of the program can no longer be given to ops.
+    ///
+    /// ```text
+    /// @param program A program still recording; not NULL.
+    /// @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a NULL handle, a program
+    ///         with no output, or one compiled already.
+    /// ```
+    pub fn spmd_x_program_compile(program: *mut spmd_x_program) -> spmd_status;
+
+    /// The number of inputs recorded so far.
+    ///
+    /// ```text
+    /// @param program The program; not NULL.
+    /// @param out Receives the count; not NULL.
+    /// @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a NULL or dead argument.
+    /// ```
+    pub fn spmd_x_program_input_count(program: *const spmd_x_program, out: *mut usize) -> spmd_status;
+
+    /// The number of outputs recorded so far.
+    ///
+    /// ```text
+    /// @param program The program; not NULL.
+    /// @param out Receives the count; not NULL.
+    /// @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a NULL or dead argument.
+    /// ```
+    pub fn spmd_x_program_output_count(program: *const spmd_x_program, out: *mut usize) -> spmd_status;
+
+    /// Runs a compiled program.
+    ///
+    /// ```text
+    /// @param program A compiled program; not NULL.
+    /// @param n_inputs The number of inputs recorded.
+    /// @param inputs Input k is inputs[k]: an array with values, of input k's
+    ///        shape and dtype, laid out as its sharding; left as it is.
+    /// @param n_outputs The number of outputs recorded.
+    /// @param outputs Receives output k at outputs[k], a new array the caller
+    ///        destroys; not NULL. Left untouched on failure.
+    /// @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT naming the argument for a
+    ///         NULL handle, a program still recording, wrong counts, or an
+    ///         input of another shape, dtype, layout or runtime
+    ///         ("inputs[1]: ..."); an op's own error as the eager op gives it.
+    /// ```
+    pub fn spmd_x_program_run(program: *const spmd_x_program, n_inputs: usize, inputs: *const *const spmd_array, n_outputs: usize, outputs: *mut *mut spmd_array) -> spmd_status;
+
+    /// The program for people: each value's dtype, shape and partition spec, each op with the data it moves between devices and its flops, the fused passes and the totals (jax.jit(f).lower(...).as_text() and .cost_analysis(), written to be read).
+    ///
+    /// ```text
+    /// @param program The program, recording or compiled; not NULL.
+    /// @param out Receives a NUL-terminated string, freed with
+    ///        spmd_string_free; not NULL.
+    /// @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a NULL or dead argument.
+    /// ```
+    pub fn spmd_x_program_text(program: *const spmd_x_program, out: *mut *mut c_char) -> spmd_status;
+}
+
 // ---- spmd/handles.h --------------------------------------------------------
 extern "C" {
     /// Number of handles live in this process: made by libspmd and not yet destroyed, of every kind (runtimes, meshes, specs, shardings, arrays, collectives, and the contexts of callbacks running now).

@@ -353,7 +353,9 @@ impl Array {
     }
 
     /// The same values laid out by `sharding` (jax.device_put to a new
-    /// sharding).
+    /// sharding). On a value of a program being recorded
+    /// ([`Program::record`](crate::Program::record)) it records a layout
+    /// constraint (jax.lax.with_sharding_constraint).
     pub fn reshard(&self, sharding: &Sharding) -> Result<Array> {
         // SAFETY: live handles, valid out pointer.
         Array::from_call(|out| unsafe { sys::spmd_array_reshard(self.ptr, sharding.as_ptr(), out) })

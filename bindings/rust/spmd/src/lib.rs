@@ -10,7 +10,8 @@
 //! functions of [`ops`]; [`Mesh::shard_map`] runs a closure on every device
 //! at once with collectives ([`ShardContext::psum`] and co.); [`Collective`]
 //! plans a collective once and runs it many times; [`Key`] makes JAX's
-//! random numbers.
+//! random numbers; [`Program`] (experimental) records a closure of ops
+//! once and runs it many times, as `jax.jit`.
 //!
 //! ```no_run
 //! use spmd::{Array, DType, Mesh, Runtime, Sharding};
@@ -71,6 +72,7 @@ mod dtype;
 mod error;
 mod mesh;
 pub mod ops;
+mod program;
 mod random;
 mod runtime;
 mod shard_map;
@@ -85,6 +87,7 @@ pub use dtype::{DType, Element};
 pub use error::{clear_error, last_error, Error, Result, Status};
 pub use mesh::Mesh;
 pub use ops::{BinaryOp, DotDims, OpOptions, Operand, ReduceOp, UnaryOp};
+pub use program::{InputSpec, Program, RecordOptions};
 pub use random::Key;
 pub use runtime::{DeviceInfo, Distributed, MemoryKind, Platform, Runtime, RuntimeBuilder};
 pub use shard_map::{Block, IntoSpec, MeshRef, PrintFn, ShardContext, ShardMapOptions};
