@@ -166,17 +166,22 @@ static void put_rows(const spmd_sharding *sharding, const reference *r,
 }
 
 /* A trainer of either kind: one shard_map per step (seed_train.h), or
- * global ops whose gradient sums appear by propagation (seed_train_ops.h). */
+ * global ops whose gradient sums appear by propagation (seed_train_ops.h),
+ * run as they are called (use_ops 1) or recorded as one program per step
+ * (use_ops 2). */
 typedef struct trainer {
   seed_trainer *map;
   seed_ops_trainer *ops;
 } trainer;
 
-static void trainer_create(trainer *t, const spmd_mesh *mesh, const char *axes, const reference *r,
-                           int use_ops) {
+static void trainer_create(trainer *t, spmd_runtime *rt, const spmd_mesh *mesh, const char *axes,
+                           const reference *r, int use_ops) {
   t->map = NULL;
   t->ops = NULL;
-  if (use_ops)
+  if (use_ops == 2)
+    check_seed(seed_ops_trainer_create_recorded(rt, mesh, r->params, r->learning_rate, &t->ops),
+               "seed_ops_trainer_create_recorded");
+  else if (use_ops)
     check_seed(seed_ops_trainer_create(mesh, r->params, r->learning_rate, &t->ops),
                "seed_ops_trainer_create");
   else
@@ -226,14 +231,14 @@ static double train_loss(trainer *t, const spmd_sharding *sharding, const refere
 }
 
 /* The whole run on `mesh`, batches split over `axes`, against JAX. */
-static void training_run(conformance_tally *t, const reference *r, const spmd_mesh *mesh,
-                         const char *axes, const char *label, int use_ops) {
+static void training_run(conformance_tally *t, const reference *r, spmd_runtime *rt,
+                         const spmd_mesh *mesh, const char *axes, const char *label, int use_ops) {
   spmd_sharding *sharding = NULL;
   char spec[64];
   snprintf(spec, sizeof spec, "(%s)", axes);
   assert_ok(spmd_sharding_named_text(mesh, spec, &sharding));
   trainer tr;
-  trainer_create(&tr, mesh, axes, r, use_ops);
+  trainer_create(&tr, rt, mesh, axes, r, use_ops);
 
   char name[96], detail[2048] = "";
   double max_rel = 0, evals[4] = {0};
@@ -337,9 +342,11 @@ void conformance_training(conformance_tally *tally) {
   const char *axis = json_string(json_at(conformance_member(mesh_json, "axis_names", "mesh"), 0));
 
   initial_params(tally, r, mesh);
-  training_run(tally, r, mesh, axis, "8dev", 0);
+  training_run(tally, r, rt, mesh, axis, "8dev", 0);
   /* The same run written with global ops: no psum in the program. */
-  training_run(tally, r, mesh, axis, "8dev_global_ops", 1);
+  training_run(tally, r, rt, mesh, axis, "8dev_global_ops", 1);
+  /* The same ops recorded once as a program and run each step. */
+  training_run(tally, r, rt, mesh, axis, "8dev_program", 2);
 
   /* The same numbers whichever way the batch is split. */
   const int64_t shape24[2] = {2, 4}, shape1[1] = {1};
@@ -348,8 +355,8 @@ void conformance_training(conformance_tally *tally) {
   spmd_mesh *mesh24 = NULL, *mesh1 = NULL;
   assert_ok(spmd_mesh_create(rt, 2, shape24, ab, NULL, &mesh24));
   assert_ok(spmd_mesh_create(rt, 1, shape1, x, device0, &mesh1));
-  training_run(tally, r, mesh24, "a, b", "2x4_tuple", 0);
-  training_run(tally, r, mesh1, "x", "1dev", 0);
+  training_run(tally, r, rt, mesh24, "a, b", "2x4_tuple", 0);
+  training_run(tally, r, rt, mesh1, "x", "1dev", 0);
 
   spmd_mesh_destroy(mesh1);
   spmd_mesh_destroy(mesh24);

@@ -4,6 +4,7 @@
  * leaks nothing on any of these paths (run under ASan). */
 #include "seed_assert.h"
 #include "seed_train.h"
+#include "seed_train_ops.h"
 #include "spmd_test.h"
 
 #include <math.h>
@@ -45,6 +46,41 @@ static spmd_array *filled(const fixture *f, spmd_dtype dtype, size_t ndim, int64
   spmd_array *a = NULL;
   assert_ok(spmd_array_full(f->rows, dtype, ndim, shape, 0.5, &a));
   return a;
+}
+
+/* The global-ops trainer whose steps run as one recorded program gives the
+ * eager trainer's losses and parameters bit for bit, step after step (its
+ * first step records; later ones relaunch learnt kernels). */
+static void recorded_steps_match_eager_ones(void **state) {
+  fixture *f = *state;
+  seed_ops_trainer *eager = NULL, *recorded = NULL;
+  assert_seed_ok(seed_ops_trainer_create(f->mesh, f->params, 3e-3, &eager));
+  assert_seed_ok(seed_ops_trainer_create_recorded(f->rt, f->mesh, f->params, 3e-3, &recorded));
+  float xs[16][SEED_MLP_IN], ys[16][SEED_MLP_OUT];
+  for (int step = 0; step < 4; ++step) {
+    for (int i = 0; i < 16; ++i)
+      for (int j = 0; j < SEED_MLP_IN; ++j) {
+        xs[i][j] = sinf((float)(i * 7 + j * 3 + step));
+        ys[i][j] = sinf(xs[i][j]);
+      }
+    const int64_t shape[2] = {16, SEED_MLP_IN};
+    spmd_array *x = NULL, *y = NULL;
+    assert_ok(spmd_array_from_host(f->rows, SPMD_F32, 2, shape, xs, sizeof xs, &x));
+    assert_ok(spmd_array_from_host(f->rows, SPMD_F32, 2, shape, ys, sizeof ys, &y));
+    float le = 0, lr = 0;
+    assert_seed_ok(seed_ops_trainer_step(eager, x, y, &le));
+    assert_seed_ok(seed_ops_trainer_step(recorded, x, y, &lr));
+    assert_memory_equal(&le, &lr, sizeof le);
+    spmd_array_destroy(x);
+    spmd_array_destroy(y);
+  }
+  float pe[SEED_MLP_PARAMS], pr[SEED_MLP_PARAMS];
+  assert_seed_ok(seed_ops_trainer_params(eager, pe));
+  assert_seed_ok(seed_ops_trainer_params(recorded, pr));
+  assert_memory_equal(pe, pr, sizeof pe);
+  assert_false(memcmp(pe, f->params, sizeof pe) == 0);
+  seed_ops_trainer_destroy(eager);
+  seed_ops_trainer_destroy(recorded);
 }
 
 static void init_refuses_bad_arguments(void **state) {
@@ -184,6 +220,7 @@ static void tuple_axes_and_resharding(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(init_refuses_bad_arguments),
+      cmocka_unit_test(recorded_steps_match_eager_ones),
       cmocka_unit_test(create_refuses_bad_arguments),
       cmocka_unit_test(step_refuses_bad_batches),
       cmocka_unit_test(tuple_axes_and_resharding),

@@ -181,22 +181,26 @@ static void models(double *t, int iters) {
   float params[SEED_MLP_PARAMS];
   CHECK(seed_mlp_init(mesh, &key, params));
   seed_trainer *tr = NULL;
-  seed_ops_trainer *ops = NULL;
+  seed_ops_trainer *ops = NULL, *recorded = NULL;
   CHECK(seed_trainer_create(mesh, "x", params, 3e-4, &tr));
   CHECK(seed_ops_trainer_create(mesh, params, 3e-4, &ops));
+  CHECK(seed_ops_trainer_create_recorded(rt, mesh, params, 3e-4, &recorded));
   const int steps = 200;
   double *ts = malloc(steps * sizeof *ts);
-  for (int v = 0; v < 2; ++v) {
+  static const char *const kinds[3] = {"training step shard_map", "training step global ops",
+                                       "training step program"};
+  for (int v = 0; v < 3; ++v) {
     for (int i = -10; i < steps; ++i) {
       float loss;
       double t0 = now();
-      CHECK(v == 0 ? seed_trainer_step(tr, xb, yb, &loss) : seed_ops_trainer_step(ops, xb, yb, &loss));
+      CHECK(v == 0   ? seed_trainer_step(tr, xb, yb, &loss)
+            : v == 1 ? seed_ops_trainer_step(ops, xb, yb, &loss)
+                     : seed_ops_trainer_step(recorded, xb, yb, &loss));
       if (i >= 0) ts[i] = now() - t0;
     }
-    printf("%-34s %10.3f ms (median of %d)\n",
-           v == 0 ? "training step shard_map" : "training step global ops",
-           1e3 * median(ts, steps), steps);
+    printf("%-34s %10.3f ms (median of %d)\n", kinds[v], 1e3 * median(ts, steps), steps);
   }
+  seed_ops_trainer_destroy(recorded);
   free(ts);
   seed_trainer_destroy(tr);
   seed_ops_trainer_destroy(ops);

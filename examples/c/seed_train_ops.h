@@ -17,6 +17,13 @@ typedef struct seed_ops_trainer seed_ops_trainer;
  * parameters and Adam moments replicated on `mesh`. */
 spmd_status seed_ops_trainer_create(const spmd_mesh *mesh, const float *params,
                                     double learning_rate, seed_ops_trainer **out);
+/* The same, but each step runs as one program (spmd/experimental/program.h)
+ * recorded at the first step from the same ops, for x and y laid out as
+ * that step's: the ops fused where they can be and launched without their
+ * checks. Results are bit for bit the eager trainer's. */
+spmd_status seed_ops_trainer_create_recorded(spmd_runtime *runtime, const spmd_mesh *mesh,
+                                             const float *params, double learning_rate,
+                                             seed_ops_trainer **out);
 void seed_ops_trainer_destroy(seed_ops_trainer *trainer);
 
 /* One step on x, y (float32, (batch, 4), laid out as the caller placed

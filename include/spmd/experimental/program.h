@@ -11,7 +11,10 @@
  * program and returns another. Each recorded op is checked and placed as
  * the eager op would be, so a mistake is reported by the call that makes
  * it, and a program of one op gives the eager op's result. Arrays with
- * values named by a recorded op are kept as constants of the program.
+ * values named by a recorded op are kept as constants of the program. A
+ * value donated to a recorded op (options->donate) is consumed as an eager
+ * operand is, while the plan decides which buffers are reused: code
+ * written for eager arrays, donations included, records unchanged.
  *
  * @code
  *   spmd_x_program *p;

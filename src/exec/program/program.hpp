@@ -59,8 +59,9 @@ class Program final : public Recording, public std::enable_shared_from_this<Prog
                                      const std::vector<const char *> &names);
 
   // Records `fn` on `operands` (values of this program, or concrete arrays
-  // it keeps as constants) and returns its abstract result. INVALID_ARGUMENT
-  // once the program is compiled, or for an operand donated into it.
+  // it keeps as constants) and returns its abstract result; donations in
+  // `options` are left to the caller. INVALID_ARGUMENT once the program is
+  // compiled.
   ArrayPtr record(const char *fn, const std::vector<ArrayPtr> &operands,
                   const ops::OpOptions &options, Replay replay);
 

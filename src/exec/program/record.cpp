@@ -62,9 +62,10 @@ ArrayPtr Program::record(const char *fn, const std::vector<ArrayPtr> &operands,
   if (compiled_)
     invalid(fn, ": its operands are values of a compiled program; record ops before "
                 "spmd_x_program_compile, or record a new program");
-  for (ArraySlot *d : options.donate)
-    if (d != nullptr)
-      invalid("options->donate: ops recorded into a program do not take donations");
+  // A donated value is consumed as an eager op consumes it (the caller's
+  // entry point retires its handle), but the recorded op gets no donation:
+  // a value has no buffers to give, and the plan decides reuse itself. So
+  // a function written for eager arrays, donations and all, records as it is.
   Node n;
   const char *bare = fn;
   if (std::string_view(fn).rfind("spmd_", 0) == 0) bare += 5;
