@@ -70,6 +70,10 @@ static inline double elem(spmd_dtype t, const void *p, size_t i) {
     case SPMD_I64: return (double)((const int64_t *)p)[i];
     case SPMD_U8: return ((const uint8_t *)p)[i];
     case SPMD_BOOL: return ((const uint8_t *)p)[i];
+    case SPMD_I8: return ((const int8_t *)p)[i];
+    case SPMD_I16: return ((const int16_t *)p)[i];
+    case SPMD_U16: return ((const uint16_t *)p)[i];
+    case SPMD_U32: return ((const uint32_t *)p)[i];
     default: return NAN;
   }
 }
@@ -85,6 +89,10 @@ static inline void set_elem(spmd_dtype t, void *p, size_t i, double v) {
     case SPMD_I64: ((int64_t *)p)[i] = (int64_t)v; break;
     case SPMD_U8: ((uint8_t *)p)[i] = (uint8_t)(int64_t)v; break;
     case SPMD_BOOL: ((uint8_t *)p)[i] = v != 0; break;
+    case SPMD_I8: ((int8_t *)p)[i] = (int8_t)(int64_t)v; break;
+    case SPMD_I16: ((int16_t *)p)[i] = (int16_t)(int64_t)v; break;
+    case SPMD_U16: ((uint16_t *)p)[i] = (uint16_t)(int64_t)v; break;
+    case SPMD_U32: ((uint32_t *)p)[i] = (uint32_t)(int64_t)v; break;
     default: break;
   }
 }

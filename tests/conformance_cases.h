@@ -75,4 +75,11 @@ int conformance_f32_agree(const float *have, int64_t n, const json_value *ref, d
 /* Appends printf-style text to a bounded detail buffer. */
 void conformance_detail(char *buffer, size_t size, const char *fmt, ...);
 
+/* Runs every case of a family written as the propagation family writes
+ * them (conformance/families/propagation.py: a global op on sharded inputs,
+ * JAX's output sharding and values) and records each; the propagation
+ * family and the dtypes family are such. With `report_ulps`, prints the
+ * largest disagreement in ulps per op afterwards. */
+void conformance_op_cases(conformance_tally *tally, const char *family, int report_ulps);
+
 #endif /* SPMD_CONFORMANCE_CASES_H */

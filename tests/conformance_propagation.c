@@ -213,12 +213,12 @@ static void note_ulps(const char *name, double u) {
   }
 }
 
-void conformance_propagation(conformance_tally *t) {
+void conformance_op_cases(conformance_tally *t, const char *family, int report_ulps) {
   conformance_file f;
-  conformance_file_open(&f, "propagation");
+  conformance_file_open(&f, family);
   for (size_t k = 0; k < json_count(f.cases); ++k) {
     const json_value *c = json_at(f.cases, k);
-    const char *name = json_string(conformance_member(c, "name", "propagation"));
+    const char *name = json_string(conformance_member(c, "name", family));
     spmd_mesh *mesh = conformance_meshes_find(
         &f.meshes, json_string(conformance_member(c, "mesh", name)), name);
     const json_value *inputs = conformance_member(c, "inputs", name);
@@ -322,7 +322,11 @@ void conformance_propagation(conformance_tally *t) {
     spmd_sharding_destroy(requested);
     for (size_t i = 0; i < 4; ++i) spmd_array_destroy(in[i]);
   }
-  printf("[propagation] largest distance from JAX's values, in ulps:\n");
-  for (size_t i = 0; i < n_worst; ++i) printf("  %-32s %g\n", worst[i].name, worst[i].ulps);
+  if (report_ulps) {
+    printf("[%s] largest distance from JAX's values, in ulps:\n", family);
+    for (size_t i = 0; i < n_worst; ++i) printf("  %-32s %g\n", worst[i].name, worst[i].ulps);
+  }
   conformance_file_close(&f);
 }
+
+void conformance_propagation(conformance_tally *t) { conformance_op_cases(t, "propagation", 1); }

@@ -9,12 +9,10 @@
 #include "spmd_test.h"
 
 static spmd_dtype dtype_named(const char *name) {
-  static const spmd_dtype all[] = {SPMD_F32, SPMD_F64, SPMD_F16, SPMD_BF16,
-                                   SPMD_I32, SPMD_I64, SPMD_U8,  SPMD_BOOL};
-  for (size_t i = 0; name != NULL && i < sizeof all / sizeof all[0]; ++i)
-    if (strcmp(spmd_dtype_name(all[i]), name) == 0) return all[i];
-  fail_msg("unknown dtype '%s' in the text references", name ? name : "(null)");
-  return SPMD_DTYPE_INVALID;
+  spmd_dtype d = SPMD_DTYPE_INVALID;
+  if (name == NULL || spmd_dtype_from_name(name, &d) != SPMD_OK)
+    fail_msg("unknown dtype '%s' in the text references", name ? name : "(null)");
+  return d;
 }
 
 /* Compares one printed text; appends the difference to detail. */

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "base/dtype.hpp"
+#include "base/promotion.hpp"
 #include "kernels/device/elementwise.hpp"
 #include "kernels/device/reduce.hpp"
 #include "kernels/device/scan.hpp"
@@ -146,6 +147,26 @@ inline void random_element(spmd_dtype d, Rng &r, unsigned char *p) {
       return;
     }
     case SPMD_U8: *p = static_cast<unsigned char>(pick < 4 ? (pick < 2 ? 0 : 255) : r.next()); return;
+    case SPMD_I8: {
+      static const int8_t s[] = {0, 1, -1, 2, -2, INT8_MIN, INT8_MAX, 64};
+      *p = static_cast<unsigned char>(pick < 8 ? s[r.below(8)] : static_cast<int8_t>(r.next()));
+      return;
+    }
+    case SPMD_I16: {
+      static const int16_t s[] = {0, 1, -1, 2, -2, INT16_MIN, INT16_MAX, 256};
+      dev::store_as(p, pick < 8 ? s[r.below(8)] : static_cast<int16_t>(r.next() >> r.below(16)));
+      return;
+    }
+    case SPMD_U16: {
+      static const uint16_t s[] = {0, 1, 2, 255, 256, UINT16_MAX, 0x8000, 2049};
+      dev::store_as(p, pick < 8 ? s[r.below(8)] : static_cast<uint16_t>(r.next() >> r.below(16)));
+      return;
+    }
+    case SPMD_U32: {
+      static const uint32_t s[] = {0, 1, 2, 3, 0x7fffffffu, 0x80000000u, UINT32_MAX, 16777217u};
+      dev::store_as(p, pick < 8 ? s[r.below(8)] : static_cast<uint32_t>(r.next() >> r.below(32)));
+      return;
+    }
     default: *p = static_cast<unsigned char>(pick < 14 ? pick % 2 : 2); return;  // bool, a few 2s
   }
 }
@@ -168,7 +189,10 @@ inline std::string hex(const unsigned char *p, size_t n) {
 
 inline std::string shape_text(const Shape &s) { return shape_to_string(s); }
 
-inline const spmd_dtype kAll[] = {SPMD_F32, SPMD_F64, SPMD_F16, SPMD_BF16, SPMD_I32, SPMD_I64, SPMD_U8, SPMD_BOOL};
+inline const spmd_dtype kAll[] = {SPMD_F32, SPMD_F64, SPMD_F16, SPMD_BF16, SPMD_I32, SPMD_I64,
+                                  SPMD_U8,  SPMD_BOOL, SPMD_I8,  SPMD_I16,  SPMD_U16, SPMD_U32};
+inline const spmd_dtype kIntegers[] = {SPMD_I8, SPMD_I16, SPMD_I32, SPMD_I64,
+                                       SPMD_U8, SPMD_U16, SPMD_U32};
 
 inline bool is_float(spmd_dtype d) { return d == SPMD_F32 || d == SPMD_F64 || d == SPMD_F16 || d == SPMD_BF16; }
 
@@ -364,15 +388,19 @@ inline EwCase make_case(Op op, spmd_dtype compute, spmd_dtype out, const spmd_dt
 // The dtypes each computing type reads and writes (as the global ops set
 // them, and a little beyond).
 inline std::vector<spmd_dtype> inputs_of(spmd_dtype compute) {
-  if (compute == SPMD_I64) return {SPMD_I32, SPMD_I64, SPMD_U8, SPMD_BOOL};
-  return {SPMD_F32, SPMD_F64, SPMD_F16, SPMD_BF16, SPMD_I32, SPMD_I64, SPMD_U8, SPMD_BOOL};
+  std::vector<spmd_dtype> all(std::begin(kIntegers), std::end(kIntegers));
+  all.push_back(SPMD_BOOL);
+  if (compute != SPMD_I64) all.insert(all.begin(), {SPMD_F32, SPMD_F64, SPMD_F16, SPMD_BF16});
+  return all;
 }
 inline std::vector<spmd_dtype> outputs_of(spmd_dtype compute, Op op) {
   if (ew::is_comparison(op)) return {SPMD_BOOL};
   if (op == Op::Copy) return std::vector<spmd_dtype>(std::begin(kAll), std::end(kAll));
   if (compute == SPMD_F32) return {SPMD_F32, SPMD_F16, SPMD_BF16};
   if (compute == SPMD_F64) return {SPMD_F64, SPMD_F32};
-  return {SPMD_I32, SPMD_I64, SPMD_U8, SPMD_BOOL};
+  std::vector<spmd_dtype> ints(std::begin(kIntegers), std::end(kIntegers));
+  ints.push_back(SPMD_BOOL);
+  return ints;
 }
 
 
@@ -478,8 +506,7 @@ inline ScatterCase random_scatter_add(spmd_dtype d, Rng &r) {
   ScatterCase c;
   scatter_add::Params &p = c.p;
   p.dtype = d;
-  static const spmd_dtype index_types[] = {SPMD_I32, SPMD_I64, SPMD_U8};
-  p.index_dtype = index_types[r.below(3)];
+  p.index_dtype = kIntegers[r.below(std::size(kIntegers))];
   p.pre = 1 + r.below(4);
   p.post = 1 + r.below(5);
   p.len = r.below(9);
@@ -603,9 +630,7 @@ inline bool random_reduction(red::Op op, spmd_dtype in, int trial, Rng &r, red::
   p = red::Params{};
   p.op = op;
   p.in = in;
-  p.out = red::is_arg(op) ? SPMD_I32
-          : op == red::Op::Sum && (in == SPMD_BOOL || in == SPMD_U8) ? SPMD_I32
-                                                                      : in;
+  p.out = red::is_arg(op) ? SPMD_I32 : op == red::Op::Sum ? sum_result(in) : in;
   if (op == red::Op::Sum && (in == SPMD_F16 || in == SPMD_BF16) && trial % 2) p.out = SPMD_F32;
   const size_t nd = static_cast<size_t>(r.below(5));
   for (size_t d = 0; d < nd; ++d)
@@ -619,7 +644,10 @@ inline bool random_reduction(red::Op op, spmd_dtype in, int trial, Rng &r, red::
   } else {
     for (size_t d = 0; d < nd; ++d) p.reduced.push_back(r.below(2) == 0);
   }
-  return shape_elements(p.shape) <= 200000;
+  // Bounded in outputs too: an empty input can have millions of them (a
+  // (244, 235, 207, 0) reduced over its empty dimension), each of which
+  // the body's model folds once per lane and split.
+  return shape_elements(p.shape) <= 200000 && red::out_elements(p) <= 200000;
 }
 
 // Input for a reduction case. Sums of int64 stay clear of overflow: the CPU

@@ -58,7 +58,8 @@ static inline const char *random_refs_dir(void) {
 
 static inline spmd_dtype random_dtype_of(const char *name) {
   if (strcmp(name, "uint8") == 0) return SPMD_U8;
-  if (strcmp(name, "uint32") == 0) return SPMD_I32;
+  if (strcmp(name, "uint16") == 0) return SPMD_U16;
+  if (strcmp(name, "uint32") == 0) return SPMD_U32;
   if (strcmp(name, "uint64") == 0) return SPMD_I64;
   if (strcmp(name, "float32") == 0) return SPMD_F32;
   if (strcmp(name, "float64") == 0) return SPMD_F64;

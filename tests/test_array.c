@@ -23,8 +23,8 @@ static int teardown(void **state) {
 
 static void round_trip_every_dtype(void **state) {
   (void)state;
-  const spmd_dtype dtypes[] = {SPMD_F32, SPMD_F64, SPMD_F16, SPMD_BF16,
-                               SPMD_I32, SPMD_I64, SPMD_U8,  SPMD_BOOL};
+  const spmd_dtype dtypes[] = {SPMD_F32, SPMD_F64, SPMD_F16, SPMD_BF16, SPMD_I32, SPMD_I64,
+                               SPMD_U8,  SPMD_BOOL, SPMD_I8,  SPMD_I16,  SPMD_U16, SPMD_U32};
   const char *specs[] = {"x, y", "y", "None, (x, y)", "", "(y, x)"};
   int64_t shape[2] = {6, 10}; /* uneven over 4 and 8 */
   for (size_t d = 0; d < sizeof dtypes / sizeof *dtypes; ++d)

@@ -88,7 +88,8 @@ static void every_dtype_and_empty_arrays_survive(void **state) {
   spmd_runtime *rt = test_runtime(4);
   const int64_t m[1] = {4};
   spmd_mesh *mesh = test_mesh(rt, 1, m);
-  const spmd_dtype dtypes[] = {SPMD_F32, SPMD_F64, SPMD_F16, SPMD_BF16, SPMD_I32, SPMD_I64, SPMD_U8, SPMD_BOOL};
+  const spmd_dtype dtypes[] = {SPMD_F32, SPMD_F64, SPMD_F16, SPMD_BF16, SPMD_I32, SPMD_I64,
+                               SPMD_U8,  SPMD_BOOL, SPMD_I8,  SPMD_I16,  SPMD_U16, SPMD_U32};
   unsigned char v[8 * 9], out[8 * 9];
   for (size_t i = 0; i < sizeof v; ++i) v[i] = (unsigned char)(i * 31 + 1);
   for (size_t k = 0; k < sizeof dtypes / sizeof dtypes[0]; ++k) {

@@ -43,8 +43,8 @@ struct Rng {
   int64_t below(int64_t n) { return static_cast<int64_t>(next() % static_cast<uint64_t>(n)); }
 };
 
-const spmd_dtype kDtypes[] = {SPMD_F32, SPMD_F64, SPMD_F16, SPMD_BF16,
-                              SPMD_I32, SPMD_I64, SPMD_U8,  SPMD_BOOL};
+const spmd_dtype kDtypes[] = {SPMD_F32, SPMD_F64, SPMD_F16, SPMD_BF16, SPMD_I32, SPMD_I64,
+                              SPMD_U8,  SPMD_BOOL, SPMD_I8,  SPMD_I16,  SPMD_U16, SPMD_U32};
 const ReduceOp kOps[] = {ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min};
 const char *op_name(ReduceOp op) {
   return op == ReduceOp::Sum ? "sum" : op == ReduceOp::Max ? "max" : "min";
@@ -145,6 +145,34 @@ void random_value(spmd_dtype dtype, Rng &rng, void *dst) {
       const uint8_t special[] = {0, 255, 128, 1, 254};
       const uint8_t v = kind < 3 ? pick(rng, special) : static_cast<uint8_t>(rng.next());
       std::memcpy(dst, &v, 1);
+      return;
+    }
+    case SPMD_I8: {
+      const int8_t special[] = {INT8_MAX, INT8_MIN, -1, 0, 1, INT8_MIN + 1};
+      const int8_t v = kind < 3   ? pick(rng, special)
+                       : kind < 7 ? static_cast<int8_t>(small)
+                                  : static_cast<int8_t>(rng.next());
+      std::memcpy(dst, &v, 1);
+      return;
+    }
+    case SPMD_I16: {
+      const int16_t special[] = {INT16_MAX, INT16_MIN, -1, 0, 1, INT16_MIN + 1};
+      const int16_t v = kind < 3   ? pick(rng, special)
+                        : kind < 7 ? static_cast<int16_t>(small)
+                                   : static_cast<int16_t>(rng.next());
+      std::memcpy(dst, &v, 2);
+      return;
+    }
+    case SPMD_U16: {
+      const uint16_t special[] = {0, UINT16_MAX, 0x8000, 1, UINT16_MAX - 1};
+      const uint16_t v = kind < 3 ? pick(rng, special) : static_cast<uint16_t>(rng.next());
+      std::memcpy(dst, &v, 2);
+      return;
+    }
+    case SPMD_U32: {
+      const uint32_t special[] = {0, UINT32_MAX, 0x80000000u, 1, UINT32_MAX - 1};
+      const uint32_t v = kind < 3 ? pick(rng, special) : static_cast<uint32_t>(rng.next());
+      std::memcpy(dst, &v, 4);
       return;
     }
     case SPMD_BOOL: {

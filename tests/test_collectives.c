@@ -7,8 +7,8 @@
 
 #include "collective_test_util.h"
 
-static const spmd_dtype all_dtypes[] = {SPMD_F32, SPMD_F64, SPMD_F16, SPMD_BF16,
-                                        SPMD_I32, SPMD_I64, SPMD_U8,  SPMD_BOOL};
+static const spmd_dtype all_dtypes[] = {SPMD_F32, SPMD_F64, SPMD_F16, SPMD_BF16, SPMD_I32, SPMD_I64,
+                                        SPMD_U8,  SPMD_BOOL, SPMD_I8,  SPMD_I16,  SPMD_U16, SPMD_U32};
 
 typedef struct {
   spmd_runtime *rt;
@@ -367,7 +367,7 @@ static void pmax_pmin_every_dtype_over_tuple(void **state) {
   const int64_t shape[2] = {8, 2}, oshape[2] = {2, 2};
   for (size_t k = 0; k < sizeof all_dtypes / sizeof *all_dtypes; ++k) {
     const spmd_dtype t = all_dtypes[k];
-    const int is_unsigned = t == SPMD_U8 || t == SPMD_BOOL;
+    const int is_unsigned = t == SPMD_U8 || t == SPMD_U16 || t == SPMD_U32 || t == SPMD_BOOL;
     void *in = filled(t, 16, is_unsigned ? small_int : signed_pattern);
     for (int which = 0; which < 2; ++which) {
       const op_t op = {which ? OP_PMIN : OP_PMAX, "(z, x)", 0, 0, 0, 0, NULL, 0};

@@ -124,7 +124,8 @@ static void every_dtype_has_its_dlpack_type(void **state) {
     uint8_t code, bits;
   } want[] = {{SPMD_F32, kDLFloat, 32}, {SPMD_F64, kDLFloat, 64}, {SPMD_F16, kDLFloat, 16},
               {SPMD_BF16, kDLBfloat, 16}, {SPMD_I32, kDLInt, 32},  {SPMD_I64, kDLInt, 64},
-              {SPMD_U8, kDLUInt, 8},      {SPMD_BOOL, 6, 8}};
+              {SPMD_U8, kDLUInt, 8},      {SPMD_BOOL, 6, 8},        {SPMD_I8, kDLInt, 8},
+              {SPMD_I16, kDLInt, 16},     {SPMD_U16, kDLUInt, 16},  {SPMD_U32, kDLUInt, 32}};
   const int64_t shape[1] = {N};
   for (size_t k = 0; k < sizeof want / sizeof want[0]; ++k) {
     spmd_array *a = NULL;

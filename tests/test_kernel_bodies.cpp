@@ -452,6 +452,7 @@ void random_bits_and_floats_match_the_cpu_bit_for_bit(void **) {
   struct Want { D dist; spmd_dtype dtype; double lo, hi; };
   const Want cases[] = {
       {D::Bits, SPMD_U8, 0, 1},          {D::Bits, SPMD_I32, 0, 1},
+      {D::Bits, SPMD_U16, 0, 1},         {D::Bits, SPMD_U32, 0, 1},
       {D::Bits, SPMD_I64, 0, 1},         {D::Uniform, SPMD_F32, 0, 1},
       {D::Uniform, SPMD_F32, -3, 7.5},   {D::Uniform, SPMD_F32, 1e-30, 1e30},
       {D::Uniform, SPMD_F64, 0, 1},      {D::Uniform, SPMD_F64, -2.5, 1e10},
@@ -595,7 +596,7 @@ void sixteen_bit_conversions_match_base(void **) {
 void integer_products_match_the_cpu(void **) {
   Rng r{15};
   Mismatches bad;
-  for (spmd_dtype d : {SPMD_I32, SPMD_I64, SPMD_U8, SPMD_BOOL})
+  for (spmd_dtype d : {SPMD_I8, SPMD_I16, SPMD_I32, SPMD_I64, SPMD_U8, SPMD_U16, SPMD_U32, SPMD_BOOL})
     for (int trial = 0; trial < 40; ++trial) {
       gemm::Params p;
       p.dtype = d;

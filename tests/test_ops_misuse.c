@@ -81,12 +81,11 @@ static void assert_ints(const spmd_array *a, spmd_dtype t, size_t nd, const int6
   for (int64_t i = 0; i < n; ++i) {
     int64_t v;
     switch (t) {
-      case SPMD_I32: {
-        int32_t x;
-        memcpy(&x, buf + 4 * i, 4);
-        v = x;
-        break;
-      }
+      case SPMD_I8: v = (int8_t)buf[i]; break;
+      case SPMD_I16: { int16_t x; memcpy(&x, buf + 2 * i, 2); v = x; break; }
+      case SPMD_U16: { uint16_t x; memcpy(&x, buf + 2 * i, 2); v = x; break; }
+      case SPMD_I32: { int32_t x; memcpy(&x, buf + 4 * i, 4); v = x; break; }
+      case SPMD_U32: { uint32_t x; memcpy(&x, buf + 4 * i, 4); v = x; break; }
       case SPMD_I64: memcpy(&v, buf + 8 * i, 8); break;
       default: v = buf[i]; break;
     }
@@ -358,8 +357,8 @@ static void empty_arrays_with_huge_dimensions_are_bounded_in_bytes(void **state)
   const int64_t e62[2] = {0, kTwo62}, e62r[2] = {kTwo62, 0}, emax[3] = {0, INT64_MAX, 2};
   spmd_sharding *s = test_sharding(mesh, "x, y");
   spmd_array *a = NULL;
-  static const spmd_dtype all[] = {SPMD_F32, SPMD_F64, SPMD_F16, SPMD_BF16,
-                                   SPMD_I32, SPMD_I64, SPMD_U8,  SPMD_BOOL};
+  static const spmd_dtype all[] = {SPMD_F32, SPMD_F64, SPMD_F16, SPMD_BF16, SPMD_I32, SPMD_I64,
+                                   SPMD_U8,  SPMD_BOOL, SPMD_I8,  SPMD_I16,  SPMD_U16, SPMD_U32};
   for (size_t k = 0; k < sizeof all / sizeof *all; ++k) {
     const int small = spmd_dtype_size(all[k]) == 1;
     for (int order = 0; order < 2; ++order) {
@@ -420,7 +419,7 @@ static void every_op_takes_an_empty_array_of_huge_dimensions(void **state) {
    * one, max and min have no identity (JAX: ValueError). */
   const int64_t ax1 = 1, ax0 = 0;
   assert_ok(spmd_reduce(SPMD_REDUCE_SUM, u, 1, &ax1, 0, NULL, &r));
-  assert_shape(r, SPMD_I32, 1, e0);
+  assert_shape(r, SPMD_U32, 1, e0); /* as jnp.sum of uint8 */
   spmd_array_destroy(r);
   assert_ok(spmd_reduce(SPMD_REDUCE_MAX, u, 1, &ax1, 1, NULL, &r));
   assert_shape(r, SPMD_U8, 2, e1);
@@ -518,7 +517,7 @@ static const int_case kIntCases[] = {
      .argmax0 = {0, 0, 0, 0, 0}, .argmax1 = {0, 2, 0},
     .argmin0 = {1, 0, 2, 0, 0}, .argmin1 = {1, 0, 1},
      .matmul = {1, 1, 0, 1, 1, 0}, .ij_j = {1, 0, 1}, .ij_k = {1, 0}, .batch = {1, 1, 1}},
-    {.dtype = SPMD_U8, .sum_dtype = SPMD_I32, .mean_dtype = SPMD_F32,
+    {.dtype = SPMD_U8, .sum_dtype = SPMD_U32, .mean_dtype = SPMD_F32,
      .x = {200, 100, 3, 0, 255, 100, 200, 0, 1, 255, 7, 9, 250, 2, 255},
      .w = {2, 1, 3, 0, 1, 1, 0, 5, 1, 2}, .k = {1, 2},
      .sum0 = {307, 309, 253, 3, 765}, .sum1 = {558, 556, 523}, .sum_all = 1637,
@@ -558,19 +557,65 @@ static const int_case kIntCases[] = {
      .matmul = {5, -9223372036854775798, -25, -9223372036854775799, -9223372036854775775, -25},
      .ij_j = {5, -25, -9223372036854775775}, .ij_k = {-9223372036854775802, 12},
      .batch = {60, 74, 134}},
+    /* int8, int16, uint16 and uint32, as JAX 0.10.2 (x64 off) answers for
+     * X = jnp.array(x, t).reshape(3, 5), W likewise (5, 2): X.sum(0), ...,
+     * X.mean(1), X @ W, X @ W[:, 0], jnp.einsum('ij,k->k', X, k) and
+     * lax.dot_general(X, X, (((1,), (1,)), ((0,), (0,)))); sums of the
+     * narrow types widen to (u)int32, products wrap in the type. */
+    {.dtype = SPMD_I8, .sum_dtype = SPMD_I32, .mean_dtype = SPMD_F32,
+     .x = {127, 1, -3, 0, 7, 127, -8, 2, 2, -1, 1, 9, 4, -6, -128},
+     .w = {2, 1, 3, 0, 1, 1, 0, 5, 1, 2}, .k = {1, 2},
+     .sum0 = {255, 2, 3, -4, -122}, .sum1 = {132, 122, -120}, .sum_all = 134,
+     .max0 = {127, 9, 4, 2, 7}, .max1 = {127, 127, 9}, .max_all = 127,
+     .min0 = {1, -8, -3, -6, -128}, .min1 = {-3, -8, -128}, .min_all = -128,
+     .mean0 = {85, 0.666666687, 1, -1.33333337, -40.6666679}, .mean1 = {26.3999996, 24.3999996, -24}, .mean_all = 8.9333334,
+     .argmax0 = {0, 2, 2, 1, 0}, .argmax1 = {0, 0, 1},
+     .argmin0 = {2, 1, 0, 2, 2}, .argmin1 = {2, 1, 4},
+     .matmul = {5, -118, -25, -119, -95, -25}, .ij_j = {5, -25, -95}, .ij_k = {-122, 12},
+     .batch = {60, 74, -122}},
+    {.dtype = SPMD_I16, .sum_dtype = SPMD_I32, .mean_dtype = SPMD_F32,
+     .x = {32767, 1, -3, 0, 7, 32767, -8, 2, 2, -1, 1, 9, 4, -6, -32768},
+     .w = {2, 1, 3, 0, 1, 1, 0, 5, 1, 2}, .k = {1, 2},
+     .sum0 = {65535, 2, 3, -4, -32762}, .sum1 = {32772, 32762, -32760}, .sum_all = 32774,
+     .max0 = {32767, 9, 4, 2, 7}, .max1 = {32767, 32767, 9}, .max_all = 32767,
+     .min0 = {1, -8, -3, -6, -32768}, .min1 = {-3, -8, -32768}, .min_all = -32768,
+     .mean0 = {21845, 0.666666687, 1, -1.33333337, -10920.667}, .mean1 = {6554.3999, 6552.3999, -6552}, .mean_all = 2184.93335,
+     .argmax0 = {0, 2, 2, 1, 0}, .argmax1 = {0, 0, 1},
+     .argmin0 = {2, 1, 0, 2, 2}, .argmin1 = {2, 1, 4},
+     .matmul = {5, -32758, -25, -32759, -32735, -25}, .ij_j = {5, -25, -32735}, .ij_k = {-32762, 12},
+     .batch = {60, 74, 134}},
+    {.dtype = SPMD_U16, .sum_dtype = SPMD_U32, .mean_dtype = SPMD_F32,
+     .x = {65535, 100, 3, 0, 255, 100, 65535, 0, 1, 255, 7, 9, 250, 2, 65535},
+     .w = {2, 1, 3, 0, 1, 1, 0, 5, 1, 2}, .k = {1, 2},
+     .sum0 = {65642, 65644, 253, 3, 66045}, .sum1 = {65893, 65891, 65803}, .sum_all = 197587,
+     .max0 = {65535, 65535, 250, 2, 65535}, .max1 = {65535, 65535, 65535}, .max_all = 65535,
+     .min0 = {7, 9, 0, 0, 255}, .min1 = {0, 0, 2}, .min_all = 0,
+     .mean0 = {21880.668, 21881.334, 84.3333359, 1, 22015}, .mean1 = {13178.6006, 13178.2002, 13160.6006}, .mean_all = 13172.4678,
+     .argmax0 = {0, 1, 2, 2, 2}, .argmax1 = {0, 1, 4},
+     .argmin0 = {2, 2, 1, 0, 0}, .argmin1 = {3, 2, 3},
+     .matmul = {556, 512, 452, 615, 290, 265}, .ij_j = {556, 452, 290}, .ij_k = {979, 1958},
+     .batch = {9499, 9491, 62635}},
+    {.dtype = SPMD_U32, .sum_dtype = SPMD_U32, .mean_dtype = SPMD_F32,
+     .x = {4294967295, 100, 3, 0, 255, 100, 4294967295, 0, 1, 255, 7, 9, 250, 2, 4294967295},
+     .w = {2, 1, 3, 0, 1, 1, 0, 5, 1, 2}, .k = {1, 2},
+     .sum0 = {106, 108, 253, 3, 509}, .sum1 = {357, 355, 267}, .sum_all = 979,
+     .max0 = {4294967295, 4294967295, 250, 2, 4294967295}, .max1 = {4294967295, 4294967295, 4294967295}, .max_all = 4294967295,
+     .min0 = {7, 9, 0, 0, 255}, .min1 = {0, 0, 2}, .min_all = 0,
+     .mean0 = {1.43165581e+09, 1.43165581e+09, 84.3333359, 1, 1.43165594e+09}, .mean1 = {858993472, 858993472, 858993600}, .mean_all = 858993536,
+     .argmax0 = {0, 1, 2, 2, 2}, .argmax1 = {0, 1, 4},
+     .argmin0 = {2, 2, 1, 0, 0}, .argmin1 = {3, 2, 3},
+     .matmul = {556, 512, 452, 615, 290, 265}, .ij_j = {556, 452, 290}, .ij_k = {979, 1958},
+     .batch = {75035, 75027, 62635}},
 };
 /* clang-format on */
 
-/* n int64 values as the bytes of dtype t. */
+/* n int64 values as the bytes of dtype t (an integer type or bool), each
+ * wrapped to the type's width: its low bytes, little-endian. */
 static void pack(spmd_dtype t, const int64_t *v, size_t n, void *out) {
-  for (size_t i = 0; i < n; ++i) {
-    if (t == SPMD_I32)
-      ((int32_t *)out)[i] = (int32_t)v[i];
-    else if (t == SPMD_I64)
-      ((int64_t *)out)[i] = v[i];
-    else
-      ((uint8_t *)out)[i] = (uint8_t)v[i];
-  }
+  const size_t es = spmd_dtype_size(t);
+  for (size_t i = 0; i < n; ++i)
+    for (size_t b = 0; b < es; ++b)
+      ((unsigned char *)out)[i * es + b] = (unsigned char)((uint64_t)v[i] >> (8 * b));
 }
 
 static spmd_array *put_ints(spmd_mesh *m, const char *spec, spmd_dtype t, size_t nd,
@@ -1112,16 +1157,16 @@ static void every_op_computes_across_empty_blocks(void **state) {
   spmd_array_destroy(r);
   spmd_array_destroy(w);
   /* Reductions over the split dimension, every dtype. */
-  static const spmd_dtype types[] = {SPMD_F32, SPMD_F64, SPMD_F16, SPMD_BF16,
-                                     SPMD_I32, SPMD_I64, SPMD_U8,  SPMD_BOOL};
+  static const spmd_dtype types[] = {SPMD_F32, SPMD_F64, SPMD_F16, SPMD_BF16, SPMD_I32, SPMD_I64,
+                                     SPMD_U8,  SPMD_BOOL, SPMD_I8,  SPMD_I16,  SPMD_U16, SPMD_U32};
   for (size_t t = 0; t < sizeof types / sizeof *types; ++t) {
     spmd_array *x = NULL, *mx = NULL, *mn = NULL;
     assert_ok(spmd_astype(a, types[t], NULL, &x));
     assert_ok(spmd_reduce(SPMD_REDUCE_MAX, x, 0, NULL, 0, NULL, &mx));
     assert_ok(spmd_reduce(SPMD_REDUCE_MIN, x, 0, NULL, 0, NULL, &mn));
-    /* JAX: -2.0 saturates to 0 in u8; every value is true in bool. */
+    /* JAX: -2.0 saturates to 0 in the unsigned types; every value is true in bool. */
     double want_max = 3, want_min = -2;
-    if (types[t] == SPMD_U8) want_max = 3, want_min = 0;
+    if (types[t] == SPMD_U8 || types[t] == SPMD_U16 || types[t] == SPMD_U32) want_max = 3, want_min = 0;
     if (types[t] == SPMD_BOOL) want_max = 1, want_min = 1;
     spmd_array *fmx = NULL, *fmn = NULL;
     assert_ok(spmd_astype(mx, SPMD_F64, NULL, &fmx));
@@ -1274,6 +1319,39 @@ static void integral_scalars_past_the_integer_type_are_refused(void **state) {
   assert_refused(spmd_binary_scalar(SPMD_BINARY_ADD, u, 256, NULL, &r), &r,
                  "spmd_binary_scalar: scalar");
   assert_bytes(l, i64, sizeof i64);
+  /* The narrow types: int8 + 300 is refused naming the scalar (JAX wraps
+   * the scalar to 44: docs/differences.md); what fits keeps the type, and
+   * the sum wraps as JAX's does. */
+  const int8_t i8[3] = {1, -2, 3};
+  const int16_t i16[3] = {1, -2, 3};
+  const uint16_t u16[3] = {1, 2, 3};
+  const uint32_t u32[3] = {1, 2, 3};
+  spmd_array *n8 = test_put(line, "d", SPMD_I8, 1, S3, i8), *n16 = test_put(line, "d", SPMD_I16, 1, S3, i16),
+             *m16 = test_put(line, "d", SPMD_U16, 1, S3, u16), *m32 = test_put(line, "d", SPMD_U32, 1, S3, u32);
+  assert_refused(spmd_binary_scalar(SPMD_BINARY_ADD, n8, 300, NULL, &r), &r,
+                 "spmd_binary_scalar: scalar: the scalar 300 does not fit int8");
+  assert_refused(spmd_scalar_binary(SPMD_BINARY_SUB, -129, n8, NULL, &r), &r, "spmd_scalar_binary: scalar");
+  assert_refused(spmd_binary_scalar(SPMD_BINARY_MUL, n16, 32768, NULL, &r), &r, "spmd_binary_scalar: scalar");
+  assert_refused(spmd_binary_scalar(SPMD_BINARY_ADD, m16, -1, NULL, &r), &r, "spmd_binary_scalar: scalar");
+  assert_refused(spmd_binary_scalar(SPMD_BINARY_ADD, m32, 4294967296.0, NULL, &r), &r,
+                 "spmd_binary_scalar: scalar");
+  assert_refused(spmd_binary_scalar(SPMD_BINARY_MAX, m32, -1, NULL, &r), &r, "spmd_binary_scalar: scalar");
+  assert_bytes(n8, i8, sizeof i8);
+  const struct { spmd_array *x; spmd_dtype t; double s; int64_t want[3]; } fits[] = {
+      {n8, SPMD_I8, 127, {-128, 125, -126}},
+      {n16, SPMD_I16, -32768, {-32767, 32766, -32765}},
+      {m16, SPMD_U16, 65535, {0, 1, 2}},
+      {m32, SPMD_U32, 4294967295.0, {0, 1, 2}},
+  };
+  for (size_t f = 0; f < sizeof fits / sizeof *fits; ++f) {
+    assert_ok(spmd_binary_scalar(SPMD_BINARY_ADD, fits[f].x, fits[f].s, NULL, &r));
+    assert_ints(r, fits[f].t, 1, S3, fits[f].want);
+    spmd_array_destroy(r);
+  }
+  spmd_array_destroy(m32);
+  spmd_array_destroy(m16);
+  spmd_array_destroy(n16);
+  spmd_array_destroy(n8);
   /* -2^63 itself fits; -2 + -2^63 wraps. */
   assert_ok(spmd_binary_scalar(SPMD_BINARY_ADD, l, -9223372036854775808.0, NULL, &r));
   const int64_t want[3] = {INT64_MIN + 1, INT64_MAX - 1, INT64_MIN + 3};

@@ -378,7 +378,13 @@ static void bad_arguments_fail_with_a_message(void **state) {
   assert_fails(spmd_random_bits(s, &key, SPMD_F32, 2, shape, &a), SPMD_ERR_INVALID_ARGUMENT,
                "dtype: float32 does not hold random bits");
   assert_fails(spmd_random_bits(s, &key, SPMD_BOOL, 2, shape, &a), SPMD_ERR_INVALID_ARGUMENT,
-               "SPMD_U8 (8 bits), SPMD_I32 (32 bits) or SPMD_I64 (64 bits)");
+               "use SPMD_U8, SPMD_U16 or SPMD_U32 (8, 16 or 32 bits), or SPMD_I32 or SPMD_I64");
+  /* jax.random.bits refuses signed types; int32 and int64 are libspmd's
+   * stores of uint32 and uint64 patterns, the narrower ones are not. */
+  assert_fails(spmd_random_bits(s, &key, SPMD_I8, 2, shape, &a), SPMD_ERR_INVALID_ARGUMENT,
+               "dtype: int8 does not hold random bits");
+  assert_fails(spmd_random_bits(s, &key, SPMD_I16, 2, shape, &a), SPMD_ERR_INVALID_ARGUMENT,
+               "dtype: int16 does not hold random bits");
   assert_fails(spmd_random_uniform(s, &key, SPMD_I32, 2, shape, 0.0, 1.0, &a),
                SPMD_ERR_INVALID_ARGUMENT, "dtype: int32 is not a floating-point type");
   assert_fails(spmd_random_normal(s, &key, SPMD_U8, 2, shape, &a), SPMD_ERR_INVALID_ARGUMENT,

@@ -51,9 +51,9 @@
 // # Host data
 //
 // Host slices are row-major, as NumPy's default layout. FromHost and ToHost
-// are generic over the Element types (float32, float64, int32, int64, uint8,
-// bool); FromHostAs and ToHostAs also take uint16 bit patterns for float16
-// and bfloat16.
+// are generic over the Element types (float32, float64, int8, int16, int32,
+// int64, uint8, uint16, uint32, bool); FromHostAs and ToHostAs also take
+// uint16 bit patterns for float16 and bfloat16.
 //
 // # Threads
 //

@@ -8,15 +8,19 @@ type DType int
 
 // The element types, after NumPy's short names.
 const (
-	DTypeInvalid DType = 0 // no type; never valid in a call
-	F32          DType = 1 // float32
-	F64          DType = 2 // float64
-	F16          DType = 3 // IEEE binary16, stored as uint16 bits
-	BF16         DType = 4 // bfloat16, stored as uint16 bits
-	I32          DType = 5 // int32
-	I64          DType = 6 // int64
-	U8           DType = 7 // uint8
-	Bool         DType = 8 // bool, one byte holding 0 or 1
+	DTypeInvalid DType = 0  // no type; never valid in a call
+	F32          DType = 1  // float32
+	F64          DType = 2  // float64
+	F16          DType = 3  // IEEE binary16, stored as uint16 bits
+	BF16         DType = 4  // bfloat16, stored as uint16 bits
+	I32          DType = 5  // int32
+	I64          DType = 6  // int64
+	U8           DType = 7  // uint8
+	Bool         DType = 8  // bool, one byte holding 0 or 1
+	I8           DType = 9  // int8
+	I16          DType = 10 // int16
+	U16          DType = 11 // uint16
+	U32          DType = 12 // uint32
 )
 
 // Size is the bytes per element, 0 for an invalid type.
@@ -34,16 +38,16 @@ func ParseDType(name string) (DType, error) {
 }
 
 // Element is a Go type whose values an array of the matching DType holds:
-// float32 (F32), float64 (F64), int32 (I32), int64 (I64), uint8 (U8) and
-// bool (Bool).
+// float32 (F32), float64 (F64), int8 (I8), int16 (I16), int32 (I32), int64
+// (I64), uint8 (U8), uint16 (U16), uint32 (U32) and bool (Bool).
 type Element interface {
-	float32 | float64 | int32 | int64 | uint8 | bool
+	float32 | float64 | int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | bool
 }
 
-// HostElement is an Element or uint16, the bit pattern of F16 and BF16
-// elements, for FromHostAs and ToHostAs.
+// HostElement is what FromHostAs and ToHostAs take: an Element, uint16
+// among them also standing for the bit patterns of F16 and BF16 elements.
 type HostElement interface {
-	Element | uint16
+	Element
 }
 
 // DTypeOf is the DType of the Element type T.
@@ -66,6 +70,14 @@ func dtypeOf(v any) DType {
 		return I64
 	case uint8:
 		return U8
+	case int8:
+		return I8
+	case int16:
+		return I16
+	case uint16:
+		return U16
+	case uint32:
+		return U32
 	case bool:
 		return Bool
 	}

@@ -62,7 +62,7 @@ type ReduceOp int
 
 // The reductions.
 const (
-	ReduceSum  ReduceOp = 1 // jnp.sum (bool and uint8 sum in int32)
+	ReduceSum  ReduceOp = 1 // jnp.sum (bool, int8 and int16 sum in int32; uint8 and uint16 in uint32)
 	ReduceMean ReduceOp = 2 // jnp.mean (integers give floats)
 	ReduceMax  ReduceOp = 3 // jnp.max (NaN wins)
 	ReduceMin  ReduceOp = 4 // jnp.min (NaN wins)
@@ -265,7 +265,7 @@ func Cumsum(x *Array, axis int, opts ...OpOption) (*Array, error) {
 }
 
 // Take is jnp.take(a, indices, axis=axis): the elements of a at indices
-// (int32, int64 or uint8) along axis; an index below 0 counts from the end,
+// (of any integer type) along axis; an index below 0 counts from the end,
 // one still out of range gives JAX's fill value (NaN for floats).
 func Take(a, indices *Array, axis int, opts ...OpOption) (*Array, error) {
 	return op("Take", opts, func(o capi.Spmd_op_options, out *uintptr) error {
@@ -275,7 +275,7 @@ func Take(a, indices *Array, axis int, opts ...OpOption) (*Array, error) {
 
 // ScatterAdd is x.at[(slice(None),)*axis + (indices,)].add(updates): x with
 // updates (of shape x.shape[:axis] + indices.shape + x.shape[axis+1:]) added
-// at indices (int32, int64 or uint8) along axis; an index below 0 counts
+// at indices (of any integer type) along axis; an index below 0 counts
 // from the end, one still out of range is dropped, repeats accumulate.
 func ScatterAdd(x, indices, updates *Array, axis int, opts ...OpOption) (*Array, error) {
 	return op("ScatterAdd", opts, func(o capi.Spmd_op_options, out *uintptr) error {

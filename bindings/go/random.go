@@ -46,8 +46,8 @@ func (k PRNGKey) FoldIn(data uint32) (PRNGKey, error) {
 func (k PRNGKey) words() *[2]uint32 { return (*[2]uint32)(&k) }
 
 // Bits is jax.random.bits(key, shape, dtype) laid out by sharding: uniform
-// random bits, bit-exact with JAX. dtype is U8, I32 (uint32 bit patterns) or
-// I64 (uint64 bits, as under x64). Each device computes only its block; the
+// random bits, bit-exact with JAX. dtype is U8, U16, U32, I32 (uint32 bit
+// patterns) or I64 (uint64 bits, as under x64). Each device computes only its block; the
 // values do not depend on the sharding.
 func Bits(sharding *Sharding, key PRNGKey, dtype DType, shape []int) (*Array, error) {
 	defer runtime.KeepAlive(sharding)

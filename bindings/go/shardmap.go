@@ -447,7 +447,7 @@ func (b *Block) descriptor(c *ShardContext, what string) (capi.Spmd_block, error
 // BlockData is the block's elements as a slice over the context's memory,
 // without a copy: writable for Alloc'd and collective blocks, not to be
 // written for inputs. It is valid only until the callback returns. T must
-// be the block's element type (uint16 for F16 and BF16), and the block host
+// be the block's element type (uint16 for U16, F16 and BF16), and the block host
 // memory (MemoryKind().HostAddressable()): a MemoryDevice block is device
 // memory the host must not touch. BlockData panics otherwise or after the
 // callback has returned (inside a callback, ShardMap turns the panic into
@@ -462,7 +462,7 @@ func BlockData[T HostElement](b *Block) []T {
 	var zero T
 	ok := b.dtype == dtypeOf(zero)
 	if _, bits := any(zero).(uint16); bits {
-		ok = b.dtype == F16 || b.dtype == BF16
+		ok = ok || b.dtype == F16 || b.dtype == BF16
 	}
 	if !ok {
 		panic(invalid("BlockData", "T: a %v block read as %T", b.dtype, zero))

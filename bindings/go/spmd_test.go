@@ -346,6 +346,10 @@ func TestArrayHostData(t *testing.T) {
 	roundTrip(t, s, []int64{1 << 40, -2, 3, 4})
 	roundTrip(t, s, []uint8{1, 2, 255, 4})
 	roundTrip(t, s, []bool{true, false, false, true})
+	roundTrip(t, s, []int8{1, -2, 127, -128})
+	roundTrip(t, s, []int16{1, -2, 32767, -32768})
+	roundTrip(t, s, []uint16{1, 2, 65535, 4})
+	roundTrip(t, s, []uint32{1, 2, 4294967295, 1 << 31})
 
 	bits := []uint16{0x3c00, 0x4000, 0xc000, 0x0000} // 1, 2, -2, 0 as float16
 	h := must(spmd.FromHostAs(s, spmd.F16, []int{4}, bits))
@@ -608,4 +612,38 @@ func TestDLPack(t *testing.T) {
 	defer c.Close()
 	spmd.DeleteDLPack(must(c.ShardToDLPack(1)))
 	spmd.DeleteDLPack(nil)
+}
+
+// The narrow integer types promote, wrap and sum as JAX's: int8 with uint8
+// meets in int16, int8 sums wrap, uint8 sums give uint32, and a scalar
+// past int8 is refused naming it.
+func TestNarrowIntegersFollowJAX(t *testing.T) {
+	noLeaks(t)
+	m := mesh(t, []int{2}, "x")
+	s := named(t, m, "x")
+	i8 := must(spmd.FromHost(s, []int{4}, []int8{100, -2, 127, -128}))
+	defer i8.Close()
+	u8 := must(spmd.FromHost(s, []int{4}, []uint8{200, 2, 255, 0}))
+	defer u8.Close()
+	if r := must(i8.Repr()); r != "Array([ 100,   -2,  127, -128], dtype=int8)" {
+		t.Errorf("int8 repr %q", r)
+	}
+	wrapped := must(spmd.Binary(spmd.Add, i8, i8))
+	defer wrapped.Close()
+	equal(t, "int8 + int8", must(spmd.ToHost[int8](wrapped)), []int8{-56, -4, -2, 0})
+	mixed := must(spmd.Binary(spmd.Add, i8, u8))
+	defer mixed.Close()
+	equal(t, "int8 + uint8", must(spmd.ToHost[int16](mixed)), []int16{300, 0, 382, -128})
+	sum := must(spmd.Sum(u8, nil))
+	defer sum.Close()
+	equal(t, "sum of uint8", must(spmd.ToHost[uint32](sum)), []uint32{457})
+	big := must(spmd.Astype(u8, spmd.U32))
+	defer big.Close()
+	neg := must(spmd.ScalarBinary(spmd.Sub, 0, big))
+	defer neg.Close()
+	equal(t, "0 - uint32", must(spmd.ToHost[uint32](neg)), []uint32{4294967096, 4294967294, 4294967041, 0})
+	_, err := spmd.BinaryScalar(spmd.Add, i8, 300)
+	wantErr(t, err, spmd.ErrInvalidArgument, "scalar 300 does not fit int8")
+	_, err = spmd.ToHost[uint8](i8)
+	wantErr(t, err, spmd.ErrInvalidArgument, "int8")
 }

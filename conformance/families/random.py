@@ -15,7 +15,7 @@ spaces (no JSON reader needed); lines starting with '#' are comments:
       jax.random.fold_in(key, data) == [r0, r1], data a uint32.
   array  <name> <op> <dtype> <shape> <w0> <w1> <minval> <maxval> <file>
       op is bits, uniform, normal or truncated_normal; dtype a numpy name
-      (uint8, uint32, uint64, float16, bfloat16, float32, float64); shape
+      (uint8, uint16, uint32, uint64, float16, bfloat16, float32, float64); shape
       comma-separated sizes, or '-' for a scalar; minval/maxval (uniform:
       the range; truncated_normal: lower and upper; else 0 and 1) in C99
       hex-float form ('inf' and '-inf' for infinite bounds); file holds the
@@ -159,6 +159,7 @@ def _cases():
         sn = _shape_name(shape)
         for key in ("seed0", "fold42_7"):
             out.append((f"bits_u8_{key}_{sn}", "bits", "uint8", shape, key, 0.0, 1.0))
+            out.append((f"bits_u16_{key}_{sn}", "bits", "uint16", shape, key, 0.0, 1.0))
             out.append((f"bits_u64_{key}_{sn}", "bits", "uint64", shape, key, 0.0, 1.0))
             for dt, tag in (("float64", "f64"), ("float16", "f16"), ("bfloat16", "bf16")):
                 out.append((f"uniform_{tag}_{key}_{sn}", "uniform", dt, shape, key, 0.0, 1.0))

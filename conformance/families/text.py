@@ -1,6 +1,7 @@
 """Family 2, text: str() of meshes, PartitionSpecs, NamedSharding and
 SingleDeviceSharding, and repr() / str() of arrays of every dtype libspmd
-supports (float32, float64, float16, bfloat16, int32, int64, uint8, bool).
+supports (float32, float64, float16, bfloat16, int8, int16, int32, int64,
+uint8, uint16, uint32, bool).
 
 Each case keeps what the installed JAX printed ("jax") and what libspmd
 must print ("expected"): the same text passed through refio.seed_form, the
@@ -80,7 +81,8 @@ def _values():
     rng = np.random.default_rng(0)
     float_types = {"float32": np.float32, "float64": np.float64,
                    "float16": np.float16, "bfloat16": ml_dtypes.bfloat16}
-    int_types = {"int32": np.int32, "int64": np.int64, "uint8": np.uint8}
+    int_types = {"int32": np.int32, "int64": np.int64, "uint8": np.uint8, "int8": np.int8,
+                 "int16": np.int16, "uint16": np.uint16, "uint32": np.uint32}
     out = []
 
     # The seeds: 2 sin(x) + 1 over arange(24) on 3 devices, the psum result
@@ -150,6 +152,10 @@ def _values():
         ("int32/extremes", np.array([-(2**31), 2**31 - 1], np.int32), None),
         ("int32/negative_2x3", np.array([[-5, 10, 200], [3, -4000, 7]], np.int32), None),
         ("uint8/all_ends", np.array([0, 255, 7, 128], np.uint8), None),
+        ("int8/extremes", np.array([-128, 127, 0, -1], np.int8), None),
+        ("int16/extremes_2x2", np.array([[-32768, 32767], [5, -40]], np.int16), None),
+        ("uint16/all_ends", np.array([0, 65535, 7, 256], np.uint16), None),
+        ("uint32/extremes", np.array([0, 4294967295, 2147483648], np.uint32), None),
         ("int32/summarised_12x12x12", np.arange(1728).reshape(12, 12, 12).astype(np.int32), None),
         ("int64/wrapped_100", np.arange(100).astype(np.int64) * 1234567, None),
         ("bool/mixed", np.array([True, False, True]), None),

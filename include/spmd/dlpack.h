@@ -9,8 +9,8 @@
  *
  * Element types as DLPack names them (lanes 1): float32, float64 and
  * float16 as kDLFloat of 32, 64 and 16 bits, bfloat16 as kDLBfloat 16,
- * int32 and int64 as kDLInt, uint8 as kDLUInt 8, bool as type code 6 (DLPack
- * 0.8's kDLBool) of 8 bits. Devices: kDLCPU on the cpu platform, kDLCUDA
+ * int8, int16, int32 and int64 as kDLInt, uint8, uint16 and uint32 as
+ * kDLUInt, bool as type code 6 (DLPack 0.8's kDLBool) of 8 bits. Devices: kDLCPU on the cpu platform, kDLCUDA
  * with the GPU's ordinal on cuda (several logical devices of one GPU share
  * it). The sim platform's memory cannot be shared.
  */

@@ -20,6 +20,10 @@ SPMD_EXTERN_C_BEGIN
  * SPMD_COLLECTIVE_PSUM); dtypes, named in almost every call, are SPMD_<TYPE>
  * after NumPy's short names (SPMD_F32, SPMD_BF16), and SPMD_DTYPE_INVALID,
  * which names no type, carries the group.
+ *
+ * The types are JAX's with jax_enable_x64 on, but for uint64: every pair
+ * of them promotes to one of them (jnp.promote_types), since only uint64
+ * itself promotes to uint64.
  */
 typedef enum spmd_dtype {
   SPMD_DTYPE_INVALID = 0, /**< no type; never valid in a call        */
@@ -30,7 +34,11 @@ typedef enum spmd_dtype {
   SPMD_I32 = 5,  /**< int32                                     */
   SPMD_I64 = 6,  /**< int64                                     */
   SPMD_U8 = 7,   /**< uint8                                     */
-  SPMD_BOOL = 8  /**< bool, one byte holding 0 or 1             */
+  SPMD_BOOL = 8, /**< bool, one byte holding 0 or 1             */
+  SPMD_I8 = 9,   /**< int8                                      */
+  SPMD_I16 = 10, /**< int16                                     */
+  SPMD_U16 = 11, /**< uint16                                    */
+  SPMD_U32 = 12  /**< uint32                                    */
 } spmd_dtype;
 
 /**

@@ -70,7 +70,7 @@ typedef enum spmd_binary_op {
 
 /** Reductions over axes. */
 typedef enum spmd_reduce_op {
-  SPMD_REDUCE_SUM = 1,  /**< jnp.sum (bool and u8 sum in i32)             */
+  SPMD_REDUCE_SUM = 1,  /**< jnp.sum (bool, i8, i16 in i32; u8, u16 in u32) */
   SPMD_REDUCE_MEAN = 2, /**< jnp.mean (integers give floats)              */
   SPMD_REDUCE_MAX = 3,  /**< jnp.max (NaN wins)                           */
   SPMD_REDUCE_MIN = 4   /**< jnp.min (NaN wins)                           */
@@ -275,13 +275,13 @@ SPMD_API spmd_status spmd_cumsum(const spmd_array *x, int64_t axis, const spmd_o
  * `axis`, the result of shape a.shape[:axis] + indices.shape +
  * a.shape[axis+1:] and a's dtype. An index below 0 counts from the end;
  * one still out of range gives JAX's fill value (mode "fill": NaN for
- * floats, the lowest value of a signed integer type, 255 for uint8, true
- * for bool). a's other dimensions keep their split and the index
+ * floats, the lowest value of a signed integer type, the largest of an
+ * unsigned one, true for bool). a's other dimensions keep their split and the index
  * dimensions keep the indices' (less the axes a's dimensions use); a's
  * split of `axis` is gathered first. Since ABI 1.6.
  *
  * @param a The operand; not NULL.
- * @param indices int32, int64 or uint8 indices on a's mesh; not NULL.
+ * @param indices Indices of an integer type on a's mesh; not NULL.
  * @param axis The dimension of `a` to index, negative counting from the end.
  * @param options NULL for the defaults.
  * @param out Receives the result; not NULL. Left untouched on failure.
@@ -308,7 +308,7 @@ SPMD_API spmd_status spmd_take(const spmd_array *a, const spmd_array *indices, i
  * kept. Since ABI 1.7.
  *
  * @param x The operand; not NULL.
- * @param indices int32, int64 or uint8 indices on x's mesh; not NULL.
+ * @param indices Indices of an integer type on x's mesh; not NULL.
  * @param updates Of shape x.shape[:axis] + indices.shape +
  *        x.shape[axis+1:] (broadcast it first otherwise), any dtype but
  *        bool when x is bool, on x's mesh; not NULL.

@@ -75,13 +75,14 @@ SPMD_API spmd_status spmd_random_fold_in(const spmd_key *key, uint32_t data,
  * jax.random.bits(key, shape, dtype): uniform random bits laid out by
  * `sharding`.
  *
- * The field width comes from dtype, which stores the unsigned bit pattern:
- * SPMD_U8 (uint8), SPMD_I32 (uint32 bits), SPMD_I64 (uint64 bits, as JAX
- * gives under x64). Bit-exact with JAX. The caller owns *out.
+ * The field width comes from dtype: SPMD_U8 (uint8), SPMD_U16 (uint16),
+ * SPMD_U32 (uint32); SPMD_I32 and SPMD_I64 store the unsigned bit pattern
+ * of uint32 and of uint64 (as JAX gives under x64; libspmd has no uint64).
+ * Bit-exact with JAX. The caller owns *out.
  *
  * @param sharding The layout; not NULL.
  * @param key The key; not NULL.
- * @param dtype SPMD_U8, SPMD_I32 or SPMD_I64.
+ * @param dtype SPMD_U8, SPMD_U16, SPMD_U32, SPMD_I32 or SPMD_I64.
  * @param ndim Number of dimensions, at most SPMD_MAX_NDIM.
  * @param shape ndim sizes, none negative; may be NULL when ndim is 0.
  * @param out Receives the new array; not NULL. Left untouched on failure.

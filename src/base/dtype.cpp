@@ -11,13 +11,13 @@ namespace spmd {
 
 bool dtype_valid(const spmd_dtype &dtype) {
   const int v = raw_enum(dtype);
-  return v >= SPMD_F32 && v <= SPMD_BOOL;
+  return v >= SPMD_F32 && v <= kLastDtype;
 }
 
 void check_dtype(const char *what, const spmd_dtype &dtype) {
   if (!dtype_valid(dtype))
     invalid(what, ": unknown dtype ", raw_enum(dtype),
-            " (expected one of SPMD_F32 ... SPMD_BOOL)");
+            " (expected one of SPMD_F32 ... SPMD_U32)");
 }
 
 spmd_dtype valid_dtype(const spmd_dtype &dtype) {
@@ -32,11 +32,15 @@ size_t dtype_size(spmd_dtype dtype) {
       return 8;
     case SPMD_F32:
     case SPMD_I32:
+    case SPMD_U32:
       return 4;
     case SPMD_F16:
     case SPMD_BF16:
+    case SPMD_I16:
+    case SPMD_U16:
       return 2;
     case SPMD_U8:
+    case SPMD_I8:
     case SPMD_BOOL:
       return 1;
     default:
@@ -55,6 +59,10 @@ const char *dtype_name(spmd_dtype dtype) {
     case SPMD_I64: return "int64";
     case SPMD_U8: return "uint8";
     case SPMD_BOOL: return "bool";
+    case SPMD_I8: return "int8";
+    case SPMD_I16: return "int16";
+    case SPMD_U16: return "uint16";
+    case SPMD_U32: return "uint32";
     default: return nullptr;
   }
 }
@@ -118,6 +126,25 @@ float bf16_bits_to_f32(uint16_t b) {
   return out;
 }
 
+bool integer_range(spmd_dtype dtype, double *lo, double *hi_plus_one) {
+  int bits = 0;
+  bool is_signed = true;
+  switch (dtype) {
+    case SPMD_I8: bits = 8; break;
+    case SPMD_I16: bits = 16; break;
+    case SPMD_I32: bits = 32; break;
+    case SPMD_I64: bits = 64; break;
+    case SPMD_U8: bits = 8; is_signed = false; break;
+    case SPMD_U16: bits = 16; is_signed = false; break;
+    case SPMD_U32: bits = 32; is_signed = false; break;
+    default: return false;
+  }
+  // Powers of two: exact as doubles, int64's bounds included.
+  *lo = is_signed ? -std::ldexp(1.0, bits - 1) : 0.0;
+  *hi_plus_one = std::ldexp(1.0, is_signed ? bits - 1 : bits);
+  return true;
+}
+
 namespace {
 template <typename T>
 T to_integer(double v) {
@@ -142,6 +169,10 @@ void store_from_double(spmd_dtype dtype, double v, void *dst) {
     case SPMD_I64: { int64_t i = to_integer<int64_t>(v); std::memcpy(dst, &i, 8); break; }
     case SPMD_U8: { uint8_t u = to_integer<uint8_t>(v); std::memcpy(dst, &u, 1); break; }
     case SPMD_BOOL: { uint8_t b = v != 0.0; std::memcpy(dst, &b, 1); break; }
+    case SPMD_I8: { int8_t i = to_integer<int8_t>(v); std::memcpy(dst, &i, 1); break; }
+    case SPMD_I16: { int16_t i = to_integer<int16_t>(v); std::memcpy(dst, &i, 2); break; }
+    case SPMD_U16: { uint16_t u = to_integer<uint16_t>(v); std::memcpy(dst, &u, 2); break; }
+    case SPMD_U32: { uint32_t u = to_integer<uint32_t>(v); std::memcpy(dst, &u, 4); break; }
     default: invalid("dtype ", raw_enum(dtype), " is not a known type");
   }
 }
@@ -156,6 +187,10 @@ double load_as_double(spmd_dtype dtype, const void *src) {
     case SPMD_I64: { int64_t i; std::memcpy(&i, src, 8); return static_cast<double>(i); }
     case SPMD_U8:
     case SPMD_BOOL: { uint8_t u; std::memcpy(&u, src, 1); return u; }
+    case SPMD_I8: { int8_t i; std::memcpy(&i, src, 1); return i; }
+    case SPMD_I16: { int16_t i; std::memcpy(&i, src, 2); return i; }
+    case SPMD_U16: { uint16_t u; std::memcpy(&u, src, 2); return u; }
+    case SPMD_U32: { uint32_t u; std::memcpy(&u, src, 4); return u; }
     default: invalid("dtype ", raw_enum(dtype), " is not a known type");
   }
 }

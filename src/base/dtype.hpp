@@ -9,6 +9,9 @@
 
 namespace spmd {
 
+// The last enumerator: valid dtypes are SPMD_F32 ... kLastDtype.
+constexpr int kLastDtype = SPMD_U32;
+
 bool dtype_valid(const spmd_dtype &dtype);
 
 // Throws INVALID_ARGUMENT naming `what` if dtype is not a known type. Both
@@ -20,6 +23,10 @@ spmd_dtype valid_dtype(const spmd_dtype &dtype);
 
 size_t dtype_size(spmd_dtype dtype);
 const char *dtype_name(spmd_dtype dtype);
+
+// The range [lo, hi_plus_one) of an integer type (not bool), as doubles
+// (exact: powers of two); false, with nothing written, for other types.
+bool integer_range(spmd_dtype dtype, double *lo, double *hi_plus_one);
 
 uint16_t f32_to_f16_bits(float f);
 float f16_bits_to_f32(uint16_t h);

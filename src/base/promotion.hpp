@@ -8,15 +8,17 @@
 namespace spmd {
 
 bool dtype_is_float(spmd_dtype dtype);    // f16, bf16, f32, f64
-bool dtype_is_integer(spmd_dtype dtype);  // u8, i32, i64 (not bool)
+bool dtype_is_integer(spmd_dtype dtype);  // i8, i16, i32, i64, u8, u16, u32 (not bool)
 
-// jnp.promote_types on JAX's lattice (bool < u8 < i32 < i64 < f16, bf16 <
-// f32 < f64; f16 with bf16 meets in f32), with 64-bit types kept as JAX
-// keeps them when jax_enable_x64 is on.
+// jnp.promote_types on JAX's lattice with jax_enable_x64 on: bool below
+// every integer; u8 < u16 < u32 and i8 < i16 < i32 < i64, each unsigned
+// type below the signed type twice as wide (u8 with i8 is i16, u32 with
+// i32 is i64); every integer below f16 and bf16, which meet in f32 < f64.
+// Without uint64 the lattice closes: only uint64 promotes to uint64.
 spmd_dtype promote_types(spmd_dtype a, spmd_dtype b);
 
 // The dtype of sin(x), x / y and the like: floats keep their type, i64
-// becomes f64, other integers and bool f32.
+// becomes f64, the other integers and bool f32.
 spmd_dtype float_result(spmd_dtype dtype);
 
 // The dtype of `array op scalar` for a Python scalar (JAX's weak types): a
@@ -24,12 +26,13 @@ spmd_dtype float_result(spmd_dtype dtype);
 // integral scalar and becomes float_result for a fractional one; bool
 // becomes i32 for an integral scalar (bool + 1) and f32 for a fractional
 // one. Throws INVALID_ARGUMENT naming `what` when an integral scalar does
-// not fit the integer type (JAX's OverflowError).
+// not fit the integer type (JAX wraps it; NumPy raises OverflowError, as
+// JAX does beyond int32: docs/differences.md).
 spmd_dtype scalar_promotion(spmd_dtype array, double scalar, const char *what);
 
-// The dtype sums of `dtype` accumulate in and return, as jnp.sum: bool and
-// u8 sum in i32 (JAX: u32, which libspmd does not have), i32 and i64 in
-// their own type, floats in their own type.
+// The dtype sums of `dtype` accumulate in and return, as jnp.sum: bool,
+// i8 and i16 sum in i32, u8 and u16 in u32; i32, u32, i64 and the floats
+// in their own type.
 spmd_dtype sum_result(spmd_dtype dtype);
 
 }  // namespace spmd

@@ -19,7 +19,7 @@ spmd_status spmd_dtype_from_name(const char *name, spmd_dtype *out) {
     spmd::capi::out_arg(out);
     if (name == nullptr) spmd::invalid("name: NULL");
     std::string known;
-    for (int v = SPMD_F32; v <= SPMD_BOOL; ++v) {
+    for (int v = SPMD_F32; v <= spmd::kLastDtype; ++v) {
       const auto t = static_cast<spmd_dtype>(v);
       if (std::strcmp(name, spmd::dtype_name(t)) == 0) {
         *out = t;

@@ -12,6 +12,7 @@
 
 #include "base/dtype.hpp"
 #include "base/error.hpp"
+#include "base/promotion.hpp"
 
 namespace spmd {
 
@@ -192,12 +193,16 @@ std::string pad_right(const std::string &s, size_t width) {
 
 // ---- Elements ---------------------------------------------------------------
 
-bool is_int(spmd_dtype t) { return t == SPMD_I32 || t == SPMD_I64 || t == SPMD_U8; }
+bool is_int(spmd_dtype t) { return dtype_is_integer(t); }
 
 int64_t load_int(spmd_dtype t, const void *p) {
   switch (t) {
+    case SPMD_I8: { int8_t v; std::memcpy(&v, p, 1); return v; }
+    case SPMD_I16: { int16_t v; std::memcpy(&v, p, 2); return v; }
     case SPMD_I32: { int32_t v; std::memcpy(&v, p, 4); return v; }
     case SPMD_I64: { int64_t v; std::memcpy(&v, p, 8); return v; }
+    case SPMD_U16: { uint16_t v; std::memcpy(&v, p, 2); return v; }
+    case SPMD_U32: { uint32_t v; std::memcpy(&v, p, 4); return v; }
     default: { uint8_t v; std::memcpy(&v, p, 1); return v; }
   }
 }

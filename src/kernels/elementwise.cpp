@@ -81,6 +81,10 @@ const T *fetch(const Operand &o, int64_t stride, const char *p, size_t m, T *buf
     case SPMD_I32: gather(reinterpret_cast<const int32_t *>(p), stride, buf, m); break;
     case SPMD_I64: gather(reinterpret_cast<const int64_t *>(p), stride, buf, m); break;
     case SPMD_U8: gather(reinterpret_cast<const uint8_t *>(p), stride, buf, m); break;
+    case SPMD_I8: gather(reinterpret_cast<const int8_t *>(p), stride, buf, m); break;
+    case SPMD_I16: gather(reinterpret_cast<const int16_t *>(p), stride, buf, m); break;
+    case SPMD_U16: gather(reinterpret_cast<const uint16_t *>(p), stride, buf, m); break;
+    case SPMD_U32: gather(reinterpret_cast<const uint32_t *>(p), stride, buf, m); break;
     case SPMD_BOOL:
       for (size_t k = 0; k < m; ++k) buf[k] = p[static_cast<int64_t>(k) * stride] != 0;
       break;
@@ -89,6 +93,15 @@ const T *fetch(const Operand &o, int64_t stride, const char *p, size_t m, T *buf
     default: fail(SPMD_ERR_INTERNAL, "elementwise kernel: operand dtype ", static_cast<int>(o.dtype));
   }
   return buf;
+}
+
+// int64 values wrapped to the integer type I, as XLA's integer arithmetic wraps.
+template <typename I>
+void narrow_ints(const int64_t *v, char *dst, size_t m) {
+  for (size_t k = 0; k < m; ++k) {
+    const I x = static_cast<I>(v[k]);
+    std::memcpy(dst + k * sizeof(I), &x, sizeof(I));
+  }
 }
 
 template <typename T>
@@ -117,19 +130,19 @@ void store(spmd_dtype d, const T *v, char *dst, size_t m) {
         return;
       }
       break;
-    case SPMD_I32:
-    case SPMD_I64:
-    case SPMD_U8:
-    case SPMD_BOOL:
+    case SPMD_I8: case SPMD_I16: case SPMD_I32: case SPMD_I64:
+    case SPMD_U8: case SPMD_U16: case SPMD_U32: case SPMD_BOOL:
       if constexpr (std::is_same_v<T, int64_t>) {
-        if (d == SPMD_I64) std::memcpy(dst, v, m * sizeof(int64_t));
-        else if (d == SPMD_I32)
-          for (size_t k = 0; k < m; ++k) reinterpret_cast<int32_t *>(dst)[k] = static_cast<int32_t>(v[k]);
-        else if (d == SPMD_U8)
-          for (size_t k = 0; k < m; ++k) reinterpret_cast<uint8_t *>(dst)[k] = static_cast<uint8_t>(v[k]);
-        else
-          for (size_t k = 0; k < m; ++k) dst[k] = v[k] != 0;
-        return;
+        switch (d) {
+          case SPMD_I64: std::memcpy(dst, v, m * sizeof(int64_t)); return;
+          case SPMD_I32: return narrow_ints<int32_t>(v, dst, m);
+          case SPMD_I16: return narrow_ints<int16_t>(v, dst, m);
+          case SPMD_I8: return narrow_ints<int8_t>(v, dst, m);
+          case SPMD_U32: return narrow_ints<uint32_t>(v, dst, m);
+          case SPMD_U16: return narrow_ints<uint16_t>(v, dst, m);
+          case SPMD_U8: return narrow_ints<uint8_t>(v, dst, m);
+          default: for (size_t k = 0; k < m; ++k) dst[k] = v[k] != 0; return;
+        }
       }
       break;
     default:

@@ -11,6 +11,7 @@
 
 #include "base/dtype.hpp"
 #include "base/error.hpp"
+#include "kernels/device/common.hpp"
 
 namespace spmd::gemm {
 
@@ -66,12 +67,7 @@ void blas(const Params &p, T *c, const T *a, const T *b) {
 }
 
 int64_t load_int(spmd_dtype d, const char *p) {
-  switch (d) {
-    case SPMD_I32: return *reinterpret_cast<const int32_t *>(p);
-    case SPMD_I64: return *reinterpret_cast<const int64_t *>(p);
-    case SPMD_U8: return *reinterpret_cast<const uint8_t *>(p);
-    default: return *p != 0;
-  }
+  return dev::load_int(d, reinterpret_cast<const unsigned char *>(p));
 }
 
 void integers(const Params &p, char *c, const char *a, const char *b) {
@@ -86,13 +82,9 @@ void integers(const Params &p, char *c, const char *a, const char *b) {
           s += static_cast<uint64_t>(load_int(p.dtype, a + ai * es)) *
                static_cast<uint64_t>(load_int(p.dtype, b + bj * es));
         }
+        // Wrapped to the width, as XLA's integer dot (int8 @ int8 is int8).
         char *o = c + static_cast<size_t>((bi * p.m + i) * p.n + j) * es;
-        switch (p.dtype) {
-          case SPMD_I32: *reinterpret_cast<int32_t *>(o) = static_cast<int32_t>(s); break;
-          case SPMD_I64: *reinterpret_cast<int64_t *>(o) = static_cast<int64_t>(s); break;
-          case SPMD_U8: *reinterpret_cast<uint8_t *>(o) = static_cast<uint8_t>(s); break;
-          default: *o = s != 0; break;
-        }
+        dev::store_int(p.dtype, static_cast<int64_t>(s), reinterpret_cast<unsigned char *>(o));
       }
 }
 
@@ -119,10 +111,8 @@ void run(const Params &p, void *out, const void *a, const void *b) {
         h[i] = p.dtype == SPMD_F16 ? f32_to_f16_bits(wc[i]) : f32_to_bf16_bits(wc[i]);
       return;
     }
-    case SPMD_I32:
-    case SPMD_I64:
-    case SPMD_U8:
-    case SPMD_BOOL:
+    case SPMD_I8: case SPMD_I16: case SPMD_I32: case SPMD_I64:
+    case SPMD_U8: case SPMD_U16: case SPMD_U32: case SPMD_BOOL:
       return integers(p, static_cast<char *>(out), static_cast<const char *>(a),
                       static_cast<const char *>(b));
     default:

@@ -201,6 +201,11 @@ struct BitsU8 {
   explicit BitsU8(const Request &) {}
   T value(uint32_t b0, uint32_t b1) const { return static_cast<T>(b0 ^ b1); }
 };
+struct BitsU16 {
+  using T = uint16_t;
+  explicit BitsU16(const Request &) {}
+  T value(uint32_t b0, uint32_t b1) const { return static_cast<T>(b0 ^ b1); }
+};
 struct BitsU32 {
   using T = uint32_t;
   explicit BitsU32(const Request &) {}
@@ -495,7 +500,8 @@ float erf_f32(float x) {
 
 bool dtype_supported(Distribution distribution, spmd_dtype dtype) {
   if (distribution == Distribution::Bits)
-    return dtype == SPMD_U8 || dtype == SPMD_I32 || dtype == SPMD_I64;
+    return dtype == SPMD_U8 || dtype == SPMD_U16 || dtype == SPMD_U32 || dtype == SPMD_I32 ||
+           dtype == SPMD_I64;
   return dtype == SPMD_F32 || dtype == SPMD_F64 || dtype == SPMD_F16 || dtype == SPMD_BF16;
 }
 
@@ -533,8 +539,9 @@ void validate(const Request &request) {
     const char *name = dtype_name(request.dtype);
     invalid("dtype: ", name ? name : cat("unknown dtype ", static_cast<int>(request.dtype)),
             request.distribution == Distribution::Bits
-                ? " does not hold random bits; use SPMD_U8 (8 bits), SPMD_I32 (32 bits) or "
-                  "SPMD_I64 (64 bits), which store the unsigned bit pattern"
+                ? " does not hold random bits; use SPMD_U8, SPMD_U16 or SPMD_U32 (8, 16 or "
+                  "32 bits), or SPMD_I32 or SPMD_I64, which store the unsigned bit pattern of "
+                  "32 or 64 bits"
                 : " is not a floating-point type; use SPMD_F32, SPMD_F64, SPMD_F16 or SPMD_BF16");
   }
   if (request.distribution == Distribution::TruncatedNormal) check_bounds(request);
@@ -545,7 +552,8 @@ void generate_box(const Request &r, const Shape &global, const Box &box, void *o
   switch (r.distribution) {
     case D::Bits:
       if (r.dtype == SPMD_U8) return fill<BitsU8>(r, global, box, out);
-      if (r.dtype == SPMD_I32) return fill<BitsU32>(r, global, box, out);
+      if (r.dtype == SPMD_U16) return fill<BitsU16>(r, global, box, out);
+      if (r.dtype == SPMD_I32 || r.dtype == SPMD_U32) return fill<BitsU32>(r, global, box, out);
       if (r.dtype == SPMD_I64) return fill<BitsU64>(r, global, box, out);
       break;
     case D::Uniform:

@@ -8,6 +8,7 @@
 
 #include "base/dtype.hpp"
 #include "base/error.hpp"
+#include "kernels/device/common.hpp"
 #include "kernels/device/scan.hpp"
 #include "kernels/flush_subnormals.hpp"
 
@@ -44,10 +45,8 @@ A load(spmd_dtype d, const char *p) {
     case SPMD_F64: return static_cast<A>(*reinterpret_cast<const double *>(p));
     case SPMD_F16: return static_cast<A>(f16_bits_to_f32(*reinterpret_cast<const uint16_t *>(p)));
     case SPMD_BF16: return static_cast<A>(bf16_bits_to_f32(*reinterpret_cast<const uint16_t *>(p)));
-    case SPMD_I32: return static_cast<A>(*reinterpret_cast<const int32_t *>(p));
-    case SPMD_I64: return static_cast<A>(*reinterpret_cast<const int64_t *>(p));
-    case SPMD_U8: return static_cast<A>(*reinterpret_cast<const uint8_t *>(p));
-    default: return static_cast<A>(*p != 0);
+    default:  // integers and bool
+      return static_cast<A>(dev::load_int(d, reinterpret_cast<const unsigned char *>(p)));
   }
 }
 
@@ -69,17 +68,10 @@ const A *row(spmd_dtype d, const char *p, size_t n, std::vector<A> &buf) {
 template <typename A>
 A identity(Op op, spmd_dtype out) {
   if (op == Op::Sum) return A(0);
-  if constexpr (std::is_floating_point_v<A>) {
+  if constexpr (std::is_floating_point_v<A>)
     return op == Op::Max ? -std::numeric_limits<A>::infinity() : std::numeric_limits<A>::infinity();
-  } else {
-    const bool max = op == Op::Max;
-    switch (out) {
-      case SPMD_I32: return max ? INT32_MIN : INT32_MAX;
-      case SPMD_U8: return max ? 0 : UINT8_MAX;
-      case SPMD_BOOL: return max ? 0 : 1;
-      default: return max ? std::numeric_limits<A>::lowest() : std::numeric_limits<A>::max();
-    }
-  }
+  else
+    return op == Op::Max ? dev::int_min(out) : dev::int_max(out);
 }
 
 // NaN wins a max or min, as jnp.max.
@@ -130,6 +122,13 @@ void store(spmd_dtype d, const A *acc, char *out, size_t n) {
       case SPMD_I32: *reinterpret_cast<int32_t *>(o) = static_cast<int32_t>(acc[i]); break;
       case SPMD_I64: *reinterpret_cast<int64_t *>(o) = static_cast<int64_t>(acc[i]); break;
       case SPMD_U8: *reinterpret_cast<uint8_t *>(o) = static_cast<uint8_t>(acc[i]); break;
+      case SPMD_I8: case SPMD_I16: case SPMD_U16: case SPMD_U32:
+        // Integer sums wrap to the width; a float is never stored as these.
+        if constexpr (std::is_integral_v<A>)
+          dev::store_int(d, static_cast<int64_t>(acc[i]), reinterpret_cast<unsigned char *>(o));
+        else
+          fail(SPMD_ERR_INTERNAL, "reduction kernel: a float accumulator stored as ", dtype_name(d));
+        break;
       default: *o = acc[i] != A(0); break;
     }
   }

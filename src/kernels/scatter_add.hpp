@@ -17,7 +17,7 @@ namespace spmd::scatter_add {
 
 struct Params {
   spmd_dtype dtype = SPMD_F32;        // of x, the updates and the result; not bool
-  spmd_dtype index_dtype = SPMD_I32;  // I32, I64 or U8
+  spmd_dtype index_dtype = SPMD_I32;  // any integer type
   int64_t pre = 0, len = 0, post = 0;
   int64_t count = 0;
   int64_t axis_size = 0, start = 0;

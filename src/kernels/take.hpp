@@ -13,7 +13,7 @@ namespace spmd::take {
 
 struct Params {
   spmd_dtype dtype = SPMD_F32;        // of the operand and the result
-  spmd_dtype index_dtype = SPMD_I32;  // I32, I64 or U8
+  spmd_dtype index_dtype = SPMD_I32;  // any integer type
   int64_t pre = 0, len = 0, post = 0;
   int64_t count = 0;
 };

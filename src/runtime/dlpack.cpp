@@ -24,6 +24,10 @@ DLDataType dl_type_of(spmd_dtype d) {
     case SPMD_I32: return {kDLInt, 32, 1};
     case SPMD_I64: return {kDLInt, 64, 1};
     case SPMD_U8: return {kDLUInt, 8, 1};
+    case SPMD_I8: return {kDLInt, 8, 1};
+    case SPMD_I16: return {kDLInt, 16, 1};
+    case SPMD_U16: return {kDLUInt, 16, 1};
+    case SPMD_U32: return {kDLUInt, 32, 1};
     case SPMD_BOOL: return {kDLBoolCode, 8, 1};
     default: break;
   }

@@ -115,7 +115,8 @@ _Static_assert(SPMD_OK == 0 && SPMD_ERR_INVALID_ARGUMENT == 1 &&
                "spmd_status values moved");
 _Static_assert(SPMD_DTYPE_INVALID == 0 && SPMD_F32 == 1 && SPMD_F64 == 2 &&
                    SPMD_F16 == 3 && SPMD_BF16 == 4 && SPMD_I32 == 5 &&
-                   SPMD_I64 == 6 && SPMD_U8 == 7 && SPMD_BOOL == 8,
+                   SPMD_I64 == 6 && SPMD_U8 == 7 && SPMD_BOOL == 8 && SPMD_I8 == 9 &&
+                   SPMD_I16 == 10 && SPMD_U16 == 11 && SPMD_U32 == 12,
                "spmd_dtype values moved");
 _Static_assert(SPMD_PLATFORM_DEFAULT == 0 && SPMD_PLATFORM_CPU == 1 &&
                    SPMD_PLATFORM_CUDA == 2 && SPMD_PLATFORM_SIM == 3,

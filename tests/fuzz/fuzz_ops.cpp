@@ -96,22 +96,26 @@ std::string g_call;
 
 // ---- dtypes, rounding and JAX's promotion ----
 
-const spmd_dtype kDtypes[] = {SPMD_F32, SPMD_F64, SPMD_F16, SPMD_BF16,
-                              SPMD_I32, SPMD_I64, SPMD_U8,  SPMD_BOOL};
+const spmd_dtype kDtypes[] = {SPMD_F32, SPMD_F64, SPMD_F16, SPMD_BF16, SPMD_I32, SPMD_I64,
+                              SPMD_U8,  SPMD_BOOL, SPMD_I8,  SPMD_I16,  SPMD_U16, SPMD_U32};
 
 bool is_float(spmd_dtype t) {
   return t == SPMD_F32 || t == SPMD_F64 || t == SPMD_F16 || t == SPMD_BF16;
 }
-bool is_valid(spmd_dtype t) { return t >= SPMD_F32 && t <= SPMD_BOOL; }
+bool is_valid(spmd_dtype t) { return t >= SPMD_F32 && t <= SPMD_U32; }
+bool is_unsigned(spmd_dtype t) { return t == SPMD_U8 || t == SPMD_U16 || t == SPMD_U32; }
 
 size_t esize(spmd_dtype t) {
   switch (t) {
     case SPMD_F64:
     case SPMD_I64: return 8;
     case SPMD_F32:
-    case SPMD_I32: return 4;
+    case SPMD_I32:
+    case SPMD_U32: return 4;
     case SPMD_F16:
-    case SPMD_BF16: return 2;
+    case SPMD_BF16:
+    case SPMD_I16:
+    case SPMD_U16: return 2;
     default: return 1;
   }
 }
@@ -126,6 +130,10 @@ const char *dname(spmd_dtype t) {
     case SPMD_I64: return "i64";
     case SPMD_U8: return "u8";
     case SPMD_BOOL: return "bool";
+    case SPMD_I8: return "i8";
+    case SPMD_I16: return "i16";
+    case SPMD_U16: return "u16";
+    case SPMD_U32: return "u32";
     default: return "?";
   }
 }
@@ -167,31 +175,57 @@ double round_to(spmd_dtype t, double x) {
   return r;
 }
 
-// The position on JAX's lattice: bool < u8 < i32 < i64 < f16, bf16 < f32 < f64.
-int lattice(spmd_dtype t) {
+// JAX's type lattice (jax._src.dtypes, x64 on, without uint64): each type's
+// immediate successors. The join of two types is the least type above both.
+std::vector<spmd_dtype> above(spmd_dtype t) {
   switch (t) {
-    case SPMD_BOOL: return 0;
-    case SPMD_U8: return 1;
-    case SPMD_I32: return 2;
-    case SPMD_I64: return 3;
+    case SPMD_BOOL: return {SPMD_U8, SPMD_I8};
+    case SPMD_U8: return {SPMD_U16, SPMD_I16};
+    case SPMD_U16: return {SPMD_U32, SPMD_I32};
+    case SPMD_U32: return {SPMD_I64};
+    case SPMD_I8: return {SPMD_I16};
+    case SPMD_I16: return {SPMD_I32};
+    case SPMD_I32: return {SPMD_I64};
+    case SPMD_I64: return {SPMD_F16, SPMD_BF16};
     case SPMD_F16:
-    case SPMD_BF16: return 4;
-    case SPMD_F32: return 5;
-    default: return 6;
+    case SPMD_BF16: return {SPMD_F32};
+    case SPMD_F32: return {SPMD_F64};
+    default: return {};
   }
 }
+bool at_or_above(spmd_dtype hi, spmd_dtype lo) {
+  if (hi == lo) return true;
+  for (spmd_dtype n : above(lo))
+    if (at_or_above(hi, n)) return true;
+  return false;
+}
 spmd_dtype promote(spmd_dtype a, spmd_dtype b) {
-  if (a == b) return a;
-  if (lattice(a) == 4 && lattice(b) == 4) return SPMD_F32;
-  return lattice(a) > lattice(b) ? a : b;
+  spmd_dtype best = SPMD_F64;
+  for (spmd_dtype t : kDtypes)
+    if (at_or_above(t, a) && at_or_above(t, b) && at_or_above(best, t)) best = t;
+  return best;
 }
 // sin(x), x / y: floats keep their type, i64 gives f64, the rest f32.
 spmd_dtype float_of(spmd_dtype t) {
   if (is_float(t)) return t;
   return t == SPMD_I64 ? SPMD_F64 : SPMD_F32;
 }
-// jnp.sum's type: bool and u8 sum in i32 (docs/differences.md).
-spmd_dtype sum_type(spmd_dtype t) { return t == SPMD_BOOL || t == SPMD_U8 ? SPMD_I32 : t; }
+// jnp.sum's type (x64 off, 64-bit types kept): bool and the signed types
+// narrower than 32 bits sum in i32, the unsigned ones in u32.
+spmd_dtype sum_type(spmd_dtype t) {
+  if (t == SPMD_BOOL || t == SPMD_I8 || t == SPMD_I16) return SPMD_I32;
+  if (t == SPMD_U8 || t == SPMD_U16) return SPMD_U32;
+  return t;
+}
+
+// An integer type's range as doubles (exact).
+double int_lo(spmd_dtype t) {
+  return is_unsigned(t) ? 0 : t == SPMD_I64 ? -9223372036854775808.0 : -std::ldexp(1.0, 8 * int(esize(t)) - 1);
+}
+double int_hi(spmd_dtype t) {
+  return t == SPMD_I64 ? 9223372036854775807.0
+                       : std::ldexp(1.0, 8 * int(esize(t)) - (is_unsigned(t) ? 0 : 1)) - 1;
+}
 
 // One element: `f` for float dtypes, `i` for integers and bool (0 or 1).
 struct V {
@@ -203,6 +237,10 @@ int64_t wrap_to(spmd_dtype t, int64_t v) {
   switch (t) {
     case SPMD_I32: return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v)));
     case SPMD_U8: return v & 0xff;
+    case SPMD_I8: return static_cast<int8_t>(static_cast<uint8_t>(static_cast<uint64_t>(v)));
+    case SPMD_I16: return static_cast<int16_t>(static_cast<uint16_t>(static_cast<uint64_t>(v)));
+    case SPMD_U16: return v & 0xffff;
+    case SPMD_U32: return v & 0xffffffff;
     case SPMD_BOOL: return v != 0;
     default: return v;
   }
@@ -231,9 +269,7 @@ V convert(spmd_dtype from, V v, spmd_dtype to) {
               : t < -9223372036854775808.0 ? INT64_MIN
                                            : static_cast<int64_t>(t);
       } else {
-        const double lo = to == SPMD_U8 ? 0 : -2147483648.0,
-                     hi = to == SPMD_U8 ? 255 : 2147483647.0;
-        r.i = static_cast<int64_t>(std::min(std::max(t, lo), hi));
+        r.i = static_cast<int64_t>(std::min(std::max(t, int_lo(to)), int_hi(to)));
       }
     }
     return r;
@@ -290,9 +326,16 @@ void put_value(spmd_dtype t, const V &v, unsigned char *p) {
       std::memcpy(p, &h, 2);
       break;
     }
-    case SPMD_I32: {
-      const int32_t i = static_cast<int32_t>(v.i);
+    case SPMD_I32:
+    case SPMD_U32: {
+      const uint32_t i = static_cast<uint32_t>(v.i);
       std::memcpy(p, &i, 4);
+      break;
+    }
+    case SPMD_I16:
+    case SPMD_U16: {
+      const uint16_t i = static_cast<uint16_t>(v.i);
+      std::memcpy(p, &i, 2);
       break;
     }
     case SPMD_I64: std::memcpy(p, &v.i, 8); break;
@@ -332,6 +375,25 @@ V get_value(spmd_dtype t, const unsigned char *p) {
       break;
     }
     case SPMD_I64: std::memcpy(&v.i, p, 8); break;
+    case SPMD_I8: v.i = static_cast<int8_t>(*p); break;
+    case SPMD_I16: {
+      int16_t i;
+      std::memcpy(&i, p, 2);
+      v.i = i;
+      break;
+    }
+    case SPMD_U16: {
+      uint16_t i;
+      std::memcpy(&i, p, 2);
+      v.i = i;
+      break;
+    }
+    case SPMD_U32: {
+      uint32_t i;
+      std::memcpy(&i, p, 4);
+      v.i = i;
+      break;
+    }
     case SPMD_BOOL: v.i = *p; break;  // a byte other than 0 or 1 shows as such
     default: v.i = *p; break;
   }
@@ -859,12 +921,10 @@ bool scalar_type(spmd_dtype x, double s, spmd_dtype &t) {
     return true;
   }
   t = x == SPMD_BOOL ? SPMD_I32 : x;
-  // As a Python int s must fit t (JAX: OverflowError).
-  switch (t) {
-    case SPMD_U8: return s >= 0 && s <= 255;
-    case SPMD_I32: return s >= -2147483648.0 && s <= 2147483647.0;
-    default: return s >= -9223372036854775808.0 && s < 9223372036854775808.0;
-  }
+  // As a Python int s must fit t (libspmd and NumPy: an error; JAX wraps
+  // it, docs/differences.md).
+  if (t == SPMD_I64) return s >= -9223372036854775808.0 && s < 9223372036854775808.0;
+  return s >= int_lo(t) && s <= int_hi(t);
 }
 
 Host scalar_host(spmd_dtype t, double s) {
@@ -1154,11 +1214,11 @@ Expect ref_softmax(const Host &x, int64_t axis, bool log) {
       int64_t m = INT64_MIN;
       for (size_t p : pos) m = std::max(m, x.v[p].i);
       for (int64_t j = 0; j < len; ++j) {
-        // JAX subtracts in x's type: u8 differences and overflowing i32
-        // and i64 ones wrap, and then the values mean nothing.
+        // JAX subtracts in x's type: unsigned differences and overflowing
+        // signed ones wrap, and then the values mean nothing.
         V dv;
         const bool over = __builtin_sub_overflow(x.v[pos[static_cast<size_t>(j)]].i, m, &dv.i);
-        if (over || (x.dt == SPMD_U8 ? dv.i != 0 : x.dt == SPMD_I32 && dv.i < INT32_MIN))
+        if (over || (is_unsigned(x.dt) ? dv.i != 0 : x.dt != SPMD_I64 && dv.i < int_lo(x.dt)))
           garbage = true;
         shifted[static_cast<size_t>(j)] = convert(x.dt == SPMD_I64 ? SPMD_I64 : SPMD_I32, dv, rt).f;
       }
@@ -1851,12 +1911,7 @@ void op_astype(Program &p) {
     if (is_float(h.dt) && is_valid(to) && !is_float(to) && to != SPMD_BOOL) {
       bool out_of_range = false;
       for (const V &v : h.v) {
-        const double lo = to == SPMD_U8    ? 0
-                          : to == SPMD_I32 ? -2147483648.0
-                                           : -9223372036854775808.0;
-        const double hi = to == SPMD_U8    ? 255
-                          : to == SPMD_I32 ? 2147483647.0
-                                           : 9223372036854775807.0;
+        const double lo = int_lo(to), hi = int_hi(to);
         out_of_range = out_of_range || !(std::trunc(v.f) >= lo && std::trunc(v.f) <= hi);
       }
       if (out_of_range && skip_known("astype of floats out of an integer type's range")) return;
@@ -2504,7 +2559,7 @@ void op_einsum(Program &p) {
         for (char ch : q.b)
           alone =
               alone || (q.a.find(ch) == std::string::npos && q.out.find(ch) == std::string::npos);
-        if (alone && (promote(ha.dt, hb.dt) == SPMD_U8 || ha.dt != hb.dt) &&
+        if (alone && (is_unsigned(promote(ha.dt, hb.dt)) || ha.dt != hb.dt) &&
             skip_found("einsum sums a lone letter in another type than JAX"))
           return;
       }

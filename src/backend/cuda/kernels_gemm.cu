@@ -80,10 +80,8 @@ void launch_gemm(const Kernel &k, const KernelEnv &env) {
     case SPMD_BF16:
       if (p.k == 0) break;
       return blas(p, a, b, c, env);
-    case SPMD_I32:
-    case SPMD_I64:
-    case SPMD_U8:
-    case SPMD_BOOL:
+    case SPMD_I8: case SPMD_I16: case SPMD_I32: case SPMD_I64:
+    case SPMD_U8: case SPMD_U16: case SPMD_U32: case SPMD_BOOL:
       if (p.k == 0) break;
       int_gemm_kernel<<<grid_for(total, kBlockThreads, env), kBlockThreads, 0, env.stream>>>(
           p, a, b, c, total);

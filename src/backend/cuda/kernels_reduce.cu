@@ -157,6 +157,10 @@ void launch_for_input(const red::Plan &p, const red::Teams &teams, const dev::sc
     case SPMD_I64: return launch_typed<int64_t, SPMD_I64>(p, teams, l, out, in, env);
     case SPMD_U8: return launch_typed<int64_t, SPMD_U8>(p, teams, l, out, in, env);
     case SPMD_BOOL: return launch_typed<int64_t, SPMD_BOOL>(p, teams, l, out, in, env);
+    case SPMD_I8: return launch_typed<int64_t, SPMD_I8>(p, teams, l, out, in, env);
+    case SPMD_I16: return launch_typed<int64_t, SPMD_I16>(p, teams, l, out, in, env);
+    case SPMD_U16: return launch_typed<int64_t, SPMD_U16>(p, teams, l, out, in, env);
+    case SPMD_U32: return launch_typed<int64_t, SPMD_U32>(p, teams, l, out, in, env);
     case SPMD_DTYPE_INVALID: break;
   }
   fail(SPMD_ERR_INTERNAL, env.device_label, ": reduce kernel of ", dtype_name(p.in));

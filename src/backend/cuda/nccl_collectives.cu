@@ -67,14 +67,27 @@ ncclDataType_t nccl_type(spmd_dtype dtype) {
     case SPMD_BF16: return ncclBfloat16;
     case SPMD_I32: return ncclInt32;
     case SPMD_I64: return ncclInt64;
+    case SPMD_U32: return ncclUint32;
+    case SPMD_I8: return ncclInt8;
     case SPMD_U8:
     case SPMD_BOOL: return ncclUint8;  // bool max and min are any and all of 0/1 bytes
+    // NCCL has no 16-bit integers: moved as 16-bit floats (gathers, all-to-all
+    // and permutes copy bits), never reduced as them (nccl_reduces).
+    case SPMD_I16:
+    case SPMD_U16: return ncclFloat16;
     default: fail(SPMD_ERR_INTERNAL, "NCCL collective of unknown dtype ", static_cast<int>(dtype));
   }
 }
 
 ncclRedOp_t nccl_op(ReduceOp op) {
   return op == ReduceOp::Sum ? ncclSum : op == ReduceOp::Max ? ncclMax : ncclMin;
+}
+
+// Whether NCCL's reductions take the dtype: not a sum of bools, nor the
+// 16-bit integers NCCL lacks (the host path reduces those).
+bool nccl_reduces(spmd_dtype d, ReduceOp op) {
+  if (d == SPMD_I16 || d == SPMD_U16) return false;
+  return !(d == SPMD_BOOL && op == ReduceOp::Sum);
 }
 
 bool float_dtype(spmd_dtype d) {
@@ -207,7 +220,7 @@ Plan make_plan(const CollectiveCall &c, const GroupView &g,
   Layout s;
   switch (c.kind) {
     case Transport::AllReduce:
-      p.nccl = !(c.dtype == SPMD_BOOL && c.op == ReduceOp::Sum);
+      p.nccl = nccl_reduces(c.dtype, c.op);
       p.count = shape_elements(c.out_shape);
       if (needs_nan_flags(c) && p.count > 0) p.flags = s.add(static_cast<size_t>(p.count));
       break;
@@ -221,7 +234,7 @@ Plan make_plan(const CollectiveCall &c, const GroupView &g,
       // NCCL scatters equal leading blocks in rank order: the host's chunks
       // when nothing precedes the dimension and it splits evenly (untiled:
       // one row each).
-      p.nccl = outer <= 1 && (c.tiled ? dim % nn == 0 : dim == nn);
+      p.nccl = nccl_reduces(c.dtype, c.op) && outer <= 1 && (c.tiled ? dim % nn == 0 : dim == nn);
       if (!p.nccl) break;
       p.count = shape_elements(shape);
       p.recv_count = outer == 0 ? 0 : dim / nn * inner;

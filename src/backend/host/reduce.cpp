@@ -232,6 +232,10 @@ void reduce_op(spmd_dtype dtype, void *out, const void *const *srcs, size_t n, s
     case SPMD_I32: return reduce_int<int32_t, Op>(out, srcs, n, count);
     case SPMD_I64: return reduce_int<int64_t, Op>(out, srcs, n, count);
     case SPMD_U8: return reduce_int<uint8_t, Op>(out, srcs, n, count);
+    case SPMD_I8: return reduce_int<int8_t, Op>(out, srcs, n, count);
+    case SPMD_I16: return reduce_int<int16_t, Op>(out, srcs, n, count);
+    case SPMD_U16: return reduce_int<uint16_t, Op>(out, srcs, n, count);
+    case SPMD_U32: return reduce_int<uint32_t, Op>(out, srcs, n, count);
     case SPMD_F16: return reduce_half<Op, false>(out, srcs, n, count);
     case SPMD_BF16: return reduce_half<Op, true>(out, srcs, n, count);
     case SPMD_BOOL:

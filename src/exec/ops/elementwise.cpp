@@ -204,11 +204,11 @@ std::pair<spmd_dtype, spmd_dtype> binary_types(ew::Op op, spmd_dtype t) {
 }
 
 // An operand as JAX converts it to the operands' promoted type `t` before
-// the op: only integers meeting a 16-bit float change (int32 2049 is 2048
-// in float16); every other conversion the kernel does in its compute type
-// is exact.
+// the op: only integers of 16 bits or more meeting a 16-bit float change
+// (int32 2049 is 2048 in float16, uint16 257 is 256 in bfloat16); every
+// other conversion the kernel does in its compute type is exact.
 ArrayPtr in_promoted(const ArrayPtr &a, spmd_dtype t, const char *arg) {
-  const bool wide_int = a->dtype() == SPMD_I32 || a->dtype() == SPMD_I64;
+  const bool wide_int = dtype_is_integer(a->dtype()) && dtype_size(a->dtype()) >= 2;
   if (wide_int && (t == SPMD_F16 || t == SPMD_BF16)) return converted(a, t, arg);
   return a;
 }

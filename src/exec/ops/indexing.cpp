@@ -32,8 +32,9 @@ void split_at(const Shape &block, size_t axis, int64_t &pre, int64_t &len, int64
 }
 
 void check_index_dtype(spmd_dtype it, const char *op) {
-  if (it != SPMD_I32 && it != SPMD_I64 && it != SPMD_U8)
-    invalid("indices: ", dtype_name(it), " indices; ", op, " takes integers (int32, int64, uint8)");
+  if (!dtype_is_integer(it))
+    invalid("indices: ", dtype_name(it), " indices; ", op,
+            " takes integers (int8, int16, int32, int64, uint8, uint16, uint32)");
 }
 
 }  // namespace

@@ -192,6 +192,10 @@ template <> struct ElemOf<SPMD_I32> { using type = int32_t; };
 template <> struct ElemOf<SPMD_I64> { using type = int64_t; };
 template <> struct ElemOf<SPMD_U8> { using type = uint8_t; };
 template <> struct ElemOf<SPMD_BOOL> { using type = uint8_t; };
+template <> struct ElemOf<SPMD_I8> { using type = int8_t; };
+template <> struct ElemOf<SPMD_I16> { using type = int16_t; };
+template <> struct ElemOf<SPMD_U16> { using type = uint16_t; };
+template <> struct ElemOf<SPMD_U32> { using type = uint32_t; };
 
 // f32 and f64: the accumulator is the element.
 template <typename T, ReduceOp Op>
@@ -285,6 +289,10 @@ bool visit_reduction_of(spmd_dtype dtype, F &&f) {
     case SPMD_I32: f(Reduction<SPMD_I32, Op>{}); return true;
     case SPMD_I64: f(Reduction<SPMD_I64, Op>{}); return true;
     case SPMD_U8: f(Reduction<SPMD_U8, Op>{}); return true;
+    case SPMD_I8: f(Reduction<SPMD_I8, Op>{}); return true;
+    case SPMD_I16: f(Reduction<SPMD_I16, Op>{}); return true;
+    case SPMD_U16: f(Reduction<SPMD_U16, Op>{}); return true;
+    case SPMD_U32: f(Reduction<SPMD_U32, Op>{}); return true;
     case SPMD_BOOL:
       if constexpr (Op == ReduceOp::Sum) {
         return false;

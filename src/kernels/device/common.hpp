@@ -213,12 +213,82 @@ SPMD_HD int dtype_bytes(spmd_dtype d) {
       return 8;
     case SPMD_F32:
     case SPMD_I32:
+    case SPMD_U32:
       return 4;
     case SPMD_F16:
     case SPMD_BF16:
+    case SPMD_I16:
+    case SPMD_U16:
       return 2;
     default:
       return 1;
+  }
+}
+
+// ---- integer types: the one place the bodies learn their widths and signs ----
+
+// Whether d is an integer type (bool is not).
+SPMD_HD bool integer_dtype(spmd_dtype d) {
+  switch (d) {
+    case SPMD_I8: case SPMD_I16: case SPMD_I32: case SPMD_I64:
+    case SPMD_U8: case SPMD_U16: case SPMD_U32:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// An integer or bool element as int64, sign- or zero-extended (bool: 0 or
+// 1, any nonzero byte being true).
+SPMD_HD int64_t load_int(spmd_dtype d, const unsigned char *p) {
+  switch (d) {
+    case SPMD_I8: return static_cast<int8_t>(*p);
+    case SPMD_I16: return load_as<int16_t>(p);
+    case SPMD_I32: return load_as<int32_t>(p);
+    case SPMD_I64: return load_as<int64_t>(p);
+    case SPMD_U8: return *p;
+    case SPMD_U16: return load_as<uint16_t>(p);
+    case SPMD_U32: return load_as<uint32_t>(p);
+    default: return *p != 0;
+  }
+}
+
+// v stored as an integer type, wrapped to its width (two's complement, as
+// XLA's integer arithmetic and its conversions between integer types
+// wrap); bool: whether v is nonzero.
+SPMD_HD void store_int(spmd_dtype d, int64_t v, unsigned char *p) {
+  switch (d) {
+    case SPMD_I8: *p = static_cast<unsigned char>(v); return;
+    case SPMD_I16: store_as(p, static_cast<int16_t>(v)); return;
+    case SPMD_I32: store_as(p, static_cast<int32_t>(v)); return;
+    case SPMD_I64: store_as(p, v); return;
+    case SPMD_U8: *p = static_cast<uint8_t>(v); return;
+    case SPMD_U16: store_as(p, static_cast<uint16_t>(v)); return;
+    case SPMD_U32: store_as(p, static_cast<uint32_t>(v)); return;
+    default: *p = v != 0; return;
+  }
+}
+
+// The smallest and largest values of an integer type (bool: 0 and 1).
+SPMD_HD int64_t int_min(spmd_dtype d) {
+  switch (d) {
+    case SPMD_I8: return INT8_MIN;
+    case SPMD_I16: return INT16_MIN;
+    case SPMD_I32: return INT32_MIN;
+    case SPMD_I64: return INT64_MIN;
+    default: return 0;
+  }
+}
+SPMD_HD int64_t int_max(spmd_dtype d) {
+  switch (d) {
+    case SPMD_I8: return INT8_MAX;
+    case SPMD_I16: return INT16_MAX;
+    case SPMD_I32: return INT32_MAX;
+    case SPMD_I64: return INT64_MAX;
+    case SPMD_U8: return UINT8_MAX;
+    case SPMD_U16: return UINT16_MAX;
+    case SPMD_U32: return UINT32_MAX;
+    default: return 1;
   }
 }
 

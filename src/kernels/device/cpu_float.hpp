@@ -164,16 +164,18 @@ SPMD_HD float narrow_ftz(double d) {
 
 // ---- conversions to integers ----
 
-// base/dtype.cpp's store_from_double for an integer type of range
-// [lo, hi_plus_one): truncated toward zero and saturated, as XLA converts;
-// NaN gives 0.
-template <typename I>
-SPMD_HD I to_integer(double v, double lo, double hi_plus_one, I min, I max) {
+// base/dtype.cpp's store_from_double for an integer type d: truncated
+// toward zero and saturated to d's range, as XLA converts; NaN gives 0.
+SPMD_HD int64_t to_integer(spmd_dtype d, double v) {
   if (is_nan(v)) return 0;
   const double t = m::trunc(v);
-  if (t < lo) return min;
-  if (t >= hi_plus_one) return max;
-  return static_cast<I>(static_cast<int64_t>(t));
+  const int64_t lo = int_min(d), hi = int_max(d);
+  // Both bounds exact as doubles: lo is 0 or a power of two, and so is the
+  // first value past hi (-lo for the signed types).
+  const double hi_plus_one = lo < 0 ? -static_cast<double>(lo) : static_cast<double>(hi) + 1.0;
+  if (t < static_cast<double>(lo)) return lo;
+  if (t >= hi_plus_one) return hi;
+  return static_cast<int64_t>(t);
 }
 
 // x86's truncating conversion to int64 (cvttsd2si), which C++ leaves

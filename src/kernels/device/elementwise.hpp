@@ -138,16 +138,10 @@ SPMD_HD void store_double(spmd_dtype d, double v, unsigned char *p, bool ftz) {
     case SPMD_F64: store_as(p, v); return;
     case SPMD_F16: store_as(p, f32_to_f16_bits(ftz ? narrow_ftz(v) : narrow(v))); return;
     case SPMD_BF16: store_as(p, f32_to_bf16_bits(ftz ? narrow_ftz(v) : narrow(v))); return;
-    case SPMD_I32:
-      store_as(p, to_integer<int32_t>(v, -2147483648.0, 2147483648.0, INT32_MIN, INT32_MAX));
-      return;
-    case SPMD_I64:
-      store_as(p, to_integer<int64_t>(v, -9223372036854775808.0, 9223372036854775808.0, INT64_MIN,
-                                     INT64_MAX));
-      return;
-    case SPMD_U8: store_as(p, to_integer<uint8_t>(v, 0.0, 256.0, uint8_t{0}, uint8_t{255})); return;
-    default: *p = (ftz ? daz(v) : v) != 0.0; return;
+    case SPMD_BOOL: break;
+    default: store_int(d, to_integer(d, v), p); return;  // the integer types
   }
+  *p = (ftz ? daz(v) : v) != 0.0;
 }
 
 // base/dtype.cpp's load_as_double (no DAZ).
@@ -157,9 +151,8 @@ SPMD_HD double load_double(spmd_dtype d, const unsigned char *p) {
     case SPMD_F64: return load_as<double>(p);
     case SPMD_F16: return widen(f16_bits_to_f32(load_as<uint16_t>(p)));
     case SPMD_BF16: return widen(bf16_bits_to_f32(load_as<uint16_t>(p)));
-    case SPMD_I32: return static_cast<double>(load_as<int32_t>(p));
-    case SPMD_I64: return static_cast<double>(load_as<int64_t>(p));
-    default: return static_cast<double>(*p);
+    case SPMD_BOOL: return static_cast<double>(*p);  // the byte, as base/dtype.cpp reads it
+    default: return static_cast<double>(load_int(d, p));  // integers
   }
 }
 
@@ -173,10 +166,7 @@ SPMD_HD T from_memory(spmd_dtype d, const unsigned char *p) {
       case SPMD_F64: return narrow_ftz(load_as<double>(p));
       case SPMD_F16: return f16_bits_to_f32(load_as<uint16_t>(p));
       case SPMD_BF16: return bf16_bits_to_f32(load_as<uint16_t>(p));
-      case SPMD_I32: return static_cast<float>(load_as<int32_t>(p));
-      case SPMD_I64: return static_cast<float>(load_as<int64_t>(p));
-      case SPMD_U8: return static_cast<float>(*p);
-      default: return *p != 0 ? 1.0f : 0.0f;
+      default: return static_cast<float>(load_int(d, p));  // integers and bool
     }
   } else if constexpr (std::is_same_v<T, double>) {  // under DAZ and FTZ
     switch (d) {
@@ -184,10 +174,7 @@ SPMD_HD T from_memory(spmd_dtype d, const unsigned char *p) {
       case SPMD_F64: return load_as<double>(p);
       case SPMD_F16: return widen_daz(f16_bits_to_f32(load_as<uint16_t>(p)));
       case SPMD_BF16: return widen_daz(bf16_bits_to_f32(load_as<uint16_t>(p)));
-      case SPMD_I32: return static_cast<double>(load_as<int32_t>(p));
-      case SPMD_I64: return static_cast<double>(load_as<int64_t>(p));
-      case SPMD_U8: return static_cast<double>(*p);
-      default: return *p != 0 ? 1.0 : 0.0;
+      default: return static_cast<double>(load_int(d, p));  // integers and bool
     }
   } else {  // int64: floats truncated as x86 does
     switch (d) {
@@ -195,10 +182,7 @@ SPMD_HD T from_memory(spmd_dtype d, const unsigned char *p) {
       case SPMD_F64: return truncate_x86(load_as<double>(p));
       case SPMD_F16: return truncate_x86(widen(f16_bits_to_f32(load_as<uint16_t>(p))));
       case SPMD_BF16: return truncate_x86(widen(bf16_bits_to_f32(load_as<uint16_t>(p))));
-      case SPMD_I32: return load_as<int32_t>(p);
-      case SPMD_I64: return load_as<int64_t>(p);
-      case SPMD_U8: return *p;
-      default: return *p != 0;
+      default: return load_int(d, p);  // integers and bool
     }
   }
 }
@@ -224,13 +208,8 @@ SPMD_HD void to_memory(spmd_dtype d, T v, unsigned char *p) {
   } else if constexpr (std::is_same_v<T, double>) {
     store_double(d, v, p, true);
   } else {  // int64, wrapped to the result's width; no FTZ for integer computations
-    switch (d) {
-      case SPMD_I64: store_as(p, v); return;
-      case SPMD_I32: store_as(p, static_cast<int32_t>(v)); return;
-      case SPMD_U8: *p = static_cast<uint8_t>(v); return;
-      case SPMD_BOOL: *p = v != 0; return;
-      default: store_double(d, static_cast<double>(v), p, false); return;
-    }
+    if (integer_dtype(d) || d == SPMD_BOOL) store_int(d, v, p);
+    else store_double(d, static_cast<double>(v), p, false);
   }
 }
 

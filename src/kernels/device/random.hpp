@@ -311,7 +311,7 @@ SPMD_HD float erf_f32(float x) {
 // ---- the draws ----
 
 enum class Kind : uint8_t {
-  Bits8, Bits32, Bits64,
+  Bits8, Bits16, Bits32, Bits64,
   UniformF32, UniformF64, Uniform16,
   NormalF32, NormalF64, Normal16,
   TruncatedF32, TruncatedF64, Truncated16,
@@ -348,6 +348,7 @@ SPMD_HD void value(const Draw &d, uint32_t b0, uint32_t b1, unsigned char *out) 
   constexpr double kSqrt2d = std::numbers::sqrt2;
   switch (d.kind) {
     case Kind::Bits8: *out = static_cast<uint8_t>(b0 ^ b1); return;
+    case Kind::Bits16: store_as(out, static_cast<uint16_t>(b0 ^ b1)); return;
     case Kind::Bits32: store_as(out, b0 ^ b1); return;
     case Kind::Bits64: store_as(out, (uint64_t{b0} << 32) | b1); return;
     case Kind::UniformF32: store_as(out, uniform_f32(d, b0, b1)); return;
@@ -397,7 +398,8 @@ inline void set_uniform16(Draw &d, double minval, double maxval) {
 // spmd::rng::dtype_supported, which lives beside the CPU generator).
 inline bool supported(const spmd::rng::Request &r) {
   if (r.distribution == spmd::rng::Distribution::Bits)
-    return r.dtype == SPMD_U8 || r.dtype == SPMD_I32 || r.dtype == SPMD_I64;
+    return r.dtype == SPMD_U8 || r.dtype == SPMD_U16 || r.dtype == SPMD_U32 ||
+           r.dtype == SPMD_I32 || r.dtype == SPMD_I64;
   return r.dtype == SPMD_F32 || r.dtype == SPMD_F64 || r.dtype == SPMD_F16 || r.dtype == SPMD_BF16;
 }
 
@@ -421,7 +423,10 @@ inline Draw make_draw(const spmd::rng::Request &r) {
   };
   switch (r.distribution) {
     case D::Bits:
-      d.kind = r.dtype == SPMD_U8 ? Kind::Bits8 : r.dtype == SPMD_I64 ? Kind::Bits64 : Kind::Bits32;
+      d.kind = r.dtype == SPMD_U8    ? Kind::Bits8
+               : r.dtype == SPMD_U16 ? Kind::Bits16
+               : r.dtype == SPMD_I64 ? Kind::Bits64
+                                     : Kind::Bits32;  // SPMD_U32, SPMD_I32
       break;
     case D::Uniform:
       if (r.dtype == SPMD_F32) {
@@ -522,7 +527,7 @@ SPMD_HD int draw_bytes(Kind k) {
   switch (k) {
     case Kind::Bits8: return 1;
     case Kind::Bits64: case Kind::UniformF64: case Kind::NormalF64: case Kind::TruncatedF64: return 8;
-    case Kind::Uniform16: case Kind::Normal16: case Kind::Truncated16: return 2;
+    case Kind::Bits16: case Kind::Uniform16: case Kind::Normal16: case Kind::Truncated16: return 2;
     default: return 4;
   }
 }

@@ -115,14 +115,11 @@ template <typename A>
 SPMD_HD A load(spmd_dtype d, const unsigned char *p) {
   if constexpr (std::is_same_v<A, int64_t>) {
     switch (d) {
-      case SPMD_I32: return load_as<int32_t>(p);
-      case SPMD_I64: return load_as<int64_t>(p);
-      case SPMD_U8: return *p;
       case SPMD_F32: return truncate_x86(widen(load_as<float>(p)));
       case SPMD_F64: return truncate_x86(load_as<double>(p));
       case SPMD_F16: return truncate_x86(widen(f16_bits_to_f32(load_as<uint16_t>(p))));
       case SPMD_BF16: return truncate_x86(widen(bf16_bits_to_f32(load_as<uint16_t>(p))));
-      default: return *p != 0;
+      default: return load_int(d, p);  // integers and bool
     }
   } else {
     float f = 0;
@@ -135,10 +132,7 @@ SPMD_HD A load(spmd_dtype d, const unsigned char *p) {
       }
       case SPMD_F16: f = f16_bits_to_f32(load_as<uint16_t>(p)); break;
       case SPMD_BF16: f = bf16_bits_to_f32(load_as<uint16_t>(p)); break;
-      case SPMD_I32: return static_cast<A>(load_as<int32_t>(p));
-      case SPMD_I64: return static_cast<A>(load_as<int64_t>(p));
-      case SPMD_U8: return static_cast<A>(*p);
-      default: return *p != 0 ? A(1) : A(0);
+      default: return static_cast<A>(load_int(d, p));  // integers and bool
     }
     if constexpr (sizeof(A) == 8) return widen_daz(f);
     else return f;
@@ -160,10 +154,7 @@ SPMD_HD void store(spmd_dtype d, A acc, unsigned char *p) {
       case SPMD_F64: store_as(p, static_cast<double>(acc)); return;
       case SPMD_F16: store_as(p, f32_to_f16_bits(static_cast<float>(acc))); return;
       case SPMD_BF16: store_as(p, f32_to_bf16_bits(static_cast<float>(acc))); return;
-      case SPMD_I32: store_as(p, static_cast<int32_t>(acc)); return;
-      case SPMD_I64: store_as(p, acc); return;
-      case SPMD_U8: *p = static_cast<uint8_t>(acc); return;
-      default: *p = acc != 0; return;
+      default: store_int(d, acc, p); return;  // integers (wrapped) and bool
     }
   } else {
     const double wide = sizeof(A) == 8 ? static_cast<double>(acc) : widen_daz(static_cast<float>(acc));
@@ -176,7 +167,8 @@ SPMD_HD void store(spmd_dtype d, A acc, unsigned char *p) {
       case SPMD_I32: store_as(p, truncate_x86_32(wide)); return;
       case SPMD_I64: store_as(p, truncate_x86(wide)); return;
       case SPMD_U8: *p = static_cast<uint8_t>(truncate_x86_32(wide)); return;
-      default: *p = daz(acc) != A(0); return;
+      case SPMD_BOOL: *p = daz(acc) != A(0); return;
+      default: store_int(d, truncate_x86(wide), p); return;  // never reached: no float reduces into these
     }
   }
 }
@@ -201,12 +193,7 @@ template <typename A>
 SPMD_HD A extreme_identity(Op op, spmd_dtype out) {
   const bool max = op == Op::Max;
   if constexpr (std::is_same_v<A, int64_t>) {
-    switch (out) {
-      case SPMD_I32: return max ? INT32_MIN : INT32_MAX;
-      case SPMD_U8: return max ? 0 : UINT8_MAX;
-      case SPMD_BOOL: return max ? 0 : 1;
-      default: return max ? lowest<A>() : highest<A>();
-    }
+    return max ? int_min(out) : int_max(out);
   } else {
     return max ? lowest<A>() : highest<A>();
   }

@@ -137,15 +137,6 @@ SPMD_HD bool differs(const unsigned char *a, const unsigned char *b, int es, int
 
 // ---- integer and bool products, exact in int64 and wrapping ----
 
-SPMD_HD int64_t load_int(spmd_dtype d, const unsigned char *p) {
-  switch (d) {
-    case SPMD_I32: return load_as<int32_t>(p);
-    case SPMD_I64: return load_as<int64_t>(p);
-    case SPMD_U8: return *p;
-    default: return *p != 0;
-  }
-}
-
 // Element (bi, i, j) of the product, as kernels/gemm.cpp's integer loop:
 // the sum of products in uint64, stored wrapped (bool: whether any
 // product is nonzero, the sum of 0/1 products being at most k).
@@ -163,13 +154,7 @@ SPMD_HD void int_product(const spmd::gemm::Params &p, const unsigned char *a,
   for (int64_t l = 0; l < p.k; ++l)
     s += static_cast<uint64_t>(load_int(p.dtype, ap + l * a_step * es)) *
          static_cast<uint64_t>(load_int(p.dtype, bp + l * b_step * es));
-  unsigned char *o = c + index * es;
-  switch (p.dtype) {
-    case SPMD_I32: store_as(o, static_cast<int32_t>(s)); return;
-    case SPMD_I64: store_as(o, static_cast<int64_t>(s)); return;
-    case SPMD_U8: *o = static_cast<uint8_t>(s); return;
-    default: *o = s != 0; return;
-  }
+  store_int(p.dtype, static_cast<int64_t>(s), c + index * es);
 }
 
 }  // namespace spmd::dev::small

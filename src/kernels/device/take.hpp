@@ -7,19 +7,11 @@
 
 namespace spmd::dev::take {
 
-SPMD_HD int64_t index_at(spmd_dtype d, const unsigned char *p) {
-  if (d == SPMD_I64) {
-    int64_t v;
-    memcpy(&v, p, 8);
-    return v;
-  }
-  if (d == SPMD_I32) {
-    int32_t v;
-    memcpy(&v, p, 4);
-    return v;
-  }
-  return *p;
-}
+SPMD_HD int64_t index_at(spmd_dtype d, const unsigned char *p) { return load_int(d, p); }
+
+// An integer type's fill: the smallest value of a signed type, the
+// largest of an unsigned one (as jnp.take fills).
+SPMD_HD int64_t integer_fill(spmd_dtype d) { return int_min(d) < 0 ? int_min(d) : int_max(d); }
 
 // jnp.take's value for an index out of range.
 SPMD_HD void fill(spmd_dtype d, unsigned char *o) {
@@ -28,10 +20,8 @@ SPMD_HD void fill(spmd_dtype d, unsigned char *o) {
     case SPMD_F32: { const uint32_t nan = 0x7fc00000u; memcpy(o, &nan, 4); return; }
     case SPMD_F16: { const uint16_t nan = 0x7e00u; memcpy(o, &nan, 2); return; }
     case SPMD_BF16: { const uint16_t nan = 0x7fc0u; memcpy(o, &nan, 2); return; }
-    case SPMD_I64: { const uint64_t low = 0x8000000000000000ull; memcpy(o, &low, 8); return; }
-    case SPMD_I32: { const uint32_t low = 0x80000000u; memcpy(o, &low, 4); return; }
-    case SPMD_U8: *o = 0xff; return;
-    default: *o = 1; return;  // bool: true
+    case SPMD_BOOL: *o = 1; return;  // true
+    default: store_int(d, integer_fill(d), o); return;
   }
 }
 

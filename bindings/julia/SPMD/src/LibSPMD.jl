@@ -120,6 +120,10 @@ type. Naming: enumerators are SPMD_<GROUP>_<NAME> (SPMD_PLATFORM_CPU,
 SPMD_COLLECTIVE_PSUM); dtypes, named in almost every call, are SPMD_<TYPE>
 after NumPy's short names (SPMD_F32, SPMD_BF16), and SPMD_DTYPE_INVALID,
 which names no type, carries the group.
+
+The types are JAX's with jax_enable_x64 on, but for uint64: every pair
+of them promotes to one of them (jnp.promote_types), since only uint64
+itself promotes to uint64.
 """
 const spmd_dtype = Cint
 
@@ -167,6 +171,26 @@ const SPMD_U8 = spmd_dtype(7)
 `spmd_dtype`: bool, one byte holding 0 or 1
 """
 const SPMD_BOOL = spmd_dtype(8)
+
+"""
+`spmd_dtype`: int8
+"""
+const SPMD_I8 = spmd_dtype(9)
+
+"""
+`spmd_dtype`: int16
+"""
+const SPMD_I16 = spmd_dtype(10)
+
+"""
+`spmd_dtype`: uint16
+"""
+const SPMD_U16 = spmd_dtype(11)
+
+"""
+`spmd_dtype`: uint32
+"""
+const SPMD_U32 = spmd_dtype(12)
 
 """
 C enum `spmd_platform` (spmd/runtime.h), a `Cint`.
@@ -480,7 +504,7 @@ Reductions over axes.
 const spmd_reduce_op = Cint
 
 """
-`spmd_reduce_op`: jnp.sum (bool and u8 sum in i32)
+`spmd_reduce_op`: jnp.sum (bool, i8, i16 in i32; u8, u16 in u32)
 """
 const SPMD_REDUCE_SUM = spmd_reduce_op(1)
 
@@ -2878,13 +2902,14 @@ C (spmd/random.h): `spmd_status spmd_random_bits(const spmd_sharding *sharding, 
 jax.random.bits(key, shape, dtype): uniform random bits laid out by
 `sharding`.
 
-The field width comes from dtype, which stores the unsigned bit pattern:
-SPMD_U8 (uint8), SPMD_I32 (uint32 bits), SPMD_I64 (uint64 bits, as JAX
-gives under x64). Bit-exact with JAX. The caller owns *out.
+The field width comes from dtype: SPMD_U8 (uint8), SPMD_U16 (uint16),
+SPMD_U32 (uint32); SPMD_I32 and SPMD_I64 store the unsigned bit pattern
+of uint32 and of uint64 (as JAX gives under x64; libspmd has no uint64).
+Bit-exact with JAX. The caller owns *out.
 
 @param sharding The layout; not NULL.
 @param key The key; not NULL.
-@param dtype SPMD_U8, SPMD_I32 or SPMD_I64.
+@param dtype SPMD_U8, SPMD_U16, SPMD_U32, SPMD_I32 or SPMD_I64.
 @param ndim Number of dimensions, at most SPMD_MAX_NDIM.
 @param shape ndim sizes, none negative; may be NULL when ndim is 0.
 @param out Receives the new array; not NULL. Left untouched on failure.
@@ -4161,13 +4186,13 @@ jnp.take(a, indices, axis=axis): the elements of `a` at `indices` along
 `axis`, the result of shape a.shape[:axis] + indices.shape +
 a.shape[axis+1:] and a's dtype. An index below 0 counts from the end;
 one still out of range gives JAX's fill value (mode "fill": NaN for
-floats, the lowest value of a signed integer type, 255 for uint8, true
-for bool). a's other dimensions keep their split and the index
+floats, the lowest value of a signed integer type, the largest of an
+unsigned one, true for bool). a's other dimensions keep their split and the index
 dimensions keep the indices' (less the axes a's dimensions use); a's
 split of `axis` is gathered first. Since ABI 1.6.
 
 @param a The operand; not NULL.
-@param indices int32, int64 or uint8 indices on a's mesh; not NULL.
+@param indices Indices of an integer type on a's mesh; not NULL.
 @param axis The dimension of `a` to index, negative counting from the end.
 @param options NULL for the defaults.
 @param out Receives the result; not NULL. Left untouched on failure.
@@ -4201,7 +4226,7 @@ splits' common prefix where they part ways); x's split of `axis` is
 kept. Since ABI 1.7.
 
 @param x The operand; not NULL.
-@param indices int32, int64 or uint8 indices on x's mesh; not NULL.
+@param indices Indices of an integer type on x's mesh; not NULL.
 @param updates Of shape x.shape[:axis] + indices.shape +
        x.shape[axis+1:] (broadcast it first otherwise), any dtype but
        bool when x is bool, on x's mesh; not NULL.

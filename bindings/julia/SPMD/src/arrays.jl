@@ -123,8 +123,8 @@ array is `A[i, j, ...]`, so `Array(device_put(A, s)) == A`, a `P("x")`
 sharding splits A's rows (its first dimension) and `sum(x; dims=2)` is
 `sum(A; dims=2)`. libspmd takes row-major data: the array is copied through
 `permutedims` on the way (`spmd_array_from_host`). The element type must be
-one libspmd has (Float32, Float64, Float16, BFloat16, Int32, Int64, UInt8,
-Bool). A sharded array is resharded instead (`spmd_array_reshard`), device to
+one libspmd has (Float32, Float64, Float16, BFloat16, Int8, Int16, Int32,
+Int64, UInt8, UInt16, UInt32, Bool). A sharded array is resharded instead (`spmd_array_reshard`), device to
 device.
 """
 function device_put(A::AbstractArray{T,N}, s::Sharding) where {T,N}

@@ -222,14 +222,16 @@ Base.show(io::IO, x::BFloat16) = print(io, "BFloat16(", Float32(x), ")")
 const _DTYPES = (
     (Float32, LibSPMD.SPMD_F32), (Float64, LibSPMD.SPMD_F64), (Float16, LibSPMD.SPMD_F16),
     (BFloat16, LibSPMD.SPMD_BF16), (Int32, LibSPMD.SPMD_I32), (Int64, LibSPMD.SPMD_I64),
-    (UInt8, LibSPMD.SPMD_U8), (Bool, LibSPMD.SPMD_BOOL),
+    (UInt8, LibSPMD.SPMD_U8), (Bool, LibSPMD.SPMD_BOOL), (Int8, LibSPMD.SPMD_I8),
+    (Int16, LibSPMD.SPMD_I16), (UInt16, LibSPMD.SPMD_U16), (UInt32, LibSPMD.SPMD_U32),
 )
 
 """
     dtype(T) -> Cint
 
 libspmd's dtype of a Julia element type: Float32, Float64, Float16, BFloat16,
-Int32, Int64, UInt8 or Bool (throws ArgumentError for another type).
+Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32 or Bool (throws
+ArgumentError for another type).
 """
 function dtype(::Type{T}) where {T}
     for (J, d) in _DTYPES

@@ -249,7 +249,7 @@ end
     take(a, indices; dims) -> ShardedArray
 
 `jnp.take(a, indices, axis=dims-1)` (`spmd_take`): the elements of `a` at
-`indices` (Int32, Int64 or UInt8, counted from 0 as JAX's; below 0 from the
+`indices` (of any integer type, counted from 0 as JAX's; below 0 from the
 end) along `dims`; an index still out of range gives JAX's fill value.
 """
 function take(a::ShardedArray, indices::ShardedArray; dims::Integer, kw...)
@@ -265,7 +265,7 @@ end
 `x.at[(slice(None),) * (dims-1) + (indices,)].add(updates)`
 (`spmd_scatter_add`): `x` with `updates` (of size
 `(size(x)[1:dims-1]..., size(indices)..., size(x)[dims+1:end]...)`) added
-at `indices` (Int32, Int64 or UInt8, counted from 0 as JAX's; below 0 from
+at `indices` (of any integer type, counted from 0 as JAX's; below 0 from
 the end) along `dims`; an index still out of range is dropped, repeats
 accumulate.
 """

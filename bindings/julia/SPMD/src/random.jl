@@ -51,14 +51,15 @@ fold_in(k::Key, data::Integer) =
 """
     random_bits(key, sharding, T, dims...) -> ShardedArray
 
-`jax.random.bits(key, dims, T)` for T = UInt8, UInt32 or UInt64, bit-exact
-with JAX (`spmd_random_bits`). libspmd stores 32 and 64-bit fields in int32
-and int64 arrays: reinterpret `Array(x)` to get the unsigned values.
+`jax.random.bits(key, dims, T)` for T = UInt8, UInt16, UInt32 or UInt64,
+bit-exact with JAX (`spmd_random_bits`). libspmd has no uint64: it stores
+64-bit fields in an Int64 array, so reinterpret `Array(x)` to get the
+unsigned values.
 """
 function random_bits(k::Key, s::Sharding, ::Type{T}, dims::Integer...) where {T}
-    dt = T === UInt8 ? LibSPMD.SPMD_U8 : T === UInt32 ? LibSPMD.SPMD_I32 :
-         T === UInt64 ? LibSPMD.SPMD_I64 :
-         throw(ArgumentError("random_bits makes UInt8, UInt32 or UInt64 fields, not $T"))
+    dt = T === UInt8 ? LibSPMD.SPMD_U8 : T === UInt16 ? LibSPMD.SPMD_U16 :
+         T === UInt32 ? LibSPMD.SPMD_U32 : T === UInt64 ? LibSPMD.SPMD_I64 :
+         throw(ArgumentError("random_bits makes UInt8, UInt16, UInt32 or UInt64 fields, not $T"))
     shape = _shape(dims)
     return _array_out() do out
         LibSPMD.spmd_random_bits(s, _raw(k), dt, Csize_t(length(shape)), shape, out)

@@ -274,6 +274,27 @@ end
     @test e isa SPMDError && e.status == LibSPMD.SPMD_ERR_OUT_OF_RANGE
 end
 
+@testset "narrow integers: Int8, Int16, UInt16, UInt32 as JAX's" begin
+    for v in (Int8[100, -2, 127, -128], Int16[1, -2, typemax(Int16), typemin(Int16)],
+              UInt16[1, 2, typemax(UInt16), 4], UInt32[1, 2, typemax(UInt32), 0x80000000])
+        x = device_put(v, rows)
+        @test eltype(x) === eltype(v)
+        @test Array(x) == v
+    end
+    @test SPMD.dtype_from_name("uint32") === UInt32
+    @test SPMD.dtype_size(Int16) == 2
+    i8 = device_put(Int8[100, -2, 127, -128], rows)
+    u8 = device_put(UInt8[200, 2, 255, 0], rows)
+    @test Array(i8 + i8) == Int8[-56, -4, -2, 0]          # wraps, as JAX's int8
+    @test eltype(i8 + u8) === Int16                        # jnp.promote_types(int8, uint8)
+    @test Array(i8 + u8) == Int16[300, 0, 382, -128]
+    @test eltype(sum(u8)) === UInt32                       # jnp.sum of uint8
+    @test Array(sum(u8))[] == 457
+    e = error_of(() -> i8 + 300)
+    @test e isa SPMDError
+    @test occursin("scalar 300 does not fit int8", e.message)
+end
+
 @testset "global ops" begin
     x = device_put(A, rows)
     y = 2 .* sin.(x) .+ 1
@@ -373,7 +394,8 @@ end
     T = Array(truncated_normal(ks[3], rows, Float32, 3, 100; lower=-1, upper=1))
     @test all(-1 .< T .< 1)
     b = random_bits(k, rows, UInt32, 3, 8)
-    @test eltype(b) === Int32
+    @test eltype(b) === UInt32
+    @test eltype(random_bits(k, rows, UInt16, 3)) === UInt16
     @test Array(b) == Array(random_bits(k, rep3, UInt32, 3, 8))
     @test eltype(random_bits(k, rows, UInt8, 3)) === UInt8
 end

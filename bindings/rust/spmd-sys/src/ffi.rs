@@ -624,7 +624,7 @@ pub const SPMD_BINARY_GE: spmd_binary_op = 13;
 /// Reductions over axes.
 pub type spmd_reduce_op = c_uint;
 
-/// jnp.sum (bool and u8 sum in i32)
+/// jnp.sum (bool, i8, i16 in i32; u8, u16 in u32)
 pub const SPMD_REDUCE_SUM: spmd_reduce_op = 1;
 
 /// jnp.mean (integers give floats)
@@ -815,11 +815,11 @@ extern "C" {
     /// ```
     pub fn spmd_cumsum(x: *const spmd_array, axis: i64, options: *const spmd_op_options, out: *mut *mut spmd_array) -> spmd_status;
 
-    /// jnp.take(a, indices, axis=axis): the elements of `a` at `indices` along `axis`, the result of shape a.shape\[:axis\] + indices.shape + a.shape\[axis+1:\] and a's dtype. An index below 0 counts from the end; one still out of range gives JAX's fill value (mode "fill": NaN for floats, the lowest value of a signed integer type, 255 for uint8, true for bool). a's other dimensions keep their split and the index dimensions keep the indices' (less the axes a's dimensions use); a's split of `axis` is gathered first. Since ABI 1.6.
+    /// jnp.take(a, indices, axis=axis): the elements of `a` at `indices` along `axis`, the result of shape a.shape\[:axis\] + indices.shape + a.shape\[axis+1:\] and a's dtype. An index below 0 counts from the end; one still out of range gives JAX's fill value (mode "fill": NaN for floats, the lowest value of a signed integer type, the largest of an unsigned one, true for bool). a's other dimensions keep their split and the index dimensions keep the indices' (less the axes a's dimensions use); a's split of `axis` is gathered first. Since ABI 1.6.
     ///
     /// ```text
     /// @param a The operand; not NULL.
-    /// @param indices int32, int64 or uint8 indices on a's mesh; not NULL.
+    /// @param indices Indices of an integer type on a's mesh; not NULL.
     /// @param axis The dimension of `a` to index, negative counting from the end.
     /// @param options NULL for the defaults.
     /// @param out Receives the result; not NULL. Left untouched on failure.
@@ -833,7 +833,7 @@ extern "C" {
     ///
     /// ```text
     /// @param x The operand; not NULL.
-    /// @param indices int32, int64 or uint8 indices on x's mesh; not NULL.
+    /// @param indices Indices of an integer type on x's mesh; not NULL.
     /// @param updates Of shape x.shape[:axis] + indices.shape +
     ///        x.shape[axis+1:] (broadcast it first otherwise), any dtype but
     ///        bool when x is bool, on x's mesh; not NULL.
@@ -1641,6 +1641,10 @@ extern "C" {
 /// SPMD_COLLECTIVE_PSUM); dtypes, named in almost every call, are SPMD_<TYPE>
 /// after NumPy's short names (SPMD_F32, SPMD_BF16), and SPMD_DTYPE_INVALID,
 /// which names no type, carries the group.
+///
+/// The types are JAX's with jax_enable_x64 on, but for uint64: every pair
+/// of them promotes to one of them (jnp.promote_types), since only uint64
+/// itself promotes to uint64.
 /// ```
 pub type spmd_dtype = c_uint;
 
@@ -1670,6 +1674,18 @@ pub const SPMD_U8: spmd_dtype = 7;
 
 /// bool, one byte holding 0 or 1
 pub const SPMD_BOOL: spmd_dtype = 8;
+
+/// int8
+pub const SPMD_I8: spmd_dtype = 9;
+
+/// int16
+pub const SPMD_I16: spmd_dtype = 10;
+
+/// uint16
+pub const SPMD_U16: spmd_dtype = 11;
+
+/// uint32
+pub const SPMD_U32: spmd_dtype = 12;
 
 extern "C" {
     /// Bytes per element of a type.
@@ -2627,13 +2643,14 @@ extern "C" {
     /// jax.random.bits(key, shape, dtype): uniform random bits laid out by `sharding`.
     ///
     /// ```text
-    /// The field width comes from dtype, which stores the unsigned bit pattern:
-    /// SPMD_U8 (uint8), SPMD_I32 (uint32 bits), SPMD_I64 (uint64 bits, as JAX
-    /// gives under x64). Bit-exact with JAX. The caller owns *out.
+    /// The field width comes from dtype: SPMD_U8 (uint8), SPMD_U16 (uint16),
+    /// SPMD_U32 (uint32); SPMD_I32 and SPMD_I64 store the unsigned bit pattern
+    /// of uint32 and of uint64 (as JAX gives under x64; libspmd has no uint64).
+    /// Bit-exact with JAX. The caller owns *out.
     ///
     /// @param sharding The layout; not NULL.
     /// @param key The key; not NULL.
-    /// @param dtype SPMD_U8, SPMD_I32 or SPMD_I64.
+    /// @param dtype SPMD_U8, SPMD_U16, SPMD_U32, SPMD_I32 or SPMD_I64.
     /// @param ndim Number of dimensions, at most SPMD_MAX_NDIM.
     /// @param shape ndim sizes, none negative; may be NULL when ndim is 0.
     /// @param out Receives the new array; not NULL. Left untouched on failure.

@@ -34,7 +34,7 @@ type FromHostEntry = unsafe extern "C" fn(
 
 /// A slice of host elements as its bytes.
 fn as_bytes<T: Copy>(data: &[T]) -> &[u8] {
-    // SAFETY: the elements are plain values (f32, f64, i32, i64, u8, bool,
+    // SAFETY: the elements are plain values (f32, f64, integers, bool,
     // u16) without padding; the bytes live as long as the slice.
     unsafe { std::slice::from_raw_parts(data.as_ptr() as *const u8, std::mem::size_of_val(data)) }
 }

@@ -24,6 +24,14 @@ pub enum DType {
     U8,
     /// bool, one byte holding 0 or 1
     Bool,
+    /// int8
+    I8,
+    /// int16
+    I16,
+    /// uint16
+    U16,
+    /// uint32
+    U32,
 }
 
 impl DType {
@@ -38,6 +46,10 @@ impl DType {
             DType::I64 => sys::SPMD_I64,
             DType::U8 => sys::SPMD_U8,
             DType::Bool => sys::SPMD_BOOL,
+            DType::I8 => sys::SPMD_I8,
+            DType::I16 => sys::SPMD_I16,
+            DType::U16 => sys::SPMD_U16,
+            DType::U32 => sys::SPMD_U32,
         }
     }
 
@@ -53,6 +65,10 @@ impl DType {
             sys::SPMD_I64 => DType::I64,
             sys::SPMD_U8 => DType::U8,
             sys::SPMD_BOOL => DType::Bool,
+            sys::SPMD_I8 => DType::I8,
+            sys::SPMD_I16 => DType::I16,
+            sys::SPMD_U16 => DType::U16,
+            sys::SPMD_U32 => DType::U32,
             _ => return None,
         })
     }
@@ -107,9 +123,10 @@ mod private {
     pub trait Sealed {}
 }
 
-/// A Rust type whose values are the elements of one dtype: f32, f64, i32,
-/// i64, u8 and bool. Sealed: the binding implements it for exactly these
-/// (half-precision arrays move as raw `u16` bits, see
+/// A Rust type whose values are the elements of one dtype: f32, f64, i8,
+/// i16, i32, i64, u8, u16, u32 and bool. Sealed: the binding implements it
+/// for exactly these (`u16` is uint16's; half-precision arrays move as raw
+/// `u16` bits through their own calls, see
 /// [`Array::from_host_bits`](crate::Array::from_host_bits)).
 pub trait Element: Copy + Send + Sync + private::Sealed + 'static {
     /// The dtype of this Rust type.
@@ -135,6 +152,10 @@ element!(f64, DType::F64);
 element!(i32, DType::I32);
 element!(i64, DType::I64);
 element!(u8, DType::U8);
+element!(i8, DType::I8);
+element!(i16, DType::I16);
+element!(u16, DType::U16);
+element!(u32, DType::U32);
 impl private::Sealed for bool {}
 impl Element for bool {
     const DTYPE: DType = DType::Bool;

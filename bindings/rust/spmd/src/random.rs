@@ -45,8 +45,8 @@ impl Key {
         Key(k)
     }
 
-    /// jax.random.bits: uniform random bits (dtype U8, I32 holding uint32
-    /// bits, or I64 holding uint64 bits) laid out by `sharding`.
+    /// jax.random.bits: uniform random bits (dtype U8, U16, U32, I32 holding
+    /// uint32 bits, or I64 holding uint64 bits) laid out by `sharding`.
     pub fn bits(&self, sharding: &Sharding, dtype: DType, shape: &[usize]) -> Result<Array> {
         let shape = c_sizes("shape", shape)?;
         // SAFETY: shape holds ndim sizes.

@@ -65,8 +65,21 @@ fn runtime_devices_and_version() {
 
 #[test]
 fn dtypes() {
-    let all = [DType::F32, DType::F64, DType::F16, DType::BF16, DType::I32, DType::I64, DType::U8, DType::Bool];
-    let sizes = [4, 8, 2, 2, 4, 8, 1, 1];
+    let all = [
+        DType::F32,
+        DType::F64,
+        DType::F16,
+        DType::BF16,
+        DType::I32,
+        DType::I64,
+        DType::U8,
+        DType::Bool,
+        DType::I8,
+        DType::I16,
+        DType::U16,
+        DType::U32,
+    ];
+    let sizes = [4, 8, 2, 2, 4, 8, 1, 1, 1, 2, 2, 4];
     for (d, size) in all.iter().zip(sizes) {
         assert_eq!(d.size(), size);
         assert_eq!(DType::from_name(d.name()).unwrap(), *d);
@@ -182,6 +195,44 @@ fn arrays_of_every_element_type() {
     assert_eq!(ba.process_allgather::<bool>().unwrap(), b);
     assert_eq!(ops::astype(&h, DType::F32, &opts()).unwrap().to_host::<f32>().unwrap()[..3], [1.0, 2.0, -1.0]);
     assert!(Array::from_host_bits(&s, DType::F32, &[8], &bits).is_err());
+}
+
+/// int8, int16, uint16 and uint32 arrays round-trip, and promote, wrap and
+/// sum as JAX's: int8 with uint8 meets in int16, uint8 sums give uint32, a
+/// scalar past int8 is refused naming it.
+#[test]
+fn narrow_integer_arrays_follow_jax() {
+    let rt = runtime(4);
+    let mesh = Mesh::new(&rt, &[4], &["x"]).unwrap();
+    let s = Sharding::named_text(&mesh, "x").unwrap();
+    let i8s: Vec<i8> = vec![100, -2, 127, -128];
+    let a = Array::from_host(&s, &[4], &i8s).unwrap();
+    assert_eq!(a.dtype().unwrap(), DType::I8);
+    assert_eq!(a.to_host::<i8>().unwrap(), i8s);
+    assert_eq!(a.repr().unwrap(), "Array([ 100,   -2,  127, -128], dtype=int8)");
+    let i16s: Vec<i16> = vec![1, -2, i16::MAX, i16::MIN];
+    assert_eq!(Array::from_host(&s, &[4], &i16s).unwrap().to_host::<i16>().unwrap(), i16s);
+    let u16s: Vec<u16> = vec![1, 2, u16::MAX, 4];
+    let b = Array::from_host(&s, &[4], &u16s).unwrap();
+    assert_eq!(b.dtype().unwrap(), DType::U16);
+    assert_eq!(b.to_host::<u16>().unwrap(), u16s);
+    assert!(b.to_host_bits().is_err()); // uint16 is no float16
+    let u32s: Vec<u32> = vec![1, 2, u32::MAX, 1 << 31];
+    assert_eq!(Array::from_host(&s, &[4], &u32s).unwrap().to_host::<u32>().unwrap(), u32s);
+    let wrapped = ops::binary(BinaryOp::Add, &a, &a, &opts()).unwrap();
+    assert_eq!(wrapped.to_host::<i8>().unwrap(), vec![-56, -4, -2, 0]);
+    let u8s = Array::from_host(&s, &[4], &[200u8, 2, 255, 0]).unwrap();
+    let mixed = ops::binary(BinaryOp::Add, &a, &u8s, &opts()).unwrap();
+    assert_eq!(mixed.to_host::<i16>().unwrap(), vec![300, 0, 382, -128]);
+    let sum = ops::reduce(ReduceOp::Sum, &u8s, &[], false, &opts()).unwrap();
+    assert_eq!(sum.to_host::<u32>().unwrap(), vec![457]);
+    let big = ops::astype(&u8s, DType::U32, &opts()).unwrap();
+    let neg = ops::scalar_binary(BinaryOp::Sub, 0.0, &big, &opts()).unwrap();
+    assert_eq!(neg.to_host::<u32>().unwrap(), vec![4294967096, 4294967294, 4294967041, 0]);
+    let e = ops::binary_scalar(BinaryOp::Add, &a, 300.0, &opts()).unwrap_err();
+    assert_eq!(e.status, Status::InvalidArgument);
+    assert!(e.message.contains("scalar 300 does not fit int8"), "{e}");
+    assert_eq!(a.to_host::<u8>().unwrap_err().status, Status::InvalidArgument);
 }
 
 #[test]
