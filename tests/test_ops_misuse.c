@@ -1299,7 +1299,7 @@ static void two_dimensional_splits_with_empty_blocks_compute_like_one_device(voi
  * (JAX: OverflowError; 2^63 is the first double past int64), and the
  * array stays as it was. Last: where the scalar is converted unchecked,
  * UBSan stops the suite here. */
-static void integral_scalars_past_the_integer_type_are_refused(void **state) {
+static void integral_scalars_wrap_into_the_type_and_past_int32_are_refused(void **state) {
   (void)state;
   const int64_t i64[3] = {1, -2, 3};
   const int32_t i32[3] = {1, -2, 3};
@@ -1316,38 +1316,47 @@ static void integral_scalars_past_the_integer_type_are_refused(void **state) {
                  "spmd_binary_scalar: scalar");
   assert_refused(spmd_binary_scalar(SPMD_BINARY_ADD, t, 2147483648.0, NULL, &r), &r,
                  "spmd_binary_scalar: scalar");
-  assert_refused(spmd_binary_scalar(SPMD_BINARY_ADD, u, 256, NULL, &r), &r,
-                 "spmd_binary_scalar: scalar");
+  assert_refused(spmd_binary_scalar(SPMD_BINARY_ADD, u, -2147483649.0, NULL, &r), &r,
+                 "spmd_binary_scalar: scalar: the scalar -2.14748e+09 is outside int32");
   assert_bytes(l, i64, sizeof i64);
-  /* The narrow types: int8 + 300 is refused naming the scalar (JAX wraps
-   * the scalar to 44: docs/differences.md); what fits keeps the type, and
-   * the sum wraps as JAX's does. */
+  /* The narrow types: a scalar past int32 is refused naming it (JAX's
+   * OverflowError, uint32 + 2^31 too); one inside becomes the array's type
+   * wrapping, as JAX converts it (int8 + 300 adds 44), and the op wraps. */
   const int8_t i8[3] = {1, -2, 3};
   const int16_t i16[3] = {1, -2, 3};
   const uint16_t u16[3] = {1, 2, 3};
   const uint32_t u32[3] = {1, 2, 3};
   spmd_array *n8 = test_put(line, "d", SPMD_I8, 1, S3, i8), *n16 = test_put(line, "d", SPMD_I16, 1, S3, i16),
              *m16 = test_put(line, "d", SPMD_U16, 1, S3, u16), *m32 = test_put(line, "d", SPMD_U32, 1, S3, u32);
-  assert_refused(spmd_binary_scalar(SPMD_BINARY_ADD, n8, 300, NULL, &r), &r,
-                 "spmd_binary_scalar: scalar: the scalar 300 does not fit int8");
-  assert_refused(spmd_scalar_binary(SPMD_BINARY_SUB, -129, n8, NULL, &r), &r, "spmd_scalar_binary: scalar");
-  assert_refused(spmd_binary_scalar(SPMD_BINARY_MUL, n16, 32768, NULL, &r), &r, "spmd_binary_scalar: scalar");
-  assert_refused(spmd_binary_scalar(SPMD_BINARY_ADD, m16, -1, NULL, &r), &r, "spmd_binary_scalar: scalar");
-  assert_refused(spmd_binary_scalar(SPMD_BINARY_ADD, m32, 4294967296.0, NULL, &r), &r,
-                 "spmd_binary_scalar: scalar");
-  assert_refused(spmd_binary_scalar(SPMD_BINARY_MAX, m32, -1, NULL, &r), &r, "spmd_binary_scalar: scalar");
+  assert_refused(spmd_binary_scalar(SPMD_BINARY_ADD, m32, 2147483648.0, NULL, &r), &r,
+                 "spmd_binary_scalar: scalar: the scalar 2.14748e+09 is outside int32");
+  assert_refused(spmd_scalar_binary(SPMD_BINARY_SUB, -2147483649.0, n8, NULL, &r), &r,
+                 "spmd_scalar_binary: scalar");
   assert_bytes(n8, i8, sizeof i8);
-  const struct { spmd_array *x; spmd_dtype t; double s; int64_t want[3]; } fits[] = {
-      {n8, SPMD_I8, 127, {-128, 125, -126}},
-      {n16, SPMD_I16, -32768, {-32767, 32766, -32765}},
-      {m16, SPMD_U16, 65535, {0, 1, 2}},
-      {m32, SPMD_U32, 4294967295.0, {0, 1, 2}},
+  /* Each as JAX 0.10.2 gives it. */
+  const struct { spmd_array *x; spmd_binary_op op; int first; spmd_dtype t; double s; int64_t want[3]; } rows[] = {
+      {n8, SPMD_BINARY_ADD, 0, SPMD_I8, 300, {45, 42, 47}},
+      {n8, SPMD_BINARY_SUB, 1, SPMD_I8, -129, {126, -127, 124}},
+      {n8, SPMD_BINARY_ADD, 0, SPMD_I8, 127, {-128, 125, -126}},
+      {n16, SPMD_BINARY_MUL, 0, SPMD_I16, 32768, {-32768, 0, -32768}},
+      {n16, SPMD_BINARY_ADD, 0, SPMD_I16, -32768, {-32767, 32766, -32765}},
+      {m16, SPMD_BINARY_ADD, 0, SPMD_U16, -1, {0, 1, 2}},
+      {m32, SPMD_BINARY_MAX, 0, SPMD_U32, -1, {4294967295, 4294967295, 4294967295}},
+      {m32, SPMD_BINARY_MUL, 0, SPMD_U32, -2, {4294967294, 4294967292, 4294967290}},
+      {u, SPMD_BINARY_ADD, 0, SPMD_U8, 256, {1, 2, 3}},
+      {t, SPMD_BINARY_ADD, 0, SPMD_I32, -5, {-4, -5, -4}},
   };
-  for (size_t f = 0; f < sizeof fits / sizeof *fits; ++f) {
-    assert_ok(spmd_binary_scalar(SPMD_BINARY_ADD, fits[f].x, fits[f].s, NULL, &r));
-    assert_ints(r, fits[f].t, 1, S3, fits[f].want);
+  for (size_t f = 0; f < sizeof rows / sizeof *rows; ++f) {
+    assert_ok(rows[f].first ? spmd_scalar_binary(rows[f].op, rows[f].s, rows[f].x, NULL, &r)
+                            : spmd_binary_scalar(rows[f].op, rows[f].x, rows[f].s, NULL, &r));
+    assert_ints(r, rows[f].t, 1, S3, rows[f].want);
     spmd_array_destroy(r);
   }
+  /* Comparisons see the wrapped scalar too: uint8 > 300 is uint8 > 44. */
+  assert_ok(spmd_binary_scalar(SPMD_BINARY_GT, u, 300, NULL, &r));
+  const uint8_t none[3] = {0, 0, 0};
+  assert_bytes(r, none, sizeof none);
+  spmd_array_destroy(r);
   spmd_array_destroy(m32);
   spmd_array_destroy(m16);
   spmd_array_destroy(n16);
@@ -1386,7 +1395,7 @@ int main(void) {
       cmocka_unit_test(scatter_add_converts_and_wraps_as_jax),
       cmocka_unit_test(every_op_computes_across_empty_blocks),
       cmocka_unit_test(two_dimensional_splits_with_empty_blocks_compute_like_one_device),
-      cmocka_unit_test(integral_scalars_past_the_integer_type_are_refused),
+      cmocka_unit_test(integral_scalars_wrap_into_the_type_and_past_int32_are_refused),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -179,7 +179,8 @@ def generate(out_dir: pathlib.Path) -> None:
         for op, fn in [("neg", jnp.negative), ("abs", jnp.abs), ("sin", jnp.sin)]:
             case(f"unary_{op}_{s}", "unary", {"op": op}, fn, [(_XY, x)], ulps=1 if op == "sin" else 0)
         case(f"div_{s}", "binary", {"op": "div"}, jnp.divide, [(_XY, x), (_XY, arr(t, (4, 8), 7))])
-        # Python scalars: integral ones that fit keep the type (wrapping),
+        # Python scalars: integral ones keep the type, converted to it
+        # wrapping (int8 and 300 meet as 44) and the op wrapping too;
         # fractional ones give float32.
         lo, count = _RANGE[t]
         for tag, op, scalar, first in [("plus_hi", "add", lo + count - 1, False),
@@ -187,7 +188,12 @@ def generate(out_dir: pathlib.Path) -> None:
                                        ("minus_from_5", "sub", 5, True),
                                        ("plus_1_5", "add", 1.5, False),
                                        ("gt_7", "gt", 7, False),
-                                       ("max_lo", "max", lo, False)]:
+                                       ("max_lo", "max", lo, False),
+                                       ("plus_300", "add", 300, False),
+                                       ("plus_minus_1", "add", -1, False),
+                                       ("gt_300", "gt", 300, False),
+                                       ("times_70000", "mul", 70000, False),
+                                       ("minus_129_from", "sub", -129, True)]:
             if scalar > 2**31 - 1:  # JAX (x64 off) parses a scalar as int32 first
                 scalar = 2**31 - 1
             fn = {"add": jnp.add, "mul": jnp.multiply, "sub": jnp.subtract, "gt": jnp.greater,

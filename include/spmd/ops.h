@@ -160,15 +160,17 @@ SPMD_API spmd_status spmd_binary(spmd_binary_op op, const spmd_array *x, const s
 
 /**
  * x op s for a Python-style scalar s (a weak type: a float array keeps its
- * dtype, an integer array keeps it for an integral s).
+ * dtype, an integer array keeps it for an integral s, which is converted to
+ * it wrapping as JAX converts it: int8 + 300 adds 44).
  *
  * @param op The function.
  * @param x The array operand (operand 0); not NULL.
  * @param s The scalar.
  * @param options NULL for the defaults.
  * @param out Receives the result; not NULL. Left untouched on failure.
- * @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for an integral s that does
- *         not fit x's integer dtype, or as spmd_binary.
+ * @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for an integral s outside
+ *         int32 beside an integer or bool x (int64 beside int64; JAX's
+ *         OverflowError), or as spmd_binary.
  */
 SPMD_API spmd_status spmd_binary_scalar(spmd_binary_op op, const spmd_array *x, double s,
                                         const spmd_op_options *options, spmd_array **out);

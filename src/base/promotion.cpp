@@ -68,12 +68,17 @@ spmd_dtype scalar_promotion(spmd_dtype array, double s, const char *what) {
   const bool integral = std::isfinite(s) && std::trunc(s) == s;
   if (!integral) return float_result(array);
   if (array == SPMD_BOOL) array = SPMD_I32;
+  // JAX converts a Python integer to the array's type, wrapping as int8(300)
+  // is 44, and raises OverflowError only for one outside its default
+  // integer type: int32, or int64 beside an int64 array (which exists with
+  // jax_enable_x64 only, where the default is int64).
+  const spmd_dtype bound = array == SPMD_I64 ? SPMD_I64 : SPMD_I32;
   double lo = 0, hi_plus_one = 0;
-  integer_range(array, &lo, &hi_plus_one);
+  integer_range(bound, &lo, &hi_plus_one);
   if (s < lo || s >= hi_plus_one)
-    invalid(what, ": the scalar ", s, " does not fit ", dtype_name(array),
-            ", the array's type (it would wrap; NumPy raises OverflowError, see "
-            "docs/differences.md)");
+    invalid(what, ": the scalar ", s, " is outside ", dtype_name(bound),
+            ", the Python integers JAX takes beside an array of ", dtype_name(array),
+            " (it raises OverflowError)");
   return array;
 }
 

@@ -25,9 +25,10 @@ spmd_dtype float_result(spmd_dtype dtype);
 // float array keeps its type; an integer array keeps its type for an
 // integral scalar and becomes float_result for a fractional one; bool
 // becomes i32 for an integral scalar (bool + 1) and f32 for a fractional
-// one. Throws INVALID_ARGUMENT naming `what` when an integral scalar does
-// not fit the integer type (JAX wraps it; NumPy raises OverflowError, as
-// JAX does beyond int32: docs/differences.md).
+// one. An integral scalar is then converted to the integer type wrapping,
+// as JAX converts it (int8 and 300 meet as int8 44); INVALID_ARGUMENT
+// naming `what` for one outside int32 (int64 beside int64): JAX's
+// OverflowError.
 spmd_dtype scalar_promotion(spmd_dtype array, double scalar, const char *what);
 
 // The dtype sums of `dtype` accumulate in and return, as jnp.sum: bool,

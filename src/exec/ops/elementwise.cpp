@@ -1,5 +1,7 @@
 #include "exec/ops/elementwise.hpp"
 
+#include <cstring>
+
 #include "base/dtype.hpp"
 #include "base/error.hpp"
 #include "base/promotion.hpp"
@@ -170,9 +172,17 @@ ArrayPtr run(ew::Op op, std::vector<Input> in, spmd_dtype compute, spmd_dtype ou
   return honour(out, requested);
 }
 
-// The scalar as JAX rounds a weakly typed Python number to the array's type.
+// The scalar as JAX rounds a weakly typed Python number to the array's type:
+// floats round, integers wrap (300 as int8 is 44; scalar_promotion has
+// bounded it to int64).
 double rounded_to(spmd_dtype d, double v) {
   unsigned char bytes[8];
+  if (dtype_is_integer(d)) {
+    const auto i = static_cast<int64_t>(v);
+    // Little-endian: the low bytes of the int64 are the narrower value.
+    std::memcpy(bytes, &i, sizeof i);
+    return load_as_double(d, bytes);
+  }
   store_from_double(d, v, bytes);
   return load_as_double(d, bytes);
 }

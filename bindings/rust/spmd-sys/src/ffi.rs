@@ -723,7 +723,7 @@ extern "C" {
     /// ```
     pub fn spmd_binary(op: spmd_binary_op, x: *const spmd_array, y: *const spmd_array, options: *const spmd_op_options, out: *mut *mut spmd_array) -> spmd_status;
 
-    /// x op s for a Python-style scalar s (a weak type: a float array keeps its dtype, an integer array keeps it for an integral s).
+    /// x op s for a Python-style scalar s (a weak type: a float array keeps its dtype, an integer array keeps it for an integral s, which is converted to it wrapping as JAX converts it: int8 + 300 adds 44).
     ///
     /// ```text
     /// @param op The function.
@@ -731,8 +731,9 @@ extern "C" {
     /// @param s The scalar.
     /// @param options NULL for the defaults.
     /// @param out Receives the result; not NULL. Left untouched on failure.
-    /// @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for an integral s that does
-    ///         not fit x's integer dtype, or as spmd_binary.
+    /// @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for an integral s outside
+    ///         int32 beside an integer or bool x (int64 beside int64; JAX's
+    ///         OverflowError), or as spmd_binary.
     /// ```
     pub fn spmd_binary_scalar(op: spmd_binary_op, x: *const spmd_array, s: f64, options: *const spmd_op_options, out: *mut *mut spmd_array) -> spmd_status;
 
