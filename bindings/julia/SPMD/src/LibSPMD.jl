@@ -926,7 +926,7 @@ Minor version: changes when functions or options are added.
 
 (spmd/version.h; C int; a Julia Int here)
 """
-const SPMD_VERSION_MINOR = 7
+const SPMD_VERSION_MINOR = 8
 
 """
 Patch version: changes for fixes that keep the ABI.
@@ -940,14 +940,14 @@ The version as a string, such as "1.0.0".
 
 (spmd/version.h; C string)
 """
-const SPMD_VERSION_STRING = "1.7.0"
+const SPMD_VERSION_STRING = "1.8.0"
 
 """
 major * 10000 + minor * 100 + patch, comparable with '<'.
 
 (spmd/version.h; C int; a Julia Int here)
 """
-const SPMD_VERSION_NUMBER = 10700
+const SPMD_VERSION_NUMBER = 10800
 
 """
 The most worker threads a runtime takes (spmd_runtime_options.worker_threads).

@@ -12,16 +12,16 @@ use std::marker::{PhantomData, PhantomPinned};
 pub const SPMD_VERSION_MAJOR: c_int = 1;
 
 /// Minor version: changes when functions or options are added.
-pub const SPMD_VERSION_MINOR: c_int = 7;
+pub const SPMD_VERSION_MINOR: c_int = 8;
 
 /// Patch version: changes for fixes that keep the ABI.
 pub const SPMD_VERSION_PATCH: c_int = 0;
 
 /// The version as a string, such as "1.0.0".
-pub const SPMD_VERSION_STRING: &str = "1.7.0";
+pub const SPMD_VERSION_STRING: &str = "1.8.0";
 
 /// major \* 10000 + minor \* 100 + patch, comparable with '\<'.
-pub const SPMD_VERSION_NUMBER: c_int = 10700;
+pub const SPMD_VERSION_NUMBER: c_int = 10800;
 
 extern "C" {
     /// The version of the library actually loaded.
