@@ -82,6 +82,22 @@ def jax_spec(spec_dims: list[list[str]]):
     return P(*entries)
 
 
+def spec_dims(spec, ndim: int) -> list[list[str]]:
+    """A jax PartitionSpec as a list of dims (the inverse of jax_spec), for
+    an array of ndim dimensions, trailing whole dimensions dropped."""
+    dims = []
+    for entry in tuple(spec) + (None,) * (ndim - len(tuple(spec))):
+        if entry is None:
+            dims.append([])
+        elif isinstance(entry, str):
+            dims.append([entry])
+        else:
+            dims.append(list(entry))
+    while dims and not dims[-1]:
+        dims.pop()
+    return dims
+
+
 # The meshes of the shard-metadata and picture families: name -> (shape,
 # axis names, device order). Device orders other than 0..n-1 are built as
 # Mesh(np.array(devices)[perm].reshape(shape), names).

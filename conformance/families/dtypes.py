@@ -35,20 +35,6 @@ _SHORT = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf1
           "int16": "i16", "uint16": "u16", "uint32": "u32"}
 
 
-def _dims(spec, ndim):
-    dims = []
-    for entry in tuple(spec) + (None,) * (ndim - len(tuple(spec))):
-        if entry is None:
-            dims.append([])
-        elif isinstance(entry, str):
-            dims.append([entry])
-        else:
-            dims.append(list(entry))
-    while dims and not dims[-1]:
-        dims.pop()
-    return dims
-
-
 # Integer ranges: (lowest, count of values).
 _RANGE = {"int8": (-2**7, 2**8), "uint8": (0, 2**8), "int16": (-2**15, 2**16),
           "uint16": (0, 2**16), "int32": (-2**31, 2**32), "uint32": (0, 2**32),
@@ -117,7 +103,7 @@ def generate(out_dir: pathlib.Path) -> None:
             records.append({"spec": spec, "array": refio.array_hex(a)})
         out = jax.jit(fn)(*args)
         cases.append({"name": name, "mesh": mesh, "op": op, "params": params, "inputs": records,
-                      "result": {"spec": _dims(out.sharding.spec, out.ndim),
+                      "result": {"spec": refio.spec_dims(out.sharding.spec, out.ndim),
                                  "array": refio.array_hex(out)},
                       "ulps": ulps})
 

@@ -39,20 +39,6 @@ _Y_ = [["y"], []]
 _REP = []
 
 
-def _dims(spec, ndim):
-    dims = []
-    for entry in tuple(spec) + (None,) * (ndim - len(tuple(spec))):
-        if entry is None:
-            dims.append([])
-        elif isinstance(entry, str):
-            dims.append([entry])
-        else:
-            dims.append(list(entry))
-    while dims and not dims[-1]:
-        dims.pop()
-    return dims
-
-
 def _values(shape, dtype, salt):
     import numpy as np
     n = int(np.prod(shape)) if shape else 1
@@ -477,7 +463,7 @@ def generate(out_dir: pathlib.Path) -> None:
             kw["out_shardings"] = NamedSharding(m, refio.jax_spec(out_spec))
         out = jax.jit(fn, **kw)(*args)
         c = {"name": name, "mesh": mesh, "op": op, "params": params, "inputs": records,
-             "result": {"spec": _dims(out.sharding.spec, out.ndim), "array": refio.array_hex(out)},
+             "result": {"spec": refio.spec_dims(out.sharding.spec, out.ndim), "array": refio.array_hex(out)},
              "ulps": ulps}
         if out_spec is not None:
             c["out_spec"] = out_spec

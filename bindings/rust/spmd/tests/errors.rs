@@ -1,22 +1,11 @@
 //! Bad input surfaces as spmd::Error with the library's message and status,
-//! without a crash or a leaked handle. live_handles() counts every handle of
-//! the process, so the tests of this binary run one at a time (LOCK).
-use std::sync::{Mutex, MutexGuard};
+//! without a crash or a leaked handle.
+//! One test at a time, each checked for leaks (common/mod.rs).
+mod common;
+
+use common::{no_leak, serial};
 
 use spmd::{sys, Array, DType, Mesh, Runtime, Sharding, Spec, Status};
-
-static LOCK: Mutex<()> = Mutex::new(());
-
-fn serial() -> MutexGuard<'static, ()> {
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Runs `case` and checks that it leaves no handle behind.
-fn no_leak(case: impl FnOnce()) {
-    let before = spmd::live_handles().unwrap();
-    case();
-    assert_eq!(spmd::live_handles().unwrap(), before, "the case leaked a handle");
-}
 
 fn runtime() -> Runtime {
     Runtime::builder().cpu_devices(4).worker_threads(1).build().unwrap()

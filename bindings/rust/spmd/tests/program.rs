@@ -1,23 +1,12 @@
 //! Programs (experimental): a closure of ops recorded once over abstract
 //! inputs and run many times gives, bit for bit and in layout, what the
-//! same ops give eagerly. live_handles() counts every handle of the
-//! process, so the tests of this binary run one at a time (LOCK).
-use std::sync::{Mutex, MutexGuard};
+//! same ops give eagerly.
+//! One test at a time, each checked for leaks (common/mod.rs).
+mod common;
+
+use common::{no_leak, serial};
 
 use spmd::{Array, DType, InputSpec, Mesh, Program, RecordOptions, Result, Runtime, Sharding, Status};
-
-static LOCK: Mutex<()> = Mutex::new(());
-
-fn serial() -> MutexGuard<'static, ()> {
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Runs `case` and checks that it leaves no handle behind.
-fn no_leak(case: impl FnOnce()) {
-    let before = spmd::live_handles().unwrap();
-    case();
-    assert_eq!(spmd::live_handles().unwrap(), before, "the case leaked a handle");
-}
 
 /// A runtime of 8 CPU devices and a 2 x 4 mesh ("x", "y") of them.
 fn mesh8() -> (Runtime, Mesh) {
