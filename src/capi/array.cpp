@@ -238,8 +238,11 @@ spmd_status spmd_array_reshard(const spmd_array *array, const spmd_sharding *sha
     // Recorded into the array's program when it is a value of one
     // (jax.lax.with_sharding_constraint).
     if (auto program = Program::of({a.ptr()}, {"array"})) {
+      ops::OpOptions constraint;
+      constraint.function = "spmd_array_reshard";
+      constraint.label = "reshard";
       *out = new_handle<spmd_array>(program->record(
-          "spmd_array_reshard", {a.ptr()}, {},
+          "spmd_array_reshard", {a.ptr()}, constraint,
           [target = s.impl](const std::vector<ArrayPtr> &x, const ops::OpOptions &) {
             return x[0]->reshard(target);
           }));

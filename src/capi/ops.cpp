@@ -110,9 +110,10 @@ ArrayPtr run_or_record(const char *fn, const Arrays &xs, const std::vector<const
 // records it), the result is handed out, and donated operands are retired.
 template <typename Make>
 void complete(const char *fn, const Operands &in, const spmd_op_options *options,
-              spmd_array **out, Make &&make) {
+              spmd_array **out, Make &&make, const char *label = nullptr) {
   out_arg(out);
-  const ops::OpOptions c = read_call(options, in, fn);
+  ops::OpOptions c = read_call(options, in, fn);
+  c.label = label;
   finish(c, run_or_record(fn, in.arrays(), in.names(), c, std::forward<Make>(make)), out);
 }
 
@@ -153,10 +154,10 @@ ew::Op binary_op(const spmd_binary_op &op) {
   return row->kernel;
 }
 
-ops::ReduceKind reduce_op(const spmd_reduce_op &op) {
+const ops::table::Reduction &reduce_op(const spmd_reduce_op &op) {
   const auto *row = ops::table::find_reduction(raw_enum(op));
   if (row == nullptr) invalid("op: ", raw_enum(op), " is not a spmd_reduce_op");
-  return row->kind;
+  return *row;
 }
 
 std::vector<int64_t> int_list(const char *what, size_t n, const int64_t *values) {
@@ -279,13 +280,15 @@ spmd_status spmd_reduce(spmd_reduce_op op, const spmd_array *x, size_t naxes, co
   const char *fn = __func__;
   return guard(fn, [&] {
     Operands in;
-    const ops::ReduceKind k = reduce_op(op);
+    const auto &row = reduce_op(op);
+    const ops::ReduceKind k = row.kind;
     in(x, "x");
     const auto list = int_list("axes", naxes, axes);
     complete(fn, in, options, out,
              [k, list, all = axes == nullptr, keep = keepdims != 0](const Arrays &x, const ops::OpOptions &opts) {
                return ops::reduce(k, x[0], list, all, keep, opts);
-             });
+             },
+             row.name);
   });
 }
 

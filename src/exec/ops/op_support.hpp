@@ -22,6 +22,9 @@ struct OpOptions {
   ArraySlot *donate[3] = {nullptr, nullptr, nullptr};
   // The C function, which later users of a donated operand are told of.
   const char *function = "an op";
+  // The op's name for people where the function serves several ops
+  // ("sum" for spmd_reduce): a recorded program's text shows it.
+  const char *label = nullptr;
 };
 
 struct Operand {

@@ -69,7 +69,7 @@ ArrayPtr Program::record(const char *fn, const std::vector<ArrayPtr> &operands,
   Node n;
   const char *bare = fn;
   if (std::string_view(fn).rfind("spmd_", 0) == 0) bare += 5;
-  n.name = bare;
+  n.name = options.label ? options.label : bare;
   for (const ArrayPtr &a : operands) {
     Source s;
     s.value = value_of(a.get());
