@@ -240,18 +240,14 @@ impl<'a> From<Array> for Operand<'a> {
 /// Runs an op over `operands` (donation bits from their kind) and takes its
 /// result. Donated operands drop afterwards: the library has consumed them
 /// (or refused the call), and destroying a consumed handle is allowed.
-/// Inside a [`Program::record`](crate::Program::record) closure nothing is
-/// donated: operands passed by value just drop after the op.
+/// Inside a [`Program::record`](crate::Program::record) closure a donated
+/// value is consumed the same way; the program decides buffer reuse.
 fn run(
     operands: &[&Operand<'_>],
     options: &OpOptions<'_>,
     call: impl FnOnce(*const sys::spmd_op_options, *mut *mut sys::spmd_array) -> sys::spmd_status,
 ) -> Result<Array> {
-    let donate = if crate::program::recording() {
-        0
-    } else {
-        operands.iter().enumerate().filter(|(_, o)| o.donated()).map(|(i, _)| 1u32 << i).sum()
-    };
+    let donate = operands.iter().enumerate().filter(|(_, o)| o.donated()).map(|(i, _)| 1u32 << i).sum();
     let o = options.to_sys(donate)?;
     Array::from_call(|out| call(&o, out))
 }

@@ -2,7 +2,6 @@
 //!
 //! Experimental (`spmd/experimental/program.h`): the C functions behind
 //! this module may change in any release, and so may this module.
-use std::cell::Cell;
 use std::fmt;
 
 use crate::error::{check, out_string, Error, Result};
@@ -79,34 +78,6 @@ impl<'a> RecordOptions<'a> {
     }
 }
 
-thread_local! {
-    /// How many [`Program::record`] closures this thread is inside.
-    static RECORDING: Cell<usize> = const { Cell::new(0) };
-}
-
-/// Whether this thread is inside a [`Program::record`] closure, where ops
-/// take no donation: a program's values have no buffers to reuse, and the
-/// library refuses donations to recorded ops.
-pub(crate) fn recording() -> bool {
-    RECORDING.with(|r| r.get() > 0)
-}
-
-/// Marks this thread as recording while it lives (a panic included).
-struct RecordingScope;
-
-impl RecordingScope {
-    fn enter() -> RecordingScope {
-        RECORDING.with(|r| r.set(r.get() + 1));
-        RecordingScope
-    }
-}
-
-impl Drop for RecordingScope {
-    fn drop(&mut self) {
-        RECORDING.with(|r| r.set(r.get() - 1));
-    }
-}
-
 /// `err` with `what` (the binding's name of the failing part) in front.
 fn naming(what: String) -> impl FnOnce(Error) -> Error {
     move |e| Error::new(e.status, format!("{what}: {}", e.message))
@@ -130,9 +101,9 @@ impl Program {
     /// questions of layout; what needs values ([`Array::to_host`],
     /// [`Mesh::shard_map`](crate::Mesh::shard_map)) fails on them. They are
     /// no use once `record` returns, since ops on them then fail. Inside
-    /// `f` ops donate nothing: an operand passed by value
-    /// (`2.0 * x.sin()?`) is dropped after the op instead, so expressions
-    /// read as they do eagerly.
+    /// `f` an operand passed by value (`2.0 * x.sin()?`) is donated as it
+    /// is eagerly: the value is consumed, and the program decides which
+    /// buffers to reuse, so expressions read as they do eagerly.
     ///
     /// Compiling fuses chains of elementwise ops of one shape and layout
     /// into one pass per shard. Errors: a bad input (the message names
@@ -174,10 +145,7 @@ impl Program {
             .map_err(naming(format!("Program::record: inputs[{k}]")))?;
             values.push(value);
         }
-        let outputs = {
-            let _scope = RecordingScope::enter();
-            f(&values)?
-        };
+        let outputs = f(&values)?;
         if outputs.is_empty() {
             return Err(Error::invalid(
                 "Program::record: the closure returned no arrays; a program needs at least one output",
@@ -252,22 +220,5 @@ impl fmt::Display for Program {
 impl fmt::Debug for Program {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Display::fmt(self, f)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_panic_in_the_closure_ends_the_recording_mark() {
-        assert!(!recording());
-        let caught = std::panic::catch_unwind(|| {
-            let _scope = RecordingScope::enter();
-            assert!(recording());
-            panic!("boom");
-        });
-        assert!(caught.is_err());
-        assert!(!recording());
     }
 }

@@ -16,8 +16,7 @@ fn mesh8() -> (Runtime, Mesh) {
 }
 
 /// The tour's f, 2 * sin(x) + 1, written as it is eagerly: the temporaries
-/// are passed by value, which donates them eagerly and not while recording
-/// (the library refuses donations to recorded ops).
+/// are passed by value, which donates them, eagerly and while recording.
 fn sin_chain(x: &Array) -> Result<Array> {
     (2.0 * x.sin()?)? + 1.0
 }
