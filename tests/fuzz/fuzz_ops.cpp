@@ -921,10 +921,10 @@ bool scalar_type(spmd_dtype x, double s, spmd_dtype &t) {
     return true;
   }
   t = x == SPMD_BOOL ? SPMD_I32 : x;
-  // As a Python int s must fit t (libspmd and NumPy: an error; JAX wraps
-  // it, docs/differences.md).
+  // A Python int becomes t wrapping (scalar_host), as JAX converts it; JAX
+  // raises OverflowError outside int32 (int64 beside int64).
   if (t == SPMD_I64) return s >= -9223372036854775808.0 && s < 9223372036854775808.0;
-  return s >= int_lo(t) && s <= int_hi(t);
+  return s >= int_lo(SPMD_I32) && s <= int_hi(SPMD_I32);
 }
 
 Host scalar_host(spmd_dtype t, double s) {
@@ -935,7 +935,7 @@ Host scalar_host(spmd_dtype t, double s) {
   if (is_float(t))
     v.f = t == SPMD_F64 ? s : round_to(t, round_to(SPMD_F32, s));
   else
-    v.i = static_cast<int64_t>(s);
+    v.i = wrap_to(t, static_cast<int64_t>(s));
   h.v.push_back(v);
   return h;
 }
@@ -1986,7 +1986,7 @@ void op_binary_scalar(Program &p) {
     const Host &hx = p.slots[x].host;
     spmd_dtype t;
     if (!scalar_type(hx.dt, s, t)) {
-      c.e = invalid("an integral scalar that does not fit the array's type");
+      c.e = invalid("an integral scalar outside int32 (int64 beside int64)");
       if (hx.dt == SPMD_I64 && s >= 9223372036854775808.0 &&
           skip_found("2^63 is taken as fitting int64"))
         return;
