@@ -6,14 +6,15 @@ namespace spmd {
 
 namespace {
 thread_local std::shared_ptr<Recording> t_current;
-thread_local WorkCount *t_work = nullptr;
+thread_local WorkLog *t_work = nullptr;
 }  // namespace
 
-WorkCount::WorkCount() noexcept : previous_(std::exchange(t_work, this)) {}
-WorkCount::~WorkCount() { t_work = previous_; }
+WorkLog::WorkLog() noexcept : previous_(std::exchange(t_work, this)) {}
+WorkLog::~WorkLog() { t_work = previous_; }
 
-void note_device_work() noexcept {
+WorkLog *note_device_work() noexcept {
   if (t_work) ++t_work->count_;
+  return t_work;
 }
 
 Recording *current_recording() noexcept { return t_current.get(); }

@@ -16,7 +16,12 @@
 #include <memory>
 #include <string>
 
+#include <utility>
+#include <vector>
+
+#include "backend/kernel.hpp"
 #include "kernels/elementwise.hpp"
+#include "runtime/buffer.hpp"
 
 namespace spmd {
 
@@ -27,18 +32,19 @@ class Recording {
   virtual ~Recording() = default;
 
   // One elementwise kernel pass the op would run over every shard of
-  // `out`, reading `in[k]` (null for a scalar operand) as laid out, each of
-  // out's shape unless `broadcast`; the step's strides are left empty.
+  // `out`, reading `in[k]` (null for a scalar operand) as laid out;
+  // `direct` when each is the op's operand itself (no reshard) of out's
+  // shape (no broadcast). The step's strides are left empty.
   struct ElementwiseStep {
     ew::Params params;
     const Array *in[3] = {nullptr, nullptr, nullptr};
     const Array *out = nullptr;
-    bool broadcast = false;
+    bool direct = true;
   };
   virtual void note_elementwise(const ElementwiseStep &step) = 0;
 
   // Data the op would move between devices: `what` for people ("reshard",
-  // "psum over ('x',)"), `bytes` the bytes that cross from one device to
+  // "psum over 'x'"), `bytes` the bytes that cross from one device to
   // another.
   virtual void note_transfer(std::string what, int64_t bytes) = 0;
 
@@ -46,26 +52,37 @@ class Recording {
   virtual void note_flops(int64_t flops) = 0;
 };
 
-// Counts the device work (kernel launches, copies between shards,
-// collectives) this thread queues while a count is open on it: a program's
-// first run learns which of its ops queue exactly one launch of kernels and
-// nothing else, and replays just those kernels on later runs.
-class WorkCount {
+// The device work (kernel launches, copies between shards, collectives)
+// this thread queues while a log is open on it, counted, with each launch
+// kept: a program's first run learns which of its ops queue exactly one
+// launch of kernels and nothing else, and replays just those kernels on
+// later runs.
+class WorkLog {
  public:
-  WorkCount() noexcept;
-  ~WorkCount();
-  WorkCount(const WorkCount &) = delete;
-  WorkCount &operator=(const WorkCount &) = delete;
+  struct Launch {
+    std::vector<BufferPtr> out;  // the buffers written, per shard of out
+    std::vector<std::pair<size_t, Kernel>> kernels;
+  };
+
+  WorkLog() noexcept;
+  ~WorkLog();
+  WorkLog(const WorkLog &) = delete;
+  WorkLog &operator=(const WorkLog &) = delete;
+
   int count() const noexcept { return count_; }
+  const std::vector<Launch> &launches() const noexcept { return launches_; }
+  void add_launch(Launch l) { launches_.push_back(std::move(l)); }
 
  private:
-  friend void note_device_work() noexcept;
-  WorkCount *previous_;
+  friend WorkLog *note_device_work() noexcept;
+  WorkLog *previous_;
   int count_ = 0;
+  std::vector<Launch> launches_;
 };
 
-// Called by every path that queues device work for an op.
-void note_device_work() noexcept;
+// Called by every path that queues device work for an op; returns the
+// thread's open log (which a launch then adds itself to), or null.
+WorkLog *note_device_work() noexcept;
 
 // The recording current on this thread, or null (eager).
 Recording *current_recording() noexcept;

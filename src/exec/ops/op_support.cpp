@@ -138,20 +138,12 @@ bool take_donated(const OpOptions &options, size_t k) {
   return k < 3 && options.donate[k] != nullptr && options.donate[k]->consume(options.function);
 }
 
-namespace {
-thread_local LaunchCapture *t_capture = nullptr;
-}  // namespace
-
-LaunchCapture::Scope::Scope(LaunchCapture &c) noexcept : previous_(std::exchange(t_capture, &c)) {}
-LaunchCapture::Scope::~Scope() { t_capture = previous_; }
-
 void launch_per_shard(Array &out, const std::vector<const Array *> &inputs,
                       std::vector<std::pair<size_t, Kernel>> kernels) {
-  note_device_work();
-  if (t_capture) {
+  if (WorkLog *log = note_device_work()) {
     std::vector<BufferPtr> written;
     for (size_t i = 0; i < out.shard_count(); ++i) written.push_back(out.buffer_ptr(i));
-    t_capture->launches.push_back({std::move(written), kernels});
+    log->add_launch({std::move(written), kernels});
   }
   if (kernels.empty()) return;
   std::vector<Kernel> batch;

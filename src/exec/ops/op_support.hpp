@@ -92,29 +92,6 @@ void launch_per_shard(Array &out, const std::vector<const Array *> &inputs,
 void launch_batch(Array &out, const std::vector<const Array *> &inputs,
                   std::span<const Kernel> batch, std::span<const size_t> shards);
 
-// The launches a thread makes while a LaunchCapture is current on it: how
-// a program learns which of its ops are one launch of kernels, to replay
-// those kernels on new buffers (exec/program).
-struct LaunchCapture {
-  struct Launch {
-    std::vector<BufferPtr> out;  // the buffers written, per shard of out
-    std::vector<std::pair<size_t, Kernel>> kernels;
-  };
-  std::vector<Launch> launches;
-
-  // Makes this the thread's capture for the scope's life.
-  class Scope {
-   public:
-    explicit Scope(LaunchCapture &c) noexcept;
-    ~Scope();
-    Scope(const Scope &) = delete;
-    Scope &operator=(const Scope &) = delete;
-
-   private:
-    LaunchCapture *previous_;
-  };
-};
-
 // Refuses a result no array may have, before the op does anything: more
 // than SPMD_MAX_NDIM dimensions, or a shape too large for its dtype
 // (base/checked.hpp's rule). `what` names where the shape came from:

@@ -38,10 +38,9 @@ ArrayPtr Program::run_group(const Group &g, const std::vector<ArrayPtr> &values)
 
 std::shared_ptr<const Program::Launch> Program::learn_launch(const std::vector<ArrayPtr> &operands,
                                                             const ArrayPtr &result,
-                                                            const ops::LaunchCapture &capture,
-                                                            int work) {
-  if (work != 1 || capture.launches.size() != 1) return nullptr;
-  const auto &launch = capture.launches[0];
+                                                            const WorkLog &work) {
+  if (work.count() != 1 || work.launches().size() != 1) return nullptr;
+  const auto &launch = work.launches()[0];
   // The launch wrote the result's own buffers (nothing came after it).
   if (launch.out.size() != result->shard_count()) return nullptr;
   for (size_t i = 0; i < launch.out.size(); ++i)
@@ -116,15 +115,9 @@ std::vector<ArrayPtr> Program::run_nodes(std::vector<ArrayPtr> values, bool lear
       if (!learn && launches_[i]) {
         result = run_launch(*launches_[i], operands);
       } else if (learn) {
-        ops::LaunchCapture capture;
-        int work = 0;
-        {
-          ops::LaunchCapture::Scope scope(capture);
-          WorkCount count;
-          result = n.replay(operands, n.options);
-          work = count.count();
-        }
-        launches_[i] = learn_launch(operands, result, capture, work);
+        WorkLog work;
+        result = n.replay(operands, n.options);
+        launches_[i] = learn_launch(operands, result, work);
       } else {
         result = n.replay(operands, n.options);
       }
