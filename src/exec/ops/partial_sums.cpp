@@ -1,7 +1,5 @@
 #include "exec/ops/partial_sums.hpp"
 
-#include <string_view>
-
 #include "base/error.hpp"
 #include "exec/persistent.hpp"
 #include "runtime/rendezvous.hpp"
@@ -106,47 +104,34 @@ ArrayPtr combine_partials(const MeshPtr &mesh, const ArrayPtr &partials, const S
   const CollectiveKind kind = how == Combine::Sum   ? CollectiveKind::Psum
                               : how == Combine::Max ? CollectiveKind::Pmax
                                                     : CollectiveKind::Pmin;
+  // A sum asked to scatter over `scatter` leaves it split over the axes.
+  const bool scatters = scatter >= 0 && how == Combine::Sum;
+  CollectiveParams params;
+  if (scatters) {
+    params.axis = scatter + 1;
+    params.tiled = true;
+  }
+  const Collective collective(scatters ? CollectiveKind::PsumScatter : kind, axis_indices(m, axes),
+                              params);
   propagate::Dims out_dims = dims;
+  if (scatters) {
+    auto &d = out_dims[static_cast<size_t>(scatter)];
+    d.insert(d.end(), axes.begin(), axes.end());
+  }
   if (stacked->abstract()) {
-    // Recorded: the collective's bytes for the program's text, and the
+    // Recorded: the collective and a ring's bytes for the program's text
+    // (each of the n devices sends (g - 1) / g of its block to
+    // reduce-scatter, and as much again to gather back for a psum), and the
     // result's layout.
-    std::string axes_text;
-    for (const auto &a : axes) axes_text += cat(axes_text.empty() ? "'" : ", '", a, "'");
-    const char *name = scatter >= 0 && how == Combine::Sum ? "psum_scatter"
-                       : how == Combine::Sum               ? "psum"
-                       : how == Combine::Max               ? "pmax"
-                                                           : "pmin";
-    // A ring's bytes: each of the n devices sends (g - 1) / g of its block
-    // to reduce-scatter, and as much again to gather back (a psum).
     const int64_t g = stacked_shape[0];
     const int64_t block = partials->shard(0).box.elements() * static_cast<int64_t>(partials->elem_size());
     const int64_t n = static_cast<int64_t>(partials->shard_count());
-    const int64_t passes = std::string_view(name) == "psum_scatter" ? 1 : 2;
-    current_recording()->note_transfer(cat(name, " over (", axes_text, ")"),
-                                       n * passes * (g - 1) * block / g);
-    if (scatter >= 0 && how == Combine::Sum) {
-      auto &d = out_dims[static_cast<size_t>(scatter)];
-      d.insert(d.end(), axes.begin(), axes.end());
-    }
+    current_recording()->note_transfer(collective.label(m), n * (scatters ? 1 : 2) * (g - 1) * block / g);
     return std::make_shared<Array>(sharding_of(mesh, out_dims), partials->dtype(), shape);
   }
-  const auto timeout = collective_timeout(0, "timeout");
-  ArrayPtr summed;
-  if (scatter >= 0 && how == Combine::Sum) {
-    CollectiveParams params;
-    params.axis = scatter + 1;
-    params.tiled = true;
-    PersistentCollective op(stacked->sharding(),
-                            Collective(CollectiveKind::PsumScatter, axis_indices(m, axes), params),
-                            stacked->dtype(), stacked_shape, timeout);
-    summed = op.execute(stacked);
-    auto &d = out_dims[static_cast<size_t>(scatter)];
-    d.insert(d.end(), axes.begin(), axes.end());
-  } else {
-    PersistentCollective op(stacked->sharding(), Collective(kind, axis_indices(m, axes), {}),
-                            stacked->dtype(), stacked_shape, timeout);
-    summed = op.execute(stacked);
-  }
+  PersistentCollective op(stacked->sharding(), collective, stacked->dtype(), stacked_shape,
+                          collective_timeout(0, "timeout"));
+  const ArrayPtr summed = op.execute(stacked);
   // Drop the leading dimension (now of size 1): the same buffers.
   std::vector<BufferPtr> out_buffers;
   for (size_t i = 0; i < summed->shard_count(); ++i) out_buffers.push_back(summed->buffer_ptr(i));
