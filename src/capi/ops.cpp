@@ -1,4 +1,6 @@
 // The global ops of spmd/ops.h: argument checks, then exec/ops.
+#include <algorithm>
+
 #include "base/dtype.hpp"
 #include "base/raw_enum.hpp"
 #include "capi/guard.hpp"
@@ -48,7 +50,7 @@ class Operands {
     for (unsigned i = 0; i < n_; ++i) xs.push_back(slots_[i]->array());
     return xs;
   }
-  std::vector<const char *> names() const { return std::vector<const char *>(names_, names_ + n_); }
+  std::vector<std::string> names() const { return std::vector<std::string>(names_, names_ + n_); }
 
  private:
   const spmd_array *handles_[3] = {};
@@ -94,15 +96,17 @@ void finish(const ops::OpOptions &c, ArrayPtr result, spmd_array **out) {
 // Runs the op `make(operands, options)` and names its result as jax.jit
 // does; or, when an operand is a value of a program being recorded,
 // records it there (exec/program). `make` holds the op's other arguments
-// by value: a program replays it on each run's arrays.
-template <typename Make>
-ArrayPtr run_or_record(const char *fn, const Arrays &xs, const std::vector<const char *> &names,
-                       const ops::OpOptions &c, Make &&make) {
+// by value: a program replays it on each run's arrays. `names()` gives the
+// operands' argument names, asked for only when one is a program's value.
+template <typename Make, typename Names>
+ArrayPtr run_or_record(const char *fn, const Arrays &xs, Names &&names, const ops::OpOptions &c,
+                       Make &&make) {
   auto named = [make](const Arrays &a, const ops::OpOptions &o) {
     return ops::as_jit_returns(make(a, o), o, a.empty() ? nullptr : a[0].get());
   };
-  if (auto program = Program::of(xs, names)) return program->record(fn, xs, c, std::move(named));
-  return named(xs, c);
+  if (std::none_of(xs.begin(), xs.end(), [](const ArrayPtr &a) { return a->abstract(); }))
+    return named(xs, c);
+  return Program::of(xs, names())->record(fn, xs, c, std::move(named));
 }
 
 // The tail of every op's entry point, once its own arguments are read:
@@ -114,7 +118,8 @@ void complete(const char *fn, const Operands &in, const spmd_op_options *options
   out_arg(out);
   ops::OpOptions c = read_call(options, in, fn);
   c.label = label;
-  finish(c, run_or_record(fn, in.arrays(), in.names(), c, std::forward<Make>(make)), out);
+  finish(c, run_or_record(fn, in.arrays(), [&] { return in.names(); }, c, std::forward<Make>(make)),
+         out);
 }
 
 // The same for an op of a list of n arrays (xs[0] .. xs[n-1], n > 0),
@@ -125,20 +130,21 @@ void complete_list(const char *fn, size_t n, const spmd_array *const *xs, const 
   if (xs == nullptr) invalid("xs: NULL with ", n, n == 1 ? " array" : " arrays");
   std::vector<ArrayHold> holds;
   Arrays arrays;
-  std::vector<std::string> names;
   holds.reserve(n);
   for (size_t k = 0; k < n; ++k) {
-    names.push_back(cat("xs[", k, "]"));
-    holds.emplace_back(xs[k], names.back().c_str(), Abstract::Allowed);
+    holds.emplace_back(xs[k], cat("xs[", k, "]").c_str(), Abstract::Allowed);
     arrays.push_back(holds.back().ptr());
   }
   out_arg(out);
   if (read_options(options, spmd_op_options SPMD_OP_OPTIONS_INIT, "options").donate != 0)
     invalid("options->donate: ", fn, " does not take donations");
   const ops::OpOptions c = read_call(options, Operands(), fn);
-  std::vector<const char *> name_ptrs;
-  for (const auto &s : names) name_ptrs.push_back(s.c_str());
-  finish(c, run_or_record(fn, arrays, name_ptrs, c, std::forward<Make>(make)), out);
+  auto names = [n] {
+    std::vector<std::string> v;
+    for (size_t k = 0; k < n; ++k) v.push_back(cat("xs[", k, "]"));
+    return v;
+  };
+  finish(c, run_or_record(fn, arrays, names, c, std::forward<Make>(make)), out);
 }
 
 // An enumerator's row of the op table (exec/ops/table.hpp).

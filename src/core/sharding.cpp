@@ -1,6 +1,7 @@
 #include "core/sharding.hpp"
 
 #include <algorithm>
+#include <mutex>
 
 #include "base/error.hpp"
 

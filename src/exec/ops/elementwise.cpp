@@ -71,7 +71,7 @@ void note_step(ew::Op op, const std::vector<Input> &in, const std::vector<ArrayP
       continue;
     }
     step.in[k] = laid[k].get();
-    if (laid[k] != in[k].array || laid[k]->shape() != out.shape()) step.broadcast = true;
+    if (laid[k] != in[k].array || laid[k]->shape() != out.shape()) step.direct = false;
   }
   current_recording()->note_elementwise(step);
 }

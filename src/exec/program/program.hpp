@@ -56,7 +56,7 @@ class Program final : public Recording, public std::enable_shared_from_this<Prog
   // eager call). INVALID_ARGUMENT naming the operands when two belong to
   // different programs, or naming one whose program is gone.
   static std::shared_ptr<Program> of(const std::vector<ArrayPtr> &operands,
-                                     const std::vector<const char *> &names);
+                                     const std::vector<std::string> &names);
 
   // Records `fn` on `operands` (values of this program, or concrete arrays
   // it keeps as constants) and returns its abstract result; donations in
@@ -77,7 +77,6 @@ class Program final : public Recording, public std::enable_shared_from_this<Prog
 
   size_t input_count() const { return inputs_.size(); }
   size_t output_count() const { return outputs_.size(); }
-  Runtime &runtime() const { return *runtime_; }
 
   // Runs the compiled program on `inputs` (as many as recorded, each of
   // the recorded shape, dtype and layout: INVALID_ARGUMENT naming
@@ -109,7 +108,6 @@ class Program final : public Recording, public std::enable_shared_from_this<Prog
   struct Value {
     ArrayPtr abstract;    // its shape, dtype and sharding
     int producer = -1;    // the node making it; -1 for an input
-    int input = -1;       // its input number, for an input
     int uses = 0;         // operands of nodes reading it
     bool output = false;
   };
@@ -170,8 +168,7 @@ class Program final : public Recording, public std::enable_shared_from_this<Prog
   std::vector<ArrayPtr> run_nodes(std::vector<ArrayPtr> values, bool learn) const;
   std::vector<ArrayPtr> outputs_of(const std::vector<ArrayPtr> &values) const;
   static std::shared_ptr<const Launch> learn_launch(const std::vector<ArrayPtr> &operands,
-                                                    const ArrayPtr &result,
-                                                    const ops::LaunchCapture &capture, int work);
+                                                    const ArrayPtr &result, const WorkLog &work);
   static ArrayPtr run_launch(const Launch &l, const std::vector<ArrayPtr> &operands);
   std::string source_text(const Source &s) const;
 

@@ -30,24 +30,22 @@ ArrayPtr Program::add_input(ShardingPtr sharding, spmd_dtype dtype, Shape shape)
     RecordingScope scope(shared_from_this());
     a = std::make_shared<Array>(std::move(sharding), dtype, std::move(shape));
   }
-  const int id = add_value(a, -1);
-  values_[static_cast<size_t>(id)].input = static_cast<int>(inputs_.size());
-  inputs_.push_back(id);
+  inputs_.push_back(add_value(a, -1));
   return a;
 }
 
 std::shared_ptr<Program> Program::of(const std::vector<ArrayPtr> &operands,
-                                     const std::vector<const char *> &names) {
+                                     const std::vector<std::string> &names) {
   std::shared_ptr<Program> found;
   size_t first = 0;
   for (size_t k = 0; k < operands.size(); ++k) {
     const Array &a = *operands[k];
     if (!a.abstract()) continue;
-    const char *name = k < names.size() ? names[k] : "an operand";
+    const std::string name = k < names.size() ? names[k] : "an operand";
     auto p = std::dynamic_pointer_cast<Program>(a.recording());
     if (!p) invalid(name, ": a value of a program that has been destroyed");
     if (found && found != p)
-      invalid(names.size() > first ? names[first] : "an operand", " and ", name,
+      invalid(first < names.size() ? names[first] : "an operand", " and ", name,
               ": values of two different programs; an op records into one program");
     if (!found) {
       found = std::move(p);
@@ -128,7 +126,7 @@ void Program::note_elementwise(const ElementwiseStep &step) {
   Step s;
   s.params = step.params;
   s.out = step.out->sharding();
-  s.direct = !step.broadcast;
+  s.direct = step.direct;
   for (int k = 0; k < step.params.nin; ++k) {
     if (!step.in[k]) continue;
     for (size_t j = 0; j < n.operands.size(); ++j) {
