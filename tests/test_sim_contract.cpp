@@ -4,6 +4,7 @@
 // result before its work has finished. These checks drive the backend
 // directly (the public API never hands out device addresses); each one
 // runs in a child process, since a violation ends the process.
+#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -35,9 +36,28 @@ struct ChildResult {
   std::string stderr_text;
 };
 
+// The threads of this process (/proc/self/task).
+int thread_count() {
+  DIR *d = opendir("/proc/self/task");
+  if (d == nullptr) return -1;
+  int n = 0;
+  while (const dirent *e = readdir(d))
+    if (e->d_name[0] != '.') ++n;
+  closedir(d);
+  return n;
+}
+
+// The threads the process had before any case ran (main sets it).
+int g_threads_at_start = 1;
+
 // Runs `body` in a child process and collects how it ended and what it
-// wrote to stderr.
+// wrote to stderr. Forks once the previous case's threads have all ended:
+// a thread still ending at the fork may hold a lock (a sanitizer's thread
+// registry, the allocator's) that the child, which starts threads of its
+// own, would then wait for forever.
 ChildResult in_child(const std::function<void()> &body) {
+  for (int waited_ms = 0; thread_count() > g_threads_at_start && waited_ms < 5000; ++waited_ms)
+    usleep(1000);
   int pipefd[2];
   if (pipe(pipefd) != 0) fail_msg("pipe failed");
   fflush(stdout);
@@ -198,6 +218,7 @@ static void a_failed_kernel_fails_what_depends_on_it(void **) {
 }
 
 int main(void) {
+  g_threads_at_start = thread_count();
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(device_addresses_fault_on_the_host),
       cmocka_unit_test(memory_used_after_its_free_stops_the_process),
