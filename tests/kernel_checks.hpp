@@ -20,10 +20,12 @@
 #include "base/dtype.hpp"
 #include "base/promotion.hpp"
 #include "kernels/device/elementwise.hpp"
+#include "kernels/device/elementwise_chain.hpp"
 #include "kernels/device/reduce.hpp"
 #include "kernels/device/scan.hpp"
 #include "kernels/device/scatter_add.hpp"
 #include "kernels/elementwise.hpp"
+#include "kernels/elementwise_chain.hpp"
 #include "kernels/reduce_axes.hpp"
 #include "kernels/scatter_add.hpp"
 
@@ -403,6 +405,103 @@ inline std::vector<spmd_dtype> outputs_of(spmd_dtype compute, Op op) {
   return ints;
 }
 
+
+// ---- chains of elementwise passes (a program's fused groups) ----
+
+struct ChainCase {
+  ew::Chain chain;
+  int64_t n = 0;          // elements of each input and of the result
+  std::vector<Bytes> in;  // the chain's inputs
+};
+
+// A random chain of 1 to `max_steps` steps over n elements: each step an
+// op in a type that takes it, its operands the chain's inputs, earlier
+// steps' results (the first operand never a scalar) or scalars, so that
+// types change along the chain (f32 to f16, floats to integers, to bool).
+inline ChainCase random_chain(Rng &r, int64_t n, int max_steps) {
+  ChainCase c;
+  c.n = n;
+  c.in.resize(3);
+  c.chain.nin = 1 + static_cast<int>(r.below(3));
+  for (int k = 0; k < c.chain.nin; ++k) {
+    const spmd_dtype d = kAll[r.below(static_cast<int64_t>(sizeof kAll / sizeof kAll[0]))];
+    c.chain.in_dtype[k] = d;
+    c.in[static_cast<size_t>(k)] = random_elements(d, static_cast<size_t>(std::max<int64_t>(n, 1)), r);
+  }
+  std::vector<Op> ops(std::begin(kUnary), std::end(kUnary));
+  ops.insert(ops.end(), std::begin(kBinary), std::end(kBinary));
+  ops.push_back(Op::Select);
+  const spmd_dtype computes[] = {SPMD_F32, SPMD_F32, SPMD_F64, SPMD_I64};
+  const int steps = 1 + static_cast<int>(r.below(max_steps));
+  for (int s = 0; s < steps; ++s) {
+    ew::ChainStep step;
+    ew::Params &p = step.params;
+    do {
+      p.compute = computes[r.below(4)];
+      p.op = ops[static_cast<size_t>(r.below(static_cast<int64_t>(ops.size())))];
+    } while (!dev::ew::takes(p.op, p.compute));
+    const auto outs = outputs_of(p.compute, p.op);
+    p.out = outs[static_cast<size_t>(r.below(static_cast<int64_t>(outs.size())))];
+    p.nin = ew::arity(p.op);
+    p.shape = {n};
+    for (int k = 0; k < p.nin; ++k) {
+      const int64_t pick = r.below(4);
+      if (k > 0 && pick == 0) {
+        const auto ins = inputs_of(p.compute);
+        p.in[k].dtype = ins[static_cast<size_t>(r.below(static_cast<int64_t>(ins.size())))];
+        p.in[k].scalar = true;
+        p.in[k].value = rounded_scalar(p.in[k].dtype, r);
+        p.in[k].strides = {0};
+        continue;
+      }
+      if (s > 0 && pick >= 2) {
+        const int earlier = static_cast<int>(r.below(s));
+        step.from[k] = -earlier - 1;
+        p.in[k].dtype = c.chain.steps[static_cast<size_t>(earlier)].params.out;
+      } else {
+        step.from[k] = static_cast<int>(r.below(c.chain.nin));
+        p.in[k].dtype = c.chain.in_dtype[step.from[k]];
+      }
+      p.in[k].strides = {1};
+    }
+    c.chain.steps.push_back(step);
+  }
+  return c;
+}
+
+// The chain's steps one at a time through the elementwise body, each
+// result a buffer of its own: what the unfused ops compute.
+inline Bytes chain_by_steps(const ChainCase &c) {
+  std::vector<Bytes> results;
+  for (const ew::ChainStep &step : c.chain.steps) {
+    const ew::Params &p = step.params;
+    const dev::ew::Plan plan = dev::ew::make_plan(p);
+    const unsigned char *in[3] = {nullptr, nullptr, nullptr};
+    for (int k = 0; k < p.nin; ++k) {
+      if (p.in[k].scalar) continue;
+      const int f = step.from[k];
+      in[k] = f >= 0 ? c.in[static_cast<size_t>(f)].data() : results[static_cast<size_t>(-f - 1)].data();
+    }
+    Bytes out(static_cast<size_t>(std::max<int64_t>(c.n, 1)) * dtype_size(p.out), 0x5a);
+    if (c.n > 0) {
+      switch (p.compute) {
+        case SPMD_F32: dev::ew::run_strided<float>(plan, out.data(), in, 0, 1); break;
+        case SPMD_F64: dev::ew::run_strided<double>(plan, out.data(), in, 0, 1); break;
+        default: dev::ew::run_strided<int64_t>(plan, out.data(), in, 0, 1); break;
+      }
+    }
+    results.push_back(std::move(out));
+  }
+  return results.back();
+}
+
+inline std::string chain_text(const ChainCase &c) {
+  std::string t = std::to_string(c.n) + " elements:";
+  for (const ew::ChainStep &s : c.chain.steps)
+    t += std::string(" ") + ew::op_name(s.params.op) + "(" + dtype_name(s.params.compute) + " to " +
+         dtype_name(s.params.out) + ")";
+  return t;
+}
 
 // The reduction as the CUDA kernels compute it with `lanes` lanes per team
 // and each output's elements cut into `parts` parts (dev::red::Teams).

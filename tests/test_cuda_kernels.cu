@@ -389,6 +389,43 @@ void elementwise_matches_the_cpu_and_the_body(void **) {
   bad.check("elementwise on the GPU");
 }
 
+// A fused chain on the GPU gives the bits of its steps run there one by
+// one as elementwise kernels (the device's math functions on both sides).
+void elementwise_chains_equal_their_steps_on_the_gpu(void **) {
+  Rng r{103};
+  Mismatches bad;
+  for (int t = 0; t < 120; ++t) {
+    const int64_t n = t % 20 == 0 ? (int64_t{1} << 20) + 5 : r.below(3000);
+    const ChainCase c = random_chain(r, n, dev::ew::kMaxChainSteps);
+    std::vector<std::unique_ptr<DeviceBytes>> ins;
+    Place places[3];
+    for (int k = 0; k < c.chain.nin; ++k) {
+      ins.push_back(std::make_unique<DeviceBytes>(c.in[static_cast<size_t>(k)].size()));
+      ins.back()->upload(c.in[static_cast<size_t>(k)]);
+      places[k] = ins.back()->place();
+    }
+    // One by one: each step's result in its own buffer.
+    std::vector<std::unique_ptr<DeviceBytes>> results;
+    for (const ew::ChainStep &step : c.chain.steps) {
+      const ew::Params &p = step.params;
+      Place at[3];
+      for (int k = 0; k < p.nin; ++k)
+        if (!p.in[k].scalar)
+          at[k] = step.from[k] >= 0 ? places[step.from[k]] : results[static_cast<size_t>(-step.from[k] - 1)]->place();
+      results.push_back(std::make_unique<DeviceBytes>(static_cast<size_t>(std::max<int64_t>(n, 1)) * dtype_size(p.out)));
+      run(Kernel::elementwise_op(results.back()->place(), at, p, 0));
+    }
+    const spmd_dtype out = c.chain.steps.back().params.out;
+    const size_t bytes = static_cast<size_t>(n) * dtype_size(out);
+    DeviceBytes fused(std::max<size_t>(bytes, 1));
+    run(Kernel::elementwise_chain(fused.place(), places, std::make_shared<ew::Chain>(c.chain), out,
+                                  static_cast<size_t>(n), 0));
+    if (fused.download(bytes) != results.back()->download(bytes))
+      bad.note("chain of " + chain_text(c) + ": fused and one by one differ on the GPU");
+  }
+  bad.check("elementwise chains on the GPU");
+}
+
 // ---- reductions ----
 
 void check_reduction_on_gpu(const red::Params &p, const Bytes &x, Mismatches &bad) {
@@ -749,6 +786,7 @@ int main(void) {
       cmocka_unit_test(arithmetic_on_the_device_equals_the_hosts),
       cmocka_unit_test(small_kinds_match_the_cpu),
       cmocka_unit_test(elementwise_matches_the_cpu_and_the_body),
+      cmocka_unit_test(elementwise_chains_equal_their_steps_on_the_gpu),
       cmocka_unit_test(reductions_match_the_cpu_and_the_body),
       cmocka_unit_test(cumsums_match_the_cpu),
       cmocka_unit_test(scatter_adds_match_the_cpu),

@@ -287,6 +287,28 @@ void elementwise_long_runs_match_the_cpu(void **) {
   bad.check("elementwise long runs");
 }
 
+// A fused chain (kernels/device/elementwise_chain.hpp) gives the bits of
+// its steps run one by one, each value rounded to its step's type: as a
+// single thread and as several, short and long, with types changing along
+// the chain.
+void elementwise_chains_equal_their_steps(void **) {
+  Rng r{10};
+  Mismatches bad;
+  for (int t = 0; t < 400; ++t) {
+    const int64_t n = t % 50 == 0 ? 5000 : r.below(40);
+    const ChainCase c = random_chain(r, n, dev::ew::kMaxChainSteps);
+    const Bytes want = chain_by_steps(c);
+    const dev::ew::ChainPlan plan = dev::ew::make_chain_plan(c.chain, c.n);
+    const unsigned char *in[3] = {c.in[0].data(), c.in[1].data(), c.in[2].data()};
+    for (int threads : {1, 7}) {
+      Bytes got(want.size(), 0x5a);
+      for (int first = 0; first < threads; ++first) dev::ew::run_chain(plan, got.data(), in, first, threads);
+      if (got != want) bad.note("chain of " + chain_text(c) + ", " + std::to_string(threads) + " threads");
+    }
+  }
+  bad.check("elementwise chains");
+}
+
 // Products and quotients next to the smallest normal, where x86 flushes
 // what rounds to it from below (tiny before the subnormal grid's rounding).
 void flushing_boundaries_match_the_cpu(void **) {
@@ -736,6 +758,7 @@ int main(void) {
       cmocka_unit_test(elementwise_binary_ops_match_the_cpu),
       cmocka_unit_test(elementwise_select_matches_the_cpu),
       cmocka_unit_test(elementwise_long_runs_match_the_cpu),
+      cmocka_unit_test(elementwise_chains_equal_their_steps),
       cmocka_unit_test(flushing_boundaries_match_the_cpu),
       cmocka_unit_test(reductions_match_the_cpu),
       cmocka_unit_test(large_reductions_are_cut_into_parts),

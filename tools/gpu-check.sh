@@ -12,8 +12,8 @@
 #   5. runs the benchmarks: spmd-gpu-bench (the CUDA runtime's cost per
 #      call included) and the same work in JAX on the same GPU
 #      (tools/gpu_bench_jax.py) first, then spmd-gpu-bench's collectives on
-#      each path, its sum on one logical device, spmd-bench and
-#      spmd-ops-bench.
+#      each path, its sum on one logical device, spmd-ops-bench and
+#      spmd-bench.
 # Every step is bounded, the whole run ends within SPMD_GPU_CHECK_SECONDS
 # (default 285; later steps get what is left), and a step that fails is
 # recorded while the others still run. Exits 1 when a correctness step did
@@ -305,8 +305,17 @@ keep_ctest_log() {
   cp "$build/Testing/Temporary/LastTest.log" "$logs/$1" 2>/dev/null
 }
 
+# The GPU's memory in use while the suites run side by side (a suite that
+# runs out of it shows here).
+timeout 200 nvidia-smi --query-gpu=timestamp,memory.used,memory.total --format=csv,noheader \
+  -lms 500 >"$logs/gpu-memory.txt" 2>&1 &
+memory_pid=$!
 step "suites on cuda (ctest -L cuda -j8)" check 150 "$ctestlog" \
   ctest --test-dir "$build" -L cuda -j8 --output-on-failure
+kill "$memory_pid" 2>/dev/null
+wait "$memory_pid" 2>/dev/null
+say "GPU memory in use during the suites: at most $(awk -F', ' '{sub(/ MiB/, "", $2); if ($2 + 0 > m) m = $2 + 0}
+  END {print m + 0}' "$logs/gpu-memory.txt") MiB"
 keep_ctest_log LastTest-cuda.log
 
 collective_suites='^(test_collectives|test_persistent_collective|test_collective_paths|spmd_bench_results)\.cuda$'
@@ -352,11 +361,11 @@ done
 # devices that the 8-device figure includes.
 bench "spmd-gpu-bench sum, one device" 15 gpu-bench-one.txt "$build/tools/spmd-gpu-bench" \
   -o sum -g 1 -n 10 -w 3
-bench "spmd-bench" 25 spmd-bench.txt "${cuda_env[@]}" "$build/tools/spmd-bench" \
-  -b 1M -e 64M -f 8 -n 5 -w 2
 # Its shard_map versions are host callbacks: they need host-mapped blocks.
 bench "spmd-ops-bench" 25 spmd-ops-bench.txt "${cuda_env[@]}" SPMD_CALLBACK_MEMORY=mapped \
   "$build/tools/spmd-ops-bench" 3
+bench "spmd-bench" 25 spmd-bench.txt "${cuda_env[@]}" "$build/tools/spmd-bench" \
+  -b 1M -e 64M -f 8 -n 5 -w 2
 
 # ---- the summary ----
 

@@ -92,9 +92,9 @@ class Backend {
   // where host code may use device pointers as they are (the CPU platform,
   // or CUDA with its stream), Mapped where it may not (the sim platform).
   virtual MemoryKind callback_memory() const = 0;
-  // Whether launch runs KernelKind::ElementwiseChain (a program fuses
-  // elementwise ops only where it does).
-  virtual bool runs_chains() const { return false; }
+  // The most steps a KernelKind::ElementwiseChain launch runs: a program
+  // fuses elementwise ops only where it is more than 0.
+  virtual size_t max_chain_steps() const { return 0; }
   // The queue a shard_map callback on `device` may put its own work on, so
   // that it is ordered with the backend's (a cudaStream_t), or null where
   // work is not queued (the CPU platform).

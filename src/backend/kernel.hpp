@@ -46,8 +46,8 @@ enum class KernelKind {
   // (kernels/elementwise.hpp), each read through its strides.
   Elementwise,
   // out = a chain of elementwise passes over count elements of up to three
-  // dense inputs, run as one pass (kernels/elementwise_chain.hpp). Host
-  // backends only (Backend::runs_chains).
+  // dense inputs, run as one pass (kernels/elementwise_chain.hpp), at most
+  // Backend::max_chain_steps steps.
   ElementwiseChain,
   // out = in0 reduced over some of its dimensions (kernels/reduce_axes.hpp).
   Reduce,

@@ -4,6 +4,8 @@
 // the cores, so it never makes an event.
 #pragma once
 
+#include <cstdint>
+
 #include "backend/backend.hpp"
 #include "backend/cpu/host_allocator.hpp"
 #include "base/worker_pool.hpp"
@@ -30,7 +32,7 @@ class CpuBackend final : public Backend {
   void deallocate(int device, DevicePtr ptr, size_t bytes, MemoryKind kind,
                   const EventList &after) override;
   MemoryKind callback_memory() const override { return MemoryKind::Device; }
-  bool runs_chains() const override { return true; }
+  size_t max_chain_steps() const override { return SIZE_MAX; }
 
   EventPtr copy_boxes(std::span<const BoxCopy> copies, const EventList &after) override;
   EventPtr launch(std::span<const Kernel> kernels, const EventList &after) override;

@@ -12,6 +12,7 @@
 #include "backend/cuda/stream_event.hpp"
 #include "backend/host/copy.hpp"
 #include "base/dtype.hpp"
+#include "kernels/device/elementwise_chain.hpp"
 
 namespace spmd::cuda {
 
@@ -102,11 +103,32 @@ void CudaBackend::Impl::release_cached(const Gpu &gpu) noexcept {
 
 void CudaBackend::Impl::ensure_blas(LogicalDevice &d) {
   if (d.blas) return;
+  // cuBLAS takes device memory of its own, outside the pools: where the
+  // GPU is full, what the pools keep is given back and it tries again.
   cublasHandle_t h = nullptr;
-  if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS)
-    fail(SPMD_ERR_INTERNAL, d.label(), ": cublasCreate failed");
+  cublasStatus_t made = cublasCreate(&h);
+  if (made == CUBLAS_STATUS_ALLOC_FAILED || made == CUBLAS_STATUS_NOT_INITIALIZED) {
+    cudaGetLastError();
+    release_cached(*d.gpu);
+    staging.trim();
+    made = cublasCreate(&h);
+  }
+  if (made != CUBLAS_STATUS_SUCCESS) {
+    size_t free_bytes = 0, total = 0;
+    cudaMemGetInfo(&free_bytes, &total);
+    cudaGetLastError();
+    fail(made == CUBLAS_STATUS_ALLOC_FAILED ? SPMD_ERR_OUT_OF_MEMORY : SPMD_ERR_INTERNAL, d.label(),
+         ": cublasCreate failed: ", cublasGetStatusName(made), " (", free_bytes, " of ", total,
+         " bytes of the GPU free)");
+  }
   void *ws = nullptr;
   cudaError_t st = cudaMalloc(&ws, kBlasWorkspaceBytes);
+  if (st == cudaErrorMemoryAllocation) {
+    cudaGetLastError();
+    release_cached(*d.gpu);
+    staging.trim();
+    st = cudaMalloc(&ws, kBlasWorkspaceBytes);
+  }
   if (st != cudaSuccess) {
     cudaGetLastError();
     cublasDestroy(h);
@@ -292,6 +314,8 @@ Backend::SharedMemoryDevice CudaBackend::shared_memory_device(int device) const 
 }
 
 MemoryKind CudaBackend::callback_memory() const { return impl_->config.callback_memory; }
+
+size_t CudaBackend::max_chain_steps() const { return dev::ew::kMaxChainSteps; }
 
 void *CudaBackend::device_stream(int device) { return impl_->dev(device).stream; }
 

@@ -36,6 +36,7 @@ class CudaBackend final : public Backend {
   void deallocate(int device, DevicePtr ptr, size_t bytes, MemoryKind kind,
                   const EventList &after) override;
   MemoryKind callback_memory() const override;
+  size_t max_chain_steps() const override;
   void *device_stream(int device) override;
 
   EventPtr copy_boxes(std::span<const BoxCopy> copies, const EventList &after) override;

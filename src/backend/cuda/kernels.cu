@@ -169,9 +169,7 @@ void launch_kernel(const Kernel &k, const KernelEnv &env) {
     case KernelKind::Gemm: return launch_gemm(k, env);
     case KernelKind::Take: return launch_take(k, env);
     case KernelKind::ScatterAdd: return launch_scatter_add(k, env);
-    case KernelKind::ElementwiseChain:
-      fail(SPMD_ERR_UNSUPPORTED, env.device_label,
-           ": elementwise chains run on host backends only (Backend::runs_chains)");
+    case KernelKind::ElementwiseChain: return launch_elementwise_chain(k, env);
   }
   fail(SPMD_ERR_INTERNAL, env.device_label, ": unknown kernel kind ", static_cast<int>(k.kind));
 }

@@ -9,6 +9,7 @@
 #include "backend/cuda/launch.hpp"
 #include "base/dtype.hpp"
 #include "kernels/device/elementwise.hpp"
+#include "kernels/device/elementwise_chain.hpp"
 
 namespace spmd::cuda {
 
@@ -24,6 +25,15 @@ __global__ void elementwise_kernel(ew::Plan p, unsigned char *out, const unsigne
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
   if (words) ew::run_words<T>(p, out, in, first, step);
   else ew::run_strided<T>(p, out, in, first, step);
+}
+
+// A program's fused pass: each thread runs the whole chain for its
+// elements, the intermediate values in its own slots.
+__global__ void chain_kernel(ew::ChainPlan c, unsigned char *out, const unsigned char *a,
+                             const unsigned char *b, const unsigned char *d) {
+  const unsigned char *const in[3] = {a, b, d};
+  const int64_t first = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  ew::run_chain(c, out, in, first, static_cast<int64_t>(gridDim.x) * blockDim.x);
 }
 
 }  // namespace
@@ -63,6 +73,25 @@ void launch_elementwise(const Kernel &k, const KernelEnv &env) {
       break;
   }
   check_launch(env.device_label, "elementwise kernel");
+}
+
+void launch_elementwise_chain(const Kernel &k, const KernelEnv &env) {
+  const spmd::ew::Chain &chain = *k.chain;
+  if (chain.steps.empty() || chain.steps.size() > static_cast<size_t>(ew::kMaxChainSteps))
+    fail(SPMD_ERR_INTERNAL, env.device_label, ": elementwise chain of ", chain.steps.size(),
+         " steps (1 to ", ew::kMaxChainSteps, " run on a GPU)");
+  if (k.count <= 0) return;
+  for (const auto &s : chain.steps)
+    if (!ew::takes(s.params.op, s.params.compute))
+      fail(SPMD_ERR_INTERNAL, env.device_label, ": elementwise chain: op ",
+           static_cast<int>(s.params.op), " on integers");
+  const ew::ChainPlan c = ew::make_chain_plan(chain, static_cast<int64_t>(k.count));
+  const Place places[3] = {k.in0, k.in1, k.in2};
+  const unsigned char *in[3] = {nullptr, nullptr, nullptr};
+  for (int i = 0; i < chain.nin; ++i) in[i] = device_ptr<const unsigned char>(places[i]);
+  const unsigned grid = grid_for(static_cast<int64_t>(k.count), kBlockThreads, env);
+  chain_kernel<<<grid, kBlockThreads, 0, env.stream>>>(c, device_ptr(k.out), in[0], in[1], in[2]);
+  check_launch(env.device_label, "elementwise chain kernel");
 }
 
 }  // namespace spmd::cuda

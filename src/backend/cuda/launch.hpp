@@ -48,6 +48,7 @@ T *device_ptr(const Place &p) {
 
 // One file per kind of work.
 void launch_elementwise(const Kernel &k, const KernelEnv &env);  // kernels_elementwise.cu
+void launch_elementwise_chain(const Kernel &k, const KernelEnv &env);  // kernels_elementwise.cu
 void launch_reduce(const Kernel &k, const KernelEnv &env);       // kernels_reduce.cu
 void launch_random(const Kernel &k, const KernelEnv &env);       // kernels_random.cu
 void launch_gemm(const Kernel &k, const KernelEnv &env);         // kernels_gemm.cu

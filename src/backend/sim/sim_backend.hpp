@@ -52,7 +52,7 @@ class SimBackend final : public Backend {
   void deallocate(int device, DevicePtr ptr, size_t bytes, MemoryKind kind,
                   const EventList &after) override;
   MemoryKind callback_memory() const override { return MemoryKind::Mapped; }
-  bool runs_chains() const override { return true; }
+  size_t max_chain_steps() const override { return SIZE_MAX; }
 
   EventPtr copy_boxes(std::span<const BoxCopy> copies, const EventList &after) override;
   EventPtr launch(std::span<const Kernel> kernels, const EventList &after) override;

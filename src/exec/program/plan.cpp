@@ -36,7 +36,8 @@ bool Program::fusable(const Node &n) const {
 }
 
 void Program::plan_groups() {
-  if (!runtime_->backend().runs_chains()) return;
+  const size_t max_steps = runtime_->backend().max_chain_steps();
+  if (max_steps == 0) return;
   // The sources a set of nodes reads from outside itself.
   auto external = [&](const std::vector<int> &members) {
     std::vector<Source> out;
@@ -80,7 +81,7 @@ void Program::plan_groups() {
       std::vector<int> merged = group.nodes;
       merged.insert(merged.end(), members.begin(), members.end());
       std::sort(merged.begin(), merged.end());
-      if (external(merged).size() > 3) continue;
+      if (merged.size() > max_steps || external(merged).size() > 3) continue;
       members = std::move(merged);
       absorbed.push_back(g);
     }

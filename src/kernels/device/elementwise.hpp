@@ -316,9 +316,10 @@ SPMD_HD int64_t apply(Op op, int64_t a, int64_t b, int64_t c) {
 }
 
 // One element of the result at `o`, the operands' elements at a, b, c
-// (null for a scalar operand or one the op does not have).
-template <typename T>
-SPMD_HD void compute(const Plan &p, unsigned char *o, const unsigned char *const at[3]) {
+// (null for a scalar operand or one the op does not have). P: a Plan, or
+// anything with its op, out, nin, in, scalar and value (a chain's step).
+template <typename T, typename P>
+SPMD_HD void compute(const P &p, unsigned char *o, const unsigned char *const at[3]) {
   T v[3] = {T(0), T(0), T(0)};
   SPMD_UNROLL
   for (int k = 0; k < 3; ++k)
