@@ -401,6 +401,7 @@ typedef struct {
   spmd_x_program *p;
   spmd_array *in;
   float out[128];
+  size_t out_bytes;
   spmd_status st;
 } runner;
 
@@ -409,7 +410,7 @@ static void *run_thread(void *arg) {
   for (int k = 0; k < 20 && r->st == SPMD_OK; ++k) {
     spmd_array *y = NULL;
     r->st = spmd_x_program_run(r->p, 1, (const spmd_array *const *)&r->in, 1, &y);
-    if (r->st == SPMD_OK) r->st = spmd_array_to_host(y, r->out, sizeof r->out);
+    if (r->st == SPMD_OK) r->st = spmd_array_to_host(y, r->out, r->out_bytes);
     spmd_array_destroy(y);
   }
   return NULL;
@@ -435,6 +436,7 @@ static void threads_share_a_program(void **state) {
     for (int i = 0; i < 128; ++i) v[i] = (float)(i + 1000 * k);
     r[k].p = p;
     r[k].in = test_put(mesh, "x, y", SPMD_F32, 2, shape, v);
+    r[k].out_bytes = sizeof r[k].out;
     r[k].st = SPMD_OK;
   }
   for (int k = 0; k < 4; ++k) assert_int_equal(pthread_create(&th[k], NULL, run_thread, &r[k]), 0);
@@ -447,6 +449,47 @@ static void threads_share_a_program(void **state) {
   }
   spmd_array_destroy(x);
   spmd_array_destroy(t);
+  spmd_array_destroy(y);
+  spmd_sharding_destroy(s);
+  spmd_x_program_destroy(p);
+  spmd_mesh_destroy(mesh);
+}
+
+/* A sum over a split dimension ends in a psum the program plans once and
+ * every run reuses: runs from several threads at once, each on its own
+ * values, each get their own sums. */
+static void threads_share_a_programs_collectives(void **state) {
+  (void)state;
+  spmd_mesh *mesh = mesh42();
+  spmd_x_program *p = NULL;
+  assert_ok(spmd_x_program_create(suite_rt, &p));
+  spmd_sharding *s = test_sharding(mesh, "x, y");
+  const int64_t shape[2] = {8, 16}, axis1 = 1;
+  spmd_array *x = NULL, *y = NULL;
+  assert_ok(spmd_x_program_input(p, s, SPMD_F32, 2, shape, &x));
+  assert_ok(spmd_reduce(SPMD_REDUCE_SUM, x, 1, &axis1, 0, NULL, &y));
+  assert_ok(spmd_x_program_output(p, y, NULL));
+  assert_ok(spmd_x_program_compile(p));
+  assert_text_has(p, "psum over 'y'");
+  runner r[4];
+  pthread_t th[4];
+  for (int k = 0; k < 4; ++k) {
+    float v[128];
+    for (int i = 0; i < 128; ++i) v[i] = (float)(i % 16 + 100 * k);
+    r[k].p = p;
+    r[k].in = test_put(mesh, "x, y", SPMD_F32, 2, shape, v);
+    r[k].out_bytes = 8 * sizeof(float);
+    r[k].st = SPMD_OK;
+  }
+  for (int k = 0; k < 4; ++k) assert_int_equal(pthread_create(&th[k], NULL, run_thread, &r[k]), 0);
+  for (int k = 0; k < 4; ++k) pthread_join(th[k], NULL);
+  for (int k = 0; k < 4; ++k) {
+    assert_int_equal(r[k].st, SPMD_OK);
+    /* Row i: 0 + 1 + ... + 15 + 16 * 100k. */
+    for (int i = 0; i < 8; ++i) assert_true(r[k].out[i] == (float)(120 + 1600 * k));
+    spmd_array_destroy(r[k].in);
+  }
+  spmd_array_destroy(x);
   spmd_array_destroy(y);
   spmd_sharding_destroy(s);
   spmd_x_program_destroy(p);
@@ -577,6 +620,7 @@ int main(void) {
       cmocka_unit_test(arrays_with_values_are_constants),
       cmocka_unit_test(output_sharding_is_honoured),
       cmocka_unit_test(threads_share_a_program),
+      cmocka_unit_test(threads_share_a_programs_collectives),
       cmocka_unit_test(inputs_must_match_what_was_recorded),
       cmocka_unit_test(values_have_no_values),
   };

@@ -16,7 +16,10 @@ void run_chain(const Chain &chain, size_t count, void *out, const void *const in
   thread_local std::vector<unsigned char> scratch;
   if (scratch.size() < tile_bytes * (nsteps - 1)) scratch.resize(tile_bytes * (nsteps - 1));
   unsigned char *const tiles = scratch.data();
-  std::vector<Params> params(nsteps);
+  // The steps' descriptors, retargeted to each tile below: assigned into
+  // the thread's own, whose vectors keep their room from call to call.
+  thread_local std::vector<Params> params;
+  if (params.size() < nsteps) params.resize(nsteps);
   for (size_t s = 0; s < nsteps; ++s) params[s] = chain.steps[s].params;
   for (size_t start = 0; start < count; start += kChainTile) {
     const size_t n = count - start < kChainTile ? count - start : kChainTile;

@@ -1,7 +1,7 @@
 #include "exec/ops/partial_sums.hpp"
 
 #include "base/error.hpp"
-#include "exec/persistent.hpp"
+#include "exec/collective_cache.hpp"
 #include "runtime/rendezvous.hpp"
 #include "spmd/sharding.h"
 
@@ -129,9 +129,10 @@ ArrayPtr combine_partials(const MeshPtr &mesh, const ArrayPtr &partials, const S
     current_recording()->note_transfer(collective.label(m), n * (scatters ? 1 : 2) * (g - 1) * block / g);
     return std::make_shared<Array>(sharding_of(mesh, out_dims), partials->dtype(), shape);
   }
-  PersistentCollective op(stacked->sharding(), collective, stacked->dtype(), stacked_shape,
-                          collective_timeout(0, "timeout"));
-  const ArrayPtr summed = op.execute(stacked);
+  // Planned once per op of a program (its runs replay the call), else now.
+  const auto op = persistent_collective(stacked->sharding(), collective, stacked->dtype(),
+                                        stacked_shape, collective_timeout(0, "timeout"));
+  const ArrayPtr summed = op->execute(stacked);
   // Drop the leading dimension (now of size 1): the same buffers.
   std::vector<BufferPtr> out_buffers;
   for (size_t i = 0; i < summed->shard_count(); ++i) out_buffers.push_back(summed->buffer_ptr(i));

@@ -21,6 +21,8 @@ void Program::compile() {
       if (s.value >= 0) last[static_cast<size_t>(s.value)] = std::max(last[static_cast<size_t>(s.value)], at);
   }
   drops_.assign(nodes_.size(), {});
+  collectives_.clear();
+  for (size_t i = 0; i < nodes_.size(); ++i) collectives_.push_back(std::make_unique<CollectiveCache>());
   for (size_t v = 0; v < values_.size(); ++v)
     if (last[v] >= 0 && !values_[v].output) drops_[static_cast<size_t>(last[v])].push_back(static_cast<int>(v));
   compiled_ = true;

@@ -33,6 +33,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "exec/collective_cache.hpp"
 #include "exec/ops/op_support.hpp"
 #include "kernels/elementwise_chain.hpp"
 #include "runtime/array.hpp"
@@ -185,6 +186,8 @@ class Program final : public Recording, public std::enable_shared_from_this<Prog
   mutable std::mutex learn_mu_;
   mutable std::atomic<bool> learnt_{false};
   mutable std::vector<std::shared_ptr<const Launch>> launches_;  // per node; null: replay
+  // Per node: the collectives a replayed op plans once (exec/collective_cache.hpp).
+  std::vector<std::unique_ptr<CollectiveCache>> collectives_;
   bool compiled_ = false;
 };
 

@@ -114,12 +114,15 @@ std::vector<ArrayPtr> Program::run_nodes(std::vector<ArrayPtr> values, bool lear
         operands.push_back(s.value >= 0 ? values[static_cast<size_t>(s.value)] : s.constant);
       if (!learn && launches_[i]) {
         result = run_launch(*launches_[i], operands);
-      } else if (learn) {
-        WorkLog work;
-        result = n.replay(operands, n.options);
-        launches_[i] = learn_launch(operands, result, work);
       } else {
-        result = n.replay(operands, n.options);
+        CollectiveCacheScope collectives(*collectives_[i]);
+        if (learn) {
+          WorkLog work;
+          result = n.replay(operands, n.options);
+          launches_[i] = learn_launch(operands, result, work);
+        } else {
+          result = n.replay(operands, n.options);
+        }
       }
     }
     // Values read for the last time here let their buffers go (the
