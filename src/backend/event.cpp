@@ -60,7 +60,30 @@ bool EventList::holds(const EventPtr &event) const {
 
 void EventList::push(const EventPtr &event) {
   if (events_.size() >= prune_at_) {
-    std::erase_if(events_, [](const EventPtr &e) { return e->done() && e->wait_status() == SPMD_OK; });
+    // Events finish about in the order they were added, so the finished
+    // ones are found asking few of them (a CUDA event's answer costs a
+    // call, and tells of every earlier record on its stream): the first
+    // not finished by doubling steps from the oldest, then by halving.
+    // Only those before it are dropped, asked again where they have not
+    // answered yet.
+    const size_t n = events_.size();
+    size_t lo = 0, hi = n;  // [0, lo) finished, hi not (or the end)
+    for (size_t i = 0; i < n; i = 2 * i + 1) {
+      if (!events_[i]->done()) {
+        hi = i;
+        break;
+      }
+      lo = i + 1;
+    }
+    while (lo < hi) {
+      const size_t mid = lo + (hi - lo) / 2;
+      if (events_[mid]->done()) lo = mid + 1;
+      else hi = mid;
+    }
+    const auto end = events_.begin() + static_cast<std::ptrdiff_t>(lo);
+    events_.erase(std::remove_if(events_.begin(), end,
+                                 [](const EventPtr &e) { return e->done() && e->wait_status() == SPMD_OK; }),
+                  end);
     prune_at_ = std::max(kPruneAt, 2 * events_.size());
   }
   events_.push_back(event);
