@@ -48,21 +48,36 @@ void Sharding::check_rank(const Shape &global) const {
             ")");
 }
 
+// The layouts of the last few shapes laid out: a program step makes
+// arrays of several shapes on one sharding (activations, weights, their
+// gradients), over and over.
 struct Sharding::LayoutCache {
+  static constexpr size_t kShapes = 8;
   std::mutex mu;
-  Shape shape;
-  std::shared_ptr<const std::vector<ShardLayout>> layout;
+  struct Entry {
+    Shape shape;
+    std::shared_ptr<const std::vector<ShardLayout>> layout;
+  };
+  std::vector<Entry> entries;  // the most recently used last
 };
 
 std::shared_ptr<const std::vector<ShardLayout>> Sharding::shared_layout(const Shape &global) const {
+  LayoutCache &c = *cache_;
   {
-    std::lock_guard<std::mutex> lock(cache_->mu);
-    if (cache_->layout && cache_->shape == global) return cache_->layout;
+    std::lock_guard<std::mutex> lock(c.mu);
+    for (size_t i = c.entries.size(); i-- > 0;) {
+      if (c.entries[i].shape != global) continue;
+      auto found = c.entries[i].layout;
+      if (i + 1 != c.entries.size()) std::rotate(c.entries.begin() + static_cast<std::ptrdiff_t>(i),
+                                                c.entries.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+                                                c.entries.end());
+      return found;
+    }
   }
   auto made = std::make_shared<const std::vector<ShardLayout>>(layout(global));
-  std::lock_guard<std::mutex> lock(cache_->mu);
-  cache_->shape = global;
-  cache_->layout = made;
+  std::lock_guard<std::mutex> lock(c.mu);
+  if (c.entries.size() == LayoutCache::kShapes) c.entries.erase(c.entries.begin());
+  c.entries.push_back({global, made});
   return made;
 }
 

@@ -261,6 +261,7 @@ ArrayPtr Array::full(ShardingPtr sharding, spmd_dtype dtype, Shape shape, double
   unsigned char element[8] = {0};
   store_from_double(dtype, value, element);
   std::vector<std::pair<size_t, Kernel>> writes;
+  writes.reserve(a->shards_->size());
   for (size_t i = 0; i < a->shards_->size(); ++i) {
     if (!a->addressable(i)) continue;
     const Buffer &b = *a->buffers_[i];
@@ -274,6 +275,7 @@ ArrayPtr Array::arange(ShardingPtr sharding, spmd_dtype dtype, Shape shape, doub
                        double step) {
   auto a = std::make_shared<Array>(std::move(sharding), dtype, std::move(shape));
   std::vector<std::pair<size_t, Kernel>> writes;
+  writes.reserve(a->shards_->size());
   for (size_t i = 0; i < a->shards_->size(); ++i) {
     if (!a->addressable(i)) continue;
     const Buffer &b = *a->buffers_[i];

@@ -152,6 +152,7 @@ ArrayPtr dot_general(const ArrayPtr &lhs_in, const ArrayPtr &rhs_in, propagate::
     current_recording()->note_flops(2 * out->size() * k);
   }
   std::vector<std::pair<size_t, Kernel>> kernels;
+  kernels.reserve(out->shard_count());
   for (size_t i = 0; i < out->shard_count(); ++i) {
     const ShardLayout &s = out->shard(i);
     if (s.box.empty() || !out->addressable(i)) continue;

@@ -145,6 +145,7 @@ ArrayPtr run(ew::Op op, std::vector<Input> in, spmd_dtype compute, spmd_dtype ou
   if (out->abstract()) note_step(op, in, laid, *out, compute);
 
   std::vector<std::pair<size_t, Kernel>> kernels;
+  kernels.reserve(out->shard_count());
   for (size_t i = 0; i < out->shard_count(); ++i) {
     const ShardLayout &s = out->shard(i);
     if (s.box.empty() || !out->addressable(i)) continue;

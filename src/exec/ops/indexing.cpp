@@ -86,6 +86,7 @@ ArrayPtr take(const ArrayPtr &a_in, const ArrayPtr &indices_in, int64_t axis,
   const ArrayPtr a = laid_out(a_in, mesh, a_layout), indices = laid_out(indices_in, mesh, i_layout);
   auto out = std::make_shared<Array>(sharding_of(mesh, out_dims), a->dtype(), out_shape);
   std::vector<std::pair<size_t, Kernel>> kernels;
+  kernels.reserve(out->shard_count());
   for (size_t i = 0; i < out->shard_count(); ++i) {
     if (out->shard(i).box.empty() || !out->addressable(i)) continue;
     take::Params p;
@@ -138,6 +139,7 @@ ArrayPtr scatter_add(const ArrayPtr &x_in, const ArrayPtr &indices_in, const Arr
                                     splice(out_dims, ax, 1, propagate::Dims(is.size())));
   auto out = std::make_shared<Array>(sharding_of(mesh, out_dims), t, xs);
   std::vector<std::pair<size_t, Kernel>> kernels;
+  kernels.reserve(out->shard_count());
   for (size_t i = 0; i < out->shard_count(); ++i) {
     const Box &box = out->shard(i).box;
     if (box.empty() || !out->addressable(i)) continue;

@@ -9,6 +9,7 @@ ArrayPtr random_array(ShardingPtr sharding, const rng::Request &request, Shape s
   // Each device draws its own block; every element depends only on the key
   // and its global index.
   std::vector<std::pair<size_t, Kernel>> writes;
+  writes.reserve(a->shard_count());
   for (size_t i = 0; i < a->shard_count(); ++i) {
     if (!a->addressable(i)) continue;
     const Buffer &b = a->buffer(i);

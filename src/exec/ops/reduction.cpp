@@ -29,6 +29,7 @@ ArrayPtr local_reduce(red::Op op, const ArrayPtr &x, const std::vector<bool> &re
                       const propagate::Dims &out_dims) {
   auto partials = std::make_shared<Array>(sharding_of(mesh, out_dims), out_dtype, out_shape);
   std::vector<std::pair<size_t, Kernel>> kernels;
+  kernels.reserve(partials->shard_count());
   for (size_t i = 0; i < partials->shard_count(); ++i) {
     if (partials->shard(i).box.empty() || !partials->addressable(i)) continue;
     red::Params p;
@@ -102,6 +103,7 @@ ArrayPtr reduce(ReduceKind kind, const ArrayPtr &x_in, const std::vector<int64_t
                          scatter);
   if (kind == ReduceKind::Mean) {
     std::vector<std::pair<size_t, Kernel>> kernels;
+    kernels.reserve(out->shard_count());
     for (size_t i = 0; i < out->shard_count(); ++i) {
       if (!out->addressable(i)) continue;
       const Buffer &b = out->buffer(i);

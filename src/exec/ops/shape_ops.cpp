@@ -27,6 +27,7 @@ Shape dense_strides(const Shape &s) {
 template <typename Strides>
 void local_copies(const Array &in, Array &out, Strides strides) {
   std::vector<std::pair<size_t, Kernel>> kernels;
+  kernels.reserve(out.shard_count());
   for (size_t i = 0; i < out.shard_count(); ++i) {
     const ShardLayout &s = out.shard(i);
     if (s.box.empty() || !out.addressable(i)) continue;

@@ -18,6 +18,7 @@ ArrayPtr Program::run_group(const Group &g, const std::vector<ArrayPtr> &values)
   }
   auto out = std::make_shared<Array>(r.sharding(), r.dtype(), r.shape());
   std::vector<std::pair<size_t, Kernel>> kernels;
+  kernels.reserve(out->shard_count());
   for (size_t i = 0; i < out->shard_count(); ++i) {
     const ShardLayout &s = out->shard(i);
     if (s.box.empty() || !out->addressable(i)) continue;
