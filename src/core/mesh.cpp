@@ -16,7 +16,8 @@ bool valid_axis_name(const std::string &name) {
 
 Mesh::Mesh(DeviceSetPtr devices, Shape shape, std::vector<std::string> names,
            std::vector<int> device_ids)
-    : device_set_(std::move(devices)), shape_(std::move(shape)), names_(std::move(names)) {
+    : device_set_(std::move(devices)), shape_(std::move(shape)), names_(std::move(names)),
+      layout_memo_(std::make_shared<LayoutMemo>()) {
   int64_t total = 1;
   for (size_t i = 0; i < shape_.size(); ++i) {
     if (shape_[i] <= 0)

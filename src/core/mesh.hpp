@@ -3,12 +3,14 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "base/shape.hpp"
 #include "core/device_set.hpp"
+#include "core/shard_layout.hpp"
 
 namespace spmd {
 
@@ -41,12 +43,29 @@ class Mesh {
   bool operator==(const Mesh &other) const;
   std::string to_string() const;  // "Mesh('x': 2, 'y': 4)"
 
+  // The layouts of shardings over this mesh, kept by the axes that split
+  // each dimension and the global shape (Sharding::shared_layout): every op
+  // makes a new sharding for its result, most often laid out as an earlier
+  // one. The most recently used last.
+  struct LayoutMemo {
+    static constexpr size_t kLayouts = 64;
+    std::mutex mu;
+    struct Entry {
+      std::vector<std::vector<int>> dim_axes;
+      Shape shape;
+      std::shared_ptr<const std::vector<ShardLayout>> layout;
+    };
+    std::vector<Entry> entries;
+  };
+  LayoutMemo &layout_memo() const { return *layout_memo_; }
+
  private:
   DeviceSetPtr device_set_;
   Shape shape_;
   std::vector<std::string> names_;
   std::vector<int> devices_;
   std::unordered_map<int, int> position_;
+  std::shared_ptr<LayoutMemo> layout_memo_;
 };
 
 using MeshPtr = std::shared_ptr<const Mesh>;

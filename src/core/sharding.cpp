@@ -61,6 +61,18 @@ struct Sharding::LayoutCache {
   std::vector<Entry> entries;  // the most recently used last
 };
 
+namespace {
+
+// Moves entry i to the end (the most recently used).
+template <typename Entries>
+void touch(Entries &entries, size_t i) {
+  if (i + 1 != entries.size())
+    std::rotate(entries.begin() + static_cast<std::ptrdiff_t>(i),
+                entries.begin() + static_cast<std::ptrdiff_t>(i) + 1, entries.end());
+}
+
+}  // namespace
+
 std::shared_ptr<const std::vector<ShardLayout>> Sharding::shared_layout(const Shape &global) const {
   LayoutCache &c = *cache_;
   {
@@ -68,13 +80,29 @@ std::shared_ptr<const std::vector<ShardLayout>> Sharding::shared_layout(const Sh
     for (size_t i = c.entries.size(); i-- > 0;) {
       if (c.entries[i].shape != global) continue;
       auto found = c.entries[i].layout;
-      if (i + 1 != c.entries.size()) std::rotate(c.entries.begin() + static_cast<std::ptrdiff_t>(i),
-                                                c.entries.begin() + static_cast<std::ptrdiff_t>(i) + 1,
-                                                c.entries.end());
+      touch(c.entries, i);
       return found;
     }
   }
-  auto made = std::make_shared<const std::vector<ShardLayout>>(layout(global));
+  // Another sharding over the mesh with the same axes may have laid it out.
+  Mesh::LayoutMemo &memo = mesh_->layout_memo();
+  std::shared_ptr<const std::vector<ShardLayout>> made;
+  {
+    std::lock_guard<std::mutex> lock(memo.mu);
+    for (size_t i = memo.entries.size(); i-- > 0;) {
+      const auto &e = memo.entries[i];
+      if (e.shape != global || e.dim_axes != dim_axes_) continue;
+      made = e.layout;
+      touch(memo.entries, i);
+      break;
+    }
+  }
+  if (!made) {
+    made = std::make_shared<const std::vector<ShardLayout>>(layout(global));
+    std::lock_guard<std::mutex> lock(memo.mu);
+    if (memo.entries.size() == Mesh::LayoutMemo::kLayouts) memo.entries.erase(memo.entries.begin());
+    memo.entries.push_back({dim_axes_, global, made});
+  }
   std::lock_guard<std::mutex> lock(c.mu);
   if (c.entries.size() == LayoutCache::kShapes) c.entries.erase(c.entries.begin());
   c.entries.push_back({global, made});

@@ -8,17 +8,10 @@
 
 #include "core/mesh.hpp"
 #include "core/partition_spec.hpp"
+#include "core/shard_layout.hpp"
 #include "base/shape.hpp"
 
 namespace spmd {
-
-// One device's part of a global array under a sharding.
-struct ShardLayout {
-  int device = 0;
-  int replica_id = 0;
-  Shape block;  // shard number per dimension (which chunk of each dimension)
-  Box box;      // the global indices held, [start, stop) per dimension
-};
 
 class Sharding {
  public:
