@@ -11,11 +11,14 @@
  * every collective over each mesh axis and both, and persistent
  * collectives. The distributed result is read with
  * spmd_array_process_allgather; the single one with spmd_array_to_host.
+ * The global ops also run recorded as a program (spmd/experimental/program.h).
  * Under SPMD_EXACT_REDUCTIONS=1 every byte must agree; without it float
  * sums across processes (added by process, then by device) agree within
  * the summation bound. */
 #define _XOPEN_SOURCE 700
+#define SPMD_EXPERIMENTAL
 #include "mpi_compare.h"
+#include "spmd/experimental/program.h"
 #include "spmd_test.h"
 
 #include <errno.h>
@@ -404,15 +407,18 @@ static void checkpoints_cross_process_counts(void **state) {
   free(v);
 }
 
-/* One global-op program on one runtime's mesh m; results in out[]. */
-enum { kOpResults = 9 };
-static void op_program(spmd_mesh *const *mesh, spmd_array **out) {
+/* One global-op program on one runtime's mesh m; results in out[]: the
+ * deterministic ops of two inputs (op_results), then a random array. */
+enum { kOpResults = 9, kDeterministicResults = 8 };
+
+static void op_shapes(int64_t shape[2], int64_t wshape[2]) {
   const int64_t n = processes * local;
-  const int64_t shape[2] = {2 * n, 3 * n};
-  float *v = values(shape[0], shape[1], 0.5f), *w = values(shape[1], shape[0], 0.25f);
-  spmd_array *a = test_put(mesh[0], "a, b", SPMD_F32, 2, shape, v);
-  const int64_t wshape[2] = {shape[1], shape[0]};
-  spmd_array *b = test_put(mesh[0], "b, a", SPMD_F32, 2, wshape, w);
+  shape[0] = wshape[1] = 2 * n;
+  shape[1] = wshape[0] = 3 * n;
+}
+
+static void op_results(spmd_array *a, spmd_array *b, spmd_array **out) {
+  const int64_t n = processes * local;
   const int64_t axis0 = 0, axis1 = 1;
   int k = 0;
   assert_ok(spmd_binary(SPMD_BINARY_MUL, a, a, NULL, &out[k++]));
@@ -428,6 +434,17 @@ static void op_program(spmd_mesh *const *mesh, spmd_array **out) {
   assert_ok(spmd_binary(SPMD_BINARY_ADD, a, t, NULL, &out[k++]));
   spmd_array_destroy(t);
   assert_ok(spmd_reduce(SPMD_REDUCE_MEAN, out[3], 0, NULL, 0, NULL, &out[k++]));
+  assert_int_equal(k, kDeterministicResults);
+}
+
+static void op_program(spmd_mesh *const *mesh, spmd_array **out) {
+  int64_t shape[2], wshape[2];
+  op_shapes(shape, wshape);
+  float *v = values(shape[0], shape[1], 0.5f), *w = values(shape[1], shape[0], 0.25f);
+  spmd_array *a = test_put(mesh[0], "a, b", SPMD_F32, 2, shape, v);
+  spmd_array *b = test_put(mesh[0], "b, a", SPMD_F32, 2, wshape, w);
+  op_results(a, b, out);
+  int k = kDeterministicResults;
   spmd_sharding *s = test_sharding(mesh[2], "x");
   spmd_key key;
   assert_ok(spmd_random_key(1234, &key));
@@ -438,6 +455,56 @@ static void op_program(spmd_mesh *const *mesh, spmd_array **out) {
   assert_int_equal(k, kOpResults);
   spmd_array_destroy(a);
   spmd_array_destroy(b);
+  free(v);
+  free(w);
+}
+
+/* The same ops recorded once as a program over the processes' mesh and run
+ * twice (the second run relaunches what the first learnt and executes the
+ * psums it planned), against the ops run eagerly in one process. */
+static void recorded_programs_agree(void **state) {
+  (void)state;
+  int64_t shape[2], wshape[2];
+  op_shapes(shape, wshape);
+  spmd_x_program *p = NULL;
+  assert_ok(spmd_x_program_create(dist_rt, &p));
+  spmd_sharding *sa = test_sharding(dist_mesh[0], "a, b"), *sb = test_sharding(dist_mesh[0], "b, a");
+  spmd_array *in[2] = {NULL, NULL}, *rec[kDeterministicResults] = {0};
+  assert_ok(spmd_x_program_input(p, sa, SPMD_F32, 2, shape, &in[0]));
+  assert_ok(spmd_x_program_input(p, sb, SPMD_F32, 2, wshape, &in[1]));
+  op_results(in[0], in[1], rec);
+  for (int k = 0; k < kDeterministicResults; ++k) assert_ok(spmd_x_program_output(p, rec[k], NULL));
+  assert_ok(spmd_x_program_compile(p));
+  for (int k = 0; k < kDeterministicResults; ++k) spmd_array_destroy(rec[k]);
+  spmd_array_destroy(in[0]);
+  spmd_array_destroy(in[1]);
+
+  float *v = values(shape[0], shape[1], 0.5f), *w = values(shape[1], shape[0], 0.25f);
+  spmd_array *da = test_put(dist_mesh[0], "a, b", SPMD_F32, 2, shape, v);
+  spmd_array *db = test_put(dist_mesh[0], "b, a", SPMD_F32, 2, wshape, w);
+  spmd_array *sa1 = test_put(single_mesh[0], "a, b", SPMD_F32, 2, shape, v);
+  spmd_array *sb1 = test_put(single_mesh[0], "b, a", SPMD_F32, 2, wshape, w);
+  spmd_array *want[kDeterministicResults] = {0};
+  op_results(sa1, sb1, want);
+  for (int run = 1; run <= 2; ++run) {
+    const spmd_array *args[2] = {da, db};
+    spmd_array *got[kDeterministicResults] = {0};
+    assert_ok(spmd_x_program_run(p, 2, args, kDeterministicResults, got));
+    for (int k = 0; k < kDeterministicResults; ++k) {
+      char what[48];
+      snprintf(what, sizeof what, "program output %d, run %d", k, run);
+      assert_same(got[k], want[k], what);
+      spmd_array_destroy(got[k]);
+    }
+  }
+  for (int k = 0; k < kDeterministicResults; ++k) spmd_array_destroy(want[k]);
+  spmd_array_destroy(da);
+  spmd_array_destroy(db);
+  spmd_array_destroy(sa1);
+  spmd_array_destroy(sb1);
+  spmd_sharding_destroy(sa);
+  spmd_sharding_destroy(sb);
+  spmd_x_program_destroy(p);
   free(v);
   free(w);
 }
@@ -576,6 +643,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(single_device_arrays_make_the_same_array),
       cmocka_unit_test(checkpoints_cross_process_counts),
       cmocka_unit_test(global_ops_agree),
+      cmocka_unit_test(recorded_programs_agree),
       cmocka_unit_test(shard_map_collectives_agree),
       cmocka_unit_test(persistent_collectives_agree),
   };
