@@ -46,9 +46,9 @@ void *HostAllocator::allocate(int device, size_t bytes) {
     std::lock_guard<std::mutex> lock(mu_);
     auto &bins = free_[static_cast<size_t>(device)];
     auto it = bins.find(size);
-    if (it != bins.end()) {
-      void *p = it->second;
-      bins.erase(it);
+    if (it != bins.end() && !it->second.empty()) {
+      void *p = it->second.back();
+      it->second.pop_back();
       cached_bytes_ -= size;
       return p;
     }
@@ -80,7 +80,7 @@ void HostAllocator::deallocate(int device, void *ptr, size_t bytes) {
     return;
   }
   try {
-    free_[static_cast<size_t>(device)].emplace(size, ptr);
+    free_[static_cast<size_t>(device)][size].push_back(ptr);
   } catch (const std::bad_alloc &) {
     give_back(ptr, size);  // no room to remember it: not cached
     return;
@@ -92,17 +92,21 @@ void HostAllocator::deallocate(int device, void *ptr, size_t bytes) {
 // Releases cached blocks, largest first, until at most `keep` bytes remain.
 void HostAllocator::trim_locked(size_t keep) {
   while (cached_bytes_ > keep) {
+    // The largest size any device holds blocks of (empty lists go as met).
     size_t best_dev = 0, best_size = 0;
-    for (size_t d = 0; d < free_.size(); ++d)
-      if (!free_[d].empty() && free_[d].rbegin()->first > best_size) {
-        best_size = free_[d].rbegin()->first;
+    for (size_t d = 0; d < free_.size(); ++d) {
+      auto &bins = free_[d];
+      while (!bins.empty() && bins.rbegin()->second.empty()) bins.erase(std::prev(bins.end()));
+      if (!bins.empty() && bins.rbegin()->first > best_size) {
+        best_size = bins.rbegin()->first;
         best_dev = d;
       }
+    }
     if (best_size == 0) break;
-    auto it = std::prev(free_[best_dev].end());
-    give_back(it->second, it->first);
-    cached_bytes_ -= it->first;
-    free_[best_dev].erase(it);
+    std::vector<void *> &blocks = std::prev(free_[best_dev].end())->second;
+    give_back(blocks.back(), best_size);
+    blocks.pop_back();
+    cached_bytes_ -= best_size;
   }
 }
 

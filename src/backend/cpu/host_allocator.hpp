@@ -26,8 +26,11 @@ class HostAllocator {
   void trim_locked(size_t keep);
 
   std::mutex mu_;
-  // Per device: rounded size -> free blocks of that size.
-  std::vector<std::multimap<size_t, void *>> free_;
+  // Per device: rounded size -> free blocks of that size. A size's list
+  // stays when it empties, so that the blocks an op frees and the next op
+  // takes back move in and out of lists that already have room, without
+  // allocating.
+  std::vector<std::map<size_t, std::vector<void *>>> free_;
   size_t cached_bytes_ = 0;
   size_t cache_limit_;
 };
