@@ -292,6 +292,24 @@ static void branches_meeting_fuse(void **state) {
   spmd_mesh_destroy(mesh);
 }
 
+/* A chain longer than a kernel of the platform takes (16 steps on cuda,
+ * and on sim, which keeps that limit) is cut into passes; on cpu it is one. */
+static void f_long_chain(arena *a, spmd_array **in, spmd_array **out) {
+  spmd_array *x = in[0];
+  for (int k = 0; k < 20; ++k) x = scalar(a, k % 2 ? SPMD_BINARY_ADD : SPMD_BINARY_MUL, x, k % 2 ? 0.5 : 1.25);
+  out[0] = x;
+}
+static const case_def k_long_chain = {"long_chain", f_long_chain, 1, 1, {"x"}, {SPMD_F32}, {2}, {{8, 4}}};
+
+static void a_long_chain_is_cut_where_the_platform_limits_it(void **state) {
+  (void)state;
+  spmd_mesh *mesh = mesh42();
+  spmd_x_program *p = check_case(&k_long_chain, mesh);
+  assert_text_has(p, test_platform_is("cpu") ? "20 ops (20 fused into 1 pass)" : "20 ops (20 fused into 2 passes)");
+  spmd_x_program_destroy(p);
+  spmd_mesh_destroy(mesh);
+}
+
 static void an_output_is_never_fused_away(void **state) {
   (void)state;
   spmd_mesh *mesh = mesh42();
@@ -614,6 +632,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(chain_runs_as_one_pass),
       cmocka_unit_test(branches_meeting_fuse),
+      cmocka_unit_test(a_long_chain_is_cut_where_the_platform_limits_it),
       cmocka_unit_test(an_output_is_never_fused_away),
       cmocka_unit_test(every_op_family_gives_the_eager_result),
       cmocka_unit_test(a_constraint_is_recorded),

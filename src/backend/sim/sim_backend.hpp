@@ -52,7 +52,9 @@ class SimBackend final : public Backend {
   void deallocate(int device, DevicePtr ptr, size_t bytes, MemoryKind kind,
                   const EventList &after) override;
   MemoryKind callback_memory() const override { return MemoryKind::Mapped; }
-  size_t max_chain_steps() const override { return SIZE_MAX; }
+  // As the CUDA platform's chain kernel (its plan is a kernel parameter),
+  // so that programs cut long chains here too.
+  size_t max_chain_steps() const override { return 16; }
 
   EventPtr copy_boxes(std::span<const BoxCopy> copies, const EventList &after) override;
   EventPtr launch(std::span<const Kernel> kernels, const EventList &after) override;
