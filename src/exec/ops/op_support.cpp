@@ -96,12 +96,37 @@ ShardingPtr result_sharding(const MeshPtr &mesh, propagate::Dims dims, const Sha
   return sharding_of(mesh, dims);
 }
 
+namespace {
+
+// Whether two shardings place an array of `shape` alike: each shard on the
+// same device with the same box under both, so its buffers serve either.
+bool placed_alike(const Sharding &a, const Sharding &b, const Shape &shape) {
+  if (a.device_set() != b.device_set()) return false;
+  const auto la = a.shared_layout(shape), lb = b.shared_layout(shape);
+  if (la->size() != lb->size()) return false;
+  for (size_t i = 0; i < la->size(); ++i)
+    if ((*la)[i].device != (*lb)[i].device || (*la)[i].box != (*lb)[i].box) return false;
+  return true;
+}
+
+}  // namespace
+
 ArrayPtr laid_out(const ArrayPtr &a, const MeshPtr &mesh, const propagate::Dims &dims) {
   const Sharding &s = *a->sharding();
   if (s.kind() == Sharding::Kind::Named && (s.mesh() == mesh || *s.mesh() == *mesh) &&
       propagate::padded(s.spec(), a->shape().size()) == dims)
     return a;
-  return a->reshard(sharding_of(mesh, dims));
+  ShardingPtr target = sharding_of(mesh, dims);
+  // Laid out so already under another name (a single-device array, as the
+  // ops inside a shard_map body make, on its one-device mesh): the same
+  // buffers under the new one, not a copy.
+  if (!a->abstract() && placed_alike(s, *target, a->shape())) {
+    std::vector<BufferPtr> buffers;
+    buffers.reserve(a->shard_count());
+    for (size_t i = 0; i < a->shard_count(); ++i) buffers.push_back(a->buffer_ptr(i));
+    return Array::from_buffers(std::move(target), a->dtype(), a->shape(), std::move(buffers));
+  }
+  return a->reshard(target);
 }
 
 ArrayPtr honour(const ArrayPtr &result, const ShardingPtr &requested) {
