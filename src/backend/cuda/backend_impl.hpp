@@ -91,8 +91,10 @@ struct CudaBackend::Impl {
     return *devices[static_cast<size_t>(device)];
   }
 
-  // Every stream of `gpu` drained and every pool's free memory given back
-  // to the GPU: what an allocation that failed tries before it gives up.
+  // The failed call's error cleared, every stream of `gpu` drained, every
+  // pool's free memory given back to the GPU and the kept pinned staging
+  // released: what an allocation that failed (ours or cuBLAS's) tries
+  // before it gives up.
   void release_cached(const Gpu &gpu) noexcept;
 
   // cuBLAS for `d`, made on first use: its handle on the device's stream,

@@ -92,6 +92,7 @@ void copy_box_async(const void *src_base, const CopyEndpoint &src, void *dst_bas
 }  // namespace
 
 void CudaBackend::Impl::release_cached(const Gpu &gpu) noexcept {
+  cudaGetLastError();
   for (auto &d : devices) {
     if (d->gpu != &gpu) continue;
     DeviceGuard guard(gpu.ordinal);
@@ -99,6 +100,7 @@ void CudaBackend::Impl::release_cached(const Gpu &gpu) noexcept {
     cudaMemPoolTrimTo(d->pool, 0);
   }
   cudaGetLastError();
+  staging.trim();
 }
 
 void CudaBackend::Impl::ensure_blas(LogicalDevice &d) {
@@ -108,9 +110,7 @@ void CudaBackend::Impl::ensure_blas(LogicalDevice &d) {
   cublasHandle_t h = nullptr;
   cublasStatus_t made = cublasCreate(&h);
   if (made == CUBLAS_STATUS_ALLOC_FAILED || made == CUBLAS_STATUS_NOT_INITIALIZED) {
-    cudaGetLastError();
     release_cached(*d.gpu);
-    staging.trim();
     made = cublasCreate(&h);
   }
   if (made != CUBLAS_STATUS_SUCCESS) {
@@ -124,9 +124,7 @@ void CudaBackend::Impl::ensure_blas(LogicalDevice &d) {
   void *ws = nullptr;
   cudaError_t st = cudaMalloc(&ws, kBlasWorkspaceBytes);
   if (st == cudaErrorMemoryAllocation) {
-    cudaGetLastError();
     release_cached(*d.gpu);
-    staging.trim();
     st = cudaMalloc(&ws, kBlasWorkspaceBytes);
   }
   if (st != cudaSuccess) {
@@ -338,9 +336,7 @@ DevicePtr CudaBackend::allocate(int device, size_t bytes, MemoryKind kind) {
   if (st == cudaErrorMemoryAllocation) {
     // Memory freed but kept by the pools, or whose frees are still queued,
     // is given back first.
-    cudaGetLastError();
     m.release_cached(*d.gpu);
-    m.staging.trim();
     std::lock_guard<std::mutex> lock(d.mu);
     DeviceGuard guard(d.gpu->ordinal);
     st = cudaMallocFromPoolAsync(&p, bytes, d.pool, d.stream);

@@ -80,7 +80,7 @@ void launch_elementwise_chain(const Kernel &k, const KernelEnv &env) {
   if (chain.steps.empty() || chain.steps.size() > static_cast<size_t>(ew::kMaxChainSteps))
     fail(SPMD_ERR_INTERNAL, env.device_label, ": elementwise chain of ", chain.steps.size(),
          " steps (1 to ", ew::kMaxChainSteps, " run on a GPU)");
-  if (k.count <= 0) return;
+  if (k.count == 0) return;
   for (const auto &s : chain.steps)
     if (!ew::takes(s.params.op, s.params.compute))
       fail(SPMD_ERR_INTERNAL, env.device_label, ": elementwise chain: op ",
