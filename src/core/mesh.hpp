@@ -46,7 +46,7 @@ class Mesh {
   // The layouts of shardings over this mesh, kept by the axes that split
   // each dimension and the global shape (Sharding::shared_layout): every op
   // makes a new sharding for its result, most often laid out as an earlier
-  // one. The most recently used last.
+  // one. The newest last; the oldest goes when it is full.
   struct LayoutMemo {
     static constexpr size_t kLayouts = 64;
     std::mutex mu;

@@ -8,7 +8,7 @@
 namespace spmd {
 
 Sharding::Sharding(Kind kind, std::shared_ptr<const Mesh> mesh, PartitionSpec spec)
-    : kind_(kind), mesh_(std::move(mesh)), spec_(std::move(spec)), cache_(std::make_shared<LayoutCache>()) {
+    : kind_(kind), mesh_(std::move(mesh)), spec_(std::move(spec)) {
   for (size_t d = 0; d < spec_.ndim(); ++d) {
     std::vector<int> axes;
     for (const auto &name : spec_.dims()[d]) {
@@ -48,64 +48,21 @@ void Sharding::check_rank(const Shape &global) const {
             ")");
 }
 
-// The layouts of the last few shapes laid out: a program step makes
-// arrays of several shapes on one sharding (activations, weights, their
-// gradients), over and over.
-struct Sharding::LayoutCache {
-  static constexpr size_t kShapes = 8;
-  std::mutex mu;
-  struct Entry {
-    Shape shape;
-    std::shared_ptr<const std::vector<ShardLayout>> layout;
-  };
-  std::vector<Entry> entries;  // the most recently used last
-};
-
-namespace {
-
-// Moves entry i to the end (the most recently used).
-template <typename Entries>
-void touch(Entries &entries, size_t i) {
-  if (i + 1 != entries.size())
-    std::rotate(entries.begin() + static_cast<std::ptrdiff_t>(i),
-                entries.begin() + static_cast<std::ptrdiff_t>(i) + 1, entries.end());
-}
-
-}  // namespace
-
 std::shared_ptr<const std::vector<ShardLayout>> Sharding::shared_layout(const Shape &global) const {
-  LayoutCache &c = *cache_;
-  {
-    std::lock_guard<std::mutex> lock(c.mu);
-    for (size_t i = c.entries.size(); i-- > 0;) {
-      if (c.entries[i].shape != global) continue;
-      auto found = c.entries[i].layout;
-      touch(c.entries, i);
-      return found;
-    }
-  }
-  // Another sharding over the mesh with the same axes may have laid it out.
+  // Kept by the mesh for every sharding over it with the same axes (a
+  // single-device sharding has a mesh of its own), the newest last.
   Mesh::LayoutMemo &memo = mesh_->layout_memo();
-  std::shared_ptr<const std::vector<ShardLayout>> made;
   {
     std::lock_guard<std::mutex> lock(memo.mu);
     for (size_t i = memo.entries.size(); i-- > 0;) {
       const auto &e = memo.entries[i];
-      if (e.shape != global || e.dim_axes != dim_axes_) continue;
-      made = e.layout;
-      touch(memo.entries, i);
-      break;
+      if (e.shape == global && e.dim_axes == dim_axes_) return e.layout;
     }
   }
-  if (!made) {
-    made = std::make_shared<const std::vector<ShardLayout>>(layout(global));
-    std::lock_guard<std::mutex> lock(memo.mu);
-    if (memo.entries.size() == Mesh::LayoutMemo::kLayouts) memo.entries.erase(memo.entries.begin());
-    memo.entries.push_back({dim_axes_, global, made});
-  }
-  std::lock_guard<std::mutex> lock(c.mu);
-  if (c.entries.size() == LayoutCache::kShapes) c.entries.erase(c.entries.begin());
-  c.entries.push_back({global, made});
+  auto made = std::make_shared<const std::vector<ShardLayout>>(layout(global));
+  std::lock_guard<std::mutex> lock(memo.mu);
+  if (memo.entries.size() == Mesh::LayoutMemo::kLayouts) memo.entries.erase(memo.entries.begin());
+  memo.entries.push_back({dim_axes_, global, made});
   return made;
 }
 

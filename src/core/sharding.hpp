@@ -52,8 +52,6 @@ class Sharding {
   std::shared_ptr<const Mesh> mesh_;
   PartitionSpec spec_;
   std::vector<std::vector<int>> dim_axes_;  // mesh axis indices per spec dim
-  struct LayoutCache;
-  std::shared_ptr<LayoutCache> cache_;
 };
 
 using ShardingPtr = std::shared_ptr<const Sharding>;
