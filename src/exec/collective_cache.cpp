@@ -44,13 +44,11 @@ CollectiveCacheScope::CollectiveCacheScope(CollectiveCache &cache) : cache_(cach
 
 CollectiveCacheScope::~CollectiveCacheScope() { t_scope = outer_; }
 
-CollectiveCacheScope *current_collective_cache() { return t_scope; }
-
 std::shared_ptr<PersistentCollective> persistent_collective(const ShardingPtr &input_sharding,
                                                             const Collective &op, spmd_dtype dtype,
                                                             const Shape &global,
                                                             std::chrono::milliseconds timeout) {
-  if (CollectiveCacheScope *scope = current_collective_cache())
+  if (CollectiveCacheScope *scope = t_scope)
     return scope->cache().get(scope->next_turn(), input_sharding, op, dtype, global, timeout);
   return std::make_shared<PersistentCollective>(input_sharding, op, dtype, global, timeout);
 }

@@ -2,9 +2,10 @@
 // next, so that a replayed reduction or contraction over a sharded
 // dimension plans its psum once (exec/program/run.cpp). While a program
 // replays an op it installs that op's cache on the thread
-// (CollectiveCacheScope); the ops' collectives ask current_collective_cache()
-// and plan anew only where there is none (eager calls) or where what they
-// ask for differs from what the cache holds.
+// (CollectiveCacheScope); the ops get their collectives from
+// persistent_collective(), which plans anew only where there is none
+// (eager calls) or where what they ask for differs from what the cache
+// holds.
 #pragma once
 
 #include <chrono>
@@ -53,9 +54,6 @@ class CollectiveCacheScope {
   CollectiveCacheScope *outer_;
   size_t turns_ = 0;
 };
-
-// The scope installed on this thread, or null.
-CollectiveCacheScope *current_collective_cache();
 
 // A persistent collective for one call: from the thread's cache where a
 // program replays, else planned for this call alone.
