@@ -309,15 +309,21 @@ void small_kinds_match_the_cpu(void **) {
 
 // ---- elementwise ----
 
+// The first n of `in` on the GPU, their places in places[0 .. n-1].
+std::vector<std::unique_ptr<DeviceBytes>> uploaded(const std::vector<Bytes> &in, int n, Place (&places)[3]) {
+  std::vector<std::unique_ptr<DeviceBytes>> on_gpu;
+  for (int i = 0; i < n; ++i) {
+    on_gpu.push_back(std::make_unique<DeviceBytes>(in[static_cast<size_t>(i)].size()));
+    on_gpu.back()->upload(in[static_cast<size_t>(i)]);
+    places[i] = on_gpu.back()->place();
+  }
+  return on_gpu;
+}
+
 // One case on the GPU: its result, and whether the GPU took the word loop.
 Bytes gpu_elementwise(const EwCase &c, size_t out_bytes) {
-  std::vector<std::unique_ptr<DeviceBytes>> ins;
   Place places[3];
-  for (int i = 0; i < c.p.nin; ++i) {
-    ins.push_back(std::make_unique<DeviceBytes>(c.in[static_cast<size_t>(i)].size()));
-    ins.back()->upload(c.in[static_cast<size_t>(i)]);
-    places[i] = ins.back()->place();
-  }
+  const auto ins = uploaded(c.in, c.p.nin, places);
   DeviceBytes out(out_bytes);
   run(Kernel::elementwise_op(out.place(), places, c.p, 0));
   return out.download(out_bytes);
@@ -397,13 +403,8 @@ void elementwise_chains_equal_their_steps_on_the_gpu(void **) {
   for (int t = 0; t < 120; ++t) {
     const int64_t n = t % 20 == 0 ? (int64_t{1} << 20) + 5 : r.below(3000);
     const ChainCase c = random_chain(r, n, dev::ew::kMaxChainSteps);
-    std::vector<std::unique_ptr<DeviceBytes>> ins;
     Place places[3];
-    for (int k = 0; k < c.chain.nin; ++k) {
-      ins.push_back(std::make_unique<DeviceBytes>(c.in[static_cast<size_t>(k)].size()));
-      ins.back()->upload(c.in[static_cast<size_t>(k)]);
-      places[k] = ins.back()->place();
-    }
+    const auto ins = uploaded(c.in, c.chain.nin, places);
     // One by one: each step's result in its own buffer.
     std::vector<std::unique_ptr<DeviceBytes>> results;
     for (const ew::ChainStep &step : c.chain.steps) {

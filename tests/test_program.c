@@ -434,6 +434,28 @@ static void *run_thread(void *arg) {
   return NULL;
 }
 
+/* Four threads run p at once, runner k on the 8 x 16 float32 input laid
+ * out "x, y" whose element i is value(i, k), reading out_bytes of the
+ * result each time. Leaves each runner's last result and status. */
+static void run_four_threads(spmd_x_program *p, spmd_mesh *mesh, float (*value)(int i, int k),
+                             size_t out_bytes, runner r[4]) {
+  const int64_t shape[2] = {8, 16};
+  pthread_t th[4];
+  for (int k = 0; k < 4; ++k) {
+    float v[128];
+    for (int i = 0; i < 128; ++i) v[i] = value(i, k);
+    r[k].p = p;
+    r[k].in = test_put(mesh, "x, y", SPMD_F32, 2, shape, v);
+    r[k].out_bytes = out_bytes;
+    r[k].st = SPMD_OK;
+  }
+  for (int k = 0; k < 4; ++k) assert_int_equal(pthread_create(&th[k], NULL, run_thread, &r[k]), 0);
+  for (int k = 0; k < 4; ++k) pthread_join(th[k], NULL);
+}
+
+static float transposed_value(int i, int k) { return (float)(i + 1000 * k); }
+static float summed_value(int i, int k) { return (float)(i % 16 + 100 * k); }
+
 static void threads_share_a_program(void **state) {
   (void)state;
   spmd_mesh *mesh = mesh42();
@@ -448,17 +470,7 @@ static void threads_share_a_program(void **state) {
   assert_ok(spmd_x_program_output(p, y, NULL));
   assert_ok(spmd_x_program_compile(p));
   runner r[4];
-  pthread_t th[4];
-  for (int k = 0; k < 4; ++k) {
-    float v[128];
-    for (int i = 0; i < 128; ++i) v[i] = (float)(i + 1000 * k);
-    r[k].p = p;
-    r[k].in = test_put(mesh, "x, y", SPMD_F32, 2, shape, v);
-    r[k].out_bytes = sizeof r[k].out;
-    r[k].st = SPMD_OK;
-  }
-  for (int k = 0; k < 4; ++k) assert_int_equal(pthread_create(&th[k], NULL, run_thread, &r[k]), 0);
-  for (int k = 0; k < 4; ++k) pthread_join(th[k], NULL);
+  run_four_threads(p, mesh, transposed_value, sizeof r[0].out, r);
   for (int k = 0; k < 4; ++k) {
     assert_int_equal(r[k].st, SPMD_OK);
     for (int i = 0; i < 8; ++i)
@@ -490,17 +502,7 @@ static void threads_share_a_programs_collectives(void **state) {
   assert_ok(spmd_x_program_compile(p));
   assert_text_has(p, "psum over 'y'");
   runner r[4];
-  pthread_t th[4];
-  for (int k = 0; k < 4; ++k) {
-    float v[128];
-    for (int i = 0; i < 128; ++i) v[i] = (float)(i % 16 + 100 * k);
-    r[k].p = p;
-    r[k].in = test_put(mesh, "x, y", SPMD_F32, 2, shape, v);
-    r[k].out_bytes = 8 * sizeof(float);
-    r[k].st = SPMD_OK;
-  }
-  for (int k = 0; k < 4; ++k) assert_int_equal(pthread_create(&th[k], NULL, run_thread, &r[k]), 0);
-  for (int k = 0; k < 4; ++k) pthread_join(th[k], NULL);
+  run_four_threads(p, mesh, summed_value, 8 * sizeof(float), r);
   for (int k = 0; k < 4; ++k) {
     assert_int_equal(r[k].st, SPMD_OK);
     /* Row i: 0 + 1 + ... + 15 + 16 * 100k. */
