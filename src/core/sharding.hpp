@@ -35,9 +35,9 @@ class Sharding {
   // The layout of every device (mesh order) for a global shape. Throws
   // INVALID_ARGUMENT when the spec names more dimensions than the shape has.
   std::vector<ShardLayout> layout(const Shape &global) const;
-  // The same, shared: the last few shapes' layouts are kept, so arrays made
-  // again and again of one sharding and shape (each op's result, each run
-  // of a program) compute it once.
+  // The same, shared: kept in the mesh's memo (Mesh::layout_memo) by axes
+  // and shape, so arrays made again and again of one layout (each op's
+  // result, each run of a program) compute it once.
   std::shared_ptr<const std::vector<ShardLayout>> shared_layout(const Shape &global) const;
   void check_rank(const Shape &global) const;
 
