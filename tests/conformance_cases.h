@@ -81,5 +81,9 @@ void conformance_detail(char *buffer, size_t size, const char *fmt, ...);
  * family and the dtypes family are such. With `report_ulps`, prints the
  * largest disagreement in ulps per op afterwards. */
 void conformance_op_cases(conformance_tally *tally, const char *family, int report_ulps);
+/* The same, each case's op recorded and run as a program of one op when
+ * `as_programs`. */
+void conformance_op_cases_run(conformance_tally *tally, const char *family, int report_ulps,
+                              int as_programs);
 
 #endif /* SPMD_CONFORMANCE_CASES_H */

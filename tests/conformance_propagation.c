@@ -3,6 +3,7 @@
  * JAX's values (bit for bit, or within the case's ulps for floats). After
  * the cases, the largest disagreement in ulps seen per op is printed: the
  * measured accuracy docs/compute.md quotes. */
+#define SPMD_EXPERIMENTAL /* programs: the cases run again as programs of one op */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 
 #include "conformance_cases.h"
 #include "spmd_test.h"
+#include "spmd/experimental/program.h"
 
 static spmd_dtype dtype_of(const char *name) {
   spmd_dtype d = SPMD_DTYPE_INVALID;
@@ -213,7 +215,42 @@ static void note_ulps(const char *name, double u) {
   }
 }
 
+/* The case's op recorded as a program of its own, over inputs laid out as
+ * the case's, compiled and run: a program of one op is placed as jax.jit
+ * places that op. */
+static spmd_status run_as_program(spmd_runtime *rt, const char *op, const json_value *params,
+                                  spmd_array **in, size_t n_in, const spmd_op_options *o,
+                                  spmd_array **out, const char *where) {
+  spmd_x_program *p = NULL;
+  spmd_array *v[4] = {NULL, NULL, NULL, NULL}, *r = NULL;
+  assert_ok(spmd_x_program_create(rt, &p));
+  for (size_t i = 0; i < n_in && i < 4; ++i) {
+    spmd_sharding *s = NULL;
+    spmd_dtype dt;
+    int64_t shape[SPMD_MAX_NDIM];
+    size_t nd = 0;
+    assert_ok(spmd_array_sharding(in[i], &s));
+    assert_ok(spmd_array_dtype(in[i], &dt));
+    assert_ok(spmd_array_shape(in[i], SPMD_MAX_NDIM, shape, &nd));
+    assert_ok(spmd_x_program_input(p, s, dt, nd, shape, &v[i]));
+    spmd_sharding_destroy(s);
+  }
+  spmd_status st = run_op(op, params, v, n_in, o, &r, where);
+  if (st == SPMD_OK) st = spmd_x_program_output(p, r, NULL);
+  if (st == SPMD_OK) st = spmd_x_program_compile(p);
+  if (st == SPMD_OK) st = spmd_x_program_run(p, n_in, (const spmd_array *const *)in, 1, out);
+  spmd_array_destroy(r);
+  for (size_t i = 0; i < 4; ++i) spmd_array_destroy(v[i]);
+  spmd_x_program_destroy(p);
+  return st;
+}
+
 void conformance_op_cases(conformance_tally *t, const char *family, int report_ulps) {
+  conformance_op_cases_run(t, family, report_ulps, 0);
+}
+
+void conformance_op_cases_run(conformance_tally *t, const char *family, int report_ulps,
+                              int as_programs) {
   conformance_file f;
   conformance_file_open(&f, family);
   for (size_t k = 0; k < json_count(f.cases); ++k) {
@@ -234,7 +271,8 @@ void conformance_op_cases(conformance_tally *t, const char *family, int report_u
     spmd_array *out = NULL;
     char detail[1024] = "";
     int ok = 1;
-    const spmd_status st = run_op(op, params, in, n_in, &o, &out, name);
+    const spmd_status st = as_programs ? run_as_program(f.runtime, op, params, in, n_in, &o, &out, name)
+                                       : run_op(op, params, in, n_in, &o, &out, name);
     if (st != SPMD_OK) {
       conformance_detail(detail, sizeof detail, "  %s\n", spmd_last_error());
       ok = 0;

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "backend/kernel.hpp"
+#include "core/program_placement.hpp"
 #include "kernels/elementwise.hpp"
 #include "runtime/buffer.hpp"
 
@@ -50,6 +51,21 @@ class Recording {
 
   // Work the op would do, in floating-point operations (matrix products).
   virtual void note_flops(int64_t flops) = 0;
+
+  // The factors of an op that is one op of jax.jit's placement (a
+  // transpose, a reduction, a contraction; see core/program_placement.hpp),
+  // over the arrays it reads: what placing a whole program propagates
+  // through. An op noted by the ops it is made of (an einsum's transposes)
+  // is told apart by its operands, which are not the recorded op's.
+  struct Factors {
+    propagate::ProgramOp::Kind kind = propagate::ProgramOp::Kind::Elementwise;
+    std::vector<const Array *> operands;
+    std::vector<int64_t> sizes;
+    std::vector<bool> summed;
+    std::vector<std::vector<int>> operand_factors;
+    std::vector<int> result_factors;
+  };
+  virtual void note_factors(Factors factors) = 0;
 };
 
 // The device work (kernel launches, copies between shards, collectives)

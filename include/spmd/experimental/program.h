@@ -36,12 +36,15 @@
  * SPMD_ERR_INVALID_ARGUMENT. spmd_array_reshard of a value records a
  * layout constraint (jax.lax.with_sharding_constraint).
  *
- * Compiling plans the run once: chains of elementwise ops over one shape
- * and layout whose intermediate results nothing else reads run as one pass
- * per shard, with no intermediate arrays; every value is let go after its
- * last use. Not yet: placement that follows later constraints backward (a
- * recorded op is placed as the eager op is), donated inputs, and random
- * numbers, collectives and shard_map inside a program.
+ * Compiling places the program as a whole, as jax.jit does: a value is
+ * also laid out for the constraints and uses after it (an op followed by a
+ * constraint may be computed in a layout derived from it), which the
+ * outputs' layouts and spmd_x_program_text show; the recorded handles keep
+ * the layouts recording gave them. Then it plans the run once: chains of
+ * elementwise ops over one shape and layout whose intermediate results
+ * nothing else reads run as one pass per shard, with no intermediate
+ * arrays; every value is let go after its last use. Not yet: donated
+ * inputs, and random numbers, collectives and shard_map inside a program.
  *
  * Thread-safety: recording a program is not thread-safe (one thread
  * records it); a compiled program may run on several threads at once.

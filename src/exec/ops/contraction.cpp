@@ -5,6 +5,7 @@
 #include "base/dtype.hpp"
 #include "base/error.hpp"
 #include "base/promotion.hpp"
+#include "runtime/recording.hpp"
 #include "exec/ops/einsum_path.hpp"
 #include "exec/ops/elementwise.hpp"
 #include "exec/ops/partial_sums.hpp"
@@ -119,6 +120,27 @@ ArrayPtr dot_general(const ArrayPtr &lhs_in, const ArrayPtr &rhs_in, propagate::
   const spmd_dtype dtype = promote_types(lhs_in->dtype(), rhs_in->dtype());
   check_result(names.result, out_shape, dtype);
   const ShardingPtr requested = requested_sharding(options, mesh, out_shape.size());
+  if (Recording *r = current_recording()) {
+    // Factors: batch, lhs free, rhs free (the result's dimensions in
+    // order), then the contracting ones, which reach no result dimension.
+    Recording::Factors f;
+    f.kind = propagate::ProgramOp::Kind::Contraction;
+    f.operands = {lhs_in.get(), rhs_in.get()};
+    f.operand_factors = {std::vector<int>(lr, -1), std::vector<int>(rr, -1)};
+    auto add = [&](int64_t l, int64_t rd, bool summed) {
+      const int id = static_cast<int>(f.sizes.size());
+      f.sizes.push_back(l >= 0 ? ls[static_cast<size_t>(l)] : rs[static_cast<size_t>(rd)]);
+      f.summed.push_back(summed);
+      if (l >= 0) f.operand_factors[0][static_cast<size_t>(l)] = id;
+      if (rd >= 0) f.operand_factors[1][static_cast<size_t>(rd)] = id;
+      if (!summed) f.result_factors.push_back(id);
+    };
+    for (size_t k = 0; k < dd.lhs_batch.size(); ++k) add(dd.lhs_batch[k], dd.rhs_batch[k], false);
+    for (int64_t d : lf) add(d, -1, false);
+    for (int64_t d : rf) add(-1, d, false);
+    for (size_t k = 0; k < dd.lhs_contract.size(); ++k) add(dd.lhs_contract[k], dd.rhs_contract[k], true);
+    r->note_factors(std::move(f));
+  }
 
   ArrayPtr lhs = converted(lhs_in, dtype, names.lhs);
   ArrayPtr rhs = converted(rhs_in, dtype, names.rhs);

@@ -5,6 +5,7 @@
 #include "base/dtype.hpp"
 #include "base/error.hpp"
 #include "base/promotion.hpp"
+#include "runtime/recording.hpp"
 #include "exec/ops/elementwise.hpp"
 #include "exec/ops/partial_sums.hpp"
 #include "kernels/reduce_axes.hpp"
@@ -80,6 +81,22 @@ ArrayPtr reduce(ReduceKind kind, const ArrayPtr &x_in, const std::vector<int64_t
   const spmd_dtype result = sum ? sum_result(in_dtype) : in_dtype;
   check_result("x", out_shape, result);
   const ShardingPtr requested = requested_sharding(options, mesh, out_shape.size());
+  if (Recording *rec = current_recording()) {
+    // One factor per dimension of x; the reduced ones reach no result
+    // dimension (kept ones of size 1 run over none).
+    Recording::Factors f;
+    f.kind = propagate::ProgramOp::Kind::Reduction;
+    f.operands = {x_in.get()};
+    f.sizes = x_in->shape();
+    f.summed = reduced;
+    f.operand_factors = {std::vector<int>(nd)};
+    for (size_t d = 0; d < nd; ++d) {
+      f.operand_factors[0][d] = static_cast<int>(d);
+      if (!reduced[d]) f.result_factors.push_back(static_cast<int>(d));
+      else if (keepdims) f.result_factors.push_back(-1);
+    }
+    rec->note_factors(std::move(f));
+  }
   // The mean of nothing is NaN, of no element at all: made directly, since
   // converting an empty x of huge dimensions to a float could not be held.
   if (kind == ReduceKind::Mean && x->size() == 0) {

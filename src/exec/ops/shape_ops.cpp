@@ -5,6 +5,7 @@
 #include "base/dtype.hpp"
 #include "base/error.hpp"
 #include "base/promotion.hpp"
+#include "runtime/recording.hpp"
 #include "exec/ops/elementwise.hpp"
 #include "kernels/elementwise.hpp"
 #include "runtime/shard_moves.hpp"
@@ -255,6 +256,18 @@ ArrayPtr transpose(const ArrayPtr &x, std::vector<int64_t> perm, const OpOptions
   Shape out_shape;
   for (int64_t p : perm) out_shape.push_back(x->shape()[static_cast<size_t>(p)]);
   const ShardingPtr requested = requested_sharding(options, mesh, nd);
+  if (Recording *r = current_recording()) {
+    // One factor per dimension of x; result dimension k runs over perm[k].
+    Recording::Factors f;
+    f.kind = propagate::ProgramOp::Kind::Transpose;
+    f.operands = {x.get()};
+    f.sizes = x->shape();
+    f.summed.assign(nd, false);
+    f.operand_factors = {std::vector<int>(nd)};
+    for (size_t d = 0; d < nd; ++d) f.operand_factors[0][d] = static_cast<int>(d);
+    for (int64_t p : perm) f.result_factors.push_back(static_cast<int>(p));
+    r->note_factors(std::move(f));
+  }
   const ArrayPtr in = laid_out(x, mesh, in_dims);
   auto out = std::make_shared<Array>(sharding_of(mesh, out_dims), x->dtype(), out_shape);
   local_copies(*in, *out, [&](const Shape &in_block, const Shape &) {

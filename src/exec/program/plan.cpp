@@ -10,6 +10,7 @@ namespace spmd {
 void Program::compile() {
   if (compiled_) invalid("program: is compiled already");
   if (outputs_.empty()) invalid("program: has no output; add one with spmd_x_program_output");
+  place();
   plan_groups();
   // Each value is dropped after the last op reading it; an op of a fused
   // group reads at the group's last op, where the chain runs.

@@ -7,7 +7,10 @@
 // replay of the call (the op's entry with its arguments bound) and what the
 // op would have done: its elementwise pass, its transfers, its flops.
 //
-// Compiling plans the run: elementwise ops over one shape and layout whose
+// Compiling first places the whole program as jax.jit does
+// (exec/program/place.cpp): values laid out for later constraints and uses
+// too, each op recorded again on its operands' new layouts. Then it plans
+// the run: elementwise ops over one shape and layout whose
 // intermediate results nothing else reads merge into groups that run as
 // one chain kernel per shard (kernels/elementwise_chain.hpp), and every
 // value is dropped after its last use. Running binds inputs, checked
@@ -19,9 +22,8 @@
 // a concrete buffer (kernels name theirs by operand and shard), so it runs
 // on any inputs of the recorded kind, from several threads at once.
 //
-// Not yet: propagation backward from later constraints and uses (a
-// recorded op is placed as the eager op places it), donation of inputs,
-// and collectives planned once for every run (each op plans its own).
+// Not yet: donation of inputs; random numbers, collectives and shard_map
+// inside a program.
 #pragma once
 
 #include <array>
@@ -29,6 +31,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -95,6 +98,7 @@ class Program final : public Recording, public std::enable_shared_from_this<Prog
   void note_elementwise(const ElementwiseStep &step) override;
   void note_transfer(std::string what, int64_t bytes) override;
   void note_flops(int64_t flops) override;
+  void note_factors(Factors factors) override;
 
  private:
   // Where an op's operand comes from: a value, or a constant array.
@@ -119,16 +123,33 @@ class Program final : public Recording, public std::enable_shared_from_this<Prog
     ShardingPtr out;                // the pass's result layout
     bool direct = false;            // every operand an op operand read as it is
   };
+  // The op's factors for placing the whole program: Recording::Factors
+  // with operands named by index; an operand that takes no part has no
+  // factors.
+  struct Rule {
+    propagate::ProgramOp::Kind kind = propagate::ProgramOp::Kind::Elementwise;
+    std::vector<int64_t> sizes;
+    std::vector<bool> summed;
+    std::vector<std::vector<int>> operand_factors;  // per operand of the node
+    std::vector<int> result_factors;
+    // Per operand of an elementwise op: broadcast to the result's shape
+    // (its factors are then the result dimensions it is read along).
+    std::vector<bool> broadcast;
+  };
   struct Node {
     std::string name;     // "sin", "matmul"
     std::vector<Source> operands;
     ops::OpOptions options;
     Replay replay;
     int result = -1;
+    bool constraint = false;  // a layout constraint (spmd_array_reshard of a value)
+    bool asked = false;       // the caller asked for the result's layout (out_sharding)
     // What recording saw the op do.
     std::vector<Step> steps;
     std::vector<Transfer> transfers;
     int64_t flops = 0;
+    std::optional<Rule> rule;  // null: placed as the eager op places it
+    bool factors_noted = false;  // the op noted its factors (or an op inside it did first)
     int group = -1;       // its fused group, once compiled
   };
   struct Group {
@@ -162,6 +183,18 @@ class Program final : public Recording, public std::enable_shared_from_this<Prog
 
   int value_of(const Array *a) const;  // -1 when not a value of this program
   int add_value(ArrayPtr abstract, int producer);
+  const ArrayPtr &array_of(const Source &s) const {
+    return s.value >= 0 ? values_[static_cast<size_t>(s.value)].abstract : s.constant;
+  }
+  // Runs node n's op on abstract operands under this recording, noting
+  // what it does into n, and returns its abstract result.
+  ArrayPtr trace(Node &n, const std::vector<ArrayPtr> &operands, const ops::OpOptions &options,
+                 const Replay &replay);
+  void elementwise_rule(Node &n, const Array &result) const;
+  // jax.jit's placement of the whole program (exec/program/place.cpp):
+  // values re-recorded in the layouts later constraints and uses ask for.
+  void place();
+  bool place_once();
   bool fusable(const Node &n) const;
   void plan_groups();
   std::shared_ptr<const ew::Chain> chain_of(Group &g) const;

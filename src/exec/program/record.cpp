@@ -1,4 +1,7 @@
 // Recording: inputs, ops and outputs of a program (exec/program/program.hpp).
+#include <algorithm>
+#include <string_view>
+
 #include "base/error.hpp"
 #include "exec/program/program.hpp"
 
@@ -76,16 +79,9 @@ ArrayPtr Program::record(const char *fn, const std::vector<ArrayPtr> &operands,
   }
   n.options.out_sharding = options.out_sharding;
   n.options.function = fn;
-  ArrayPtr result;
-  recording_ = &n;
-  try {
-    RecordingScope scope(shared_from_this());
-    result = replay(operands, n.options);
-  } catch (...) {
-    recording_ = nullptr;
-    throw;
-  }
-  recording_ = nullptr;
+  n.constraint = std::string_view(fn) == "spmd_array_reshard";
+  n.asked = options.out_sharding != nullptr;
+  ArrayPtr result = trace(n, operands, n.options, replay);
   // An op that hands back an operand as it is (astype to its own type,
   // einsum "ij->ij") records nothing: the result is that value.
   if (value_of(result.get()) >= 0 || !result->abstract()) return result;
@@ -101,6 +97,58 @@ ArrayPtr Program::record(const char *fn, const std::vector<ArrayPtr> &operands,
   }
   nodes_.push_back(std::move(n));
   return result;
+}
+
+ArrayPtr Program::trace(Node &n, const std::vector<ArrayPtr> &operands, const ops::OpOptions &options,
+                        const Replay &replay) {
+  n.steps.clear();
+  n.transfers.clear();
+  n.flops = 0;
+  n.rule.reset();
+  n.factors_noted = false;
+  ArrayPtr result;
+  recording_ = &n;
+  try {
+    RecordingScope scope(shared_from_this());
+    result = replay(operands, options);
+  } catch (...) {
+    recording_ = nullptr;
+    throw;
+  }
+  recording_ = nullptr;
+  if (!n.factors_noted && result->abstract()) elementwise_rule(n, *result);
+  return result;
+}
+
+// Elementwise ops (the ops whose one pass is an elementwise kernel, not a
+// copy): one factor per result dimension, read by each operand along the
+// dimensions it has (right-aligned; one of size 1 against a larger one is
+// broadcast). An operand of fewer elements is marked broadcast: jax.jit
+// broadcasts it by an op of its own, which placement visits late (one of
+// as many elements, only short of leading 1s, is reshaped there, an op
+// placement passes through as early as the elementwise one).
+void Program::elementwise_rule(Node &n, const Array &result) const {
+  static const std::string_view elementwise[] = {"spmd_unary", "spmd_binary", "spmd_binary_scalar",
+                                                  "spmd_scalar_binary", "spmd_where", "spmd_astype"};
+  const std::string_view fn = n.options.function ? n.options.function : "";
+  if (std::find(std::begin(elementwise), std::end(elementwise), fn) == std::end(elementwise)) return;
+  if (n.steps.size() != 1 || n.steps[0].params.op == ew::Op::Copy) return;
+  Rule r;
+  const size_t nd = result.shape().size();
+  r.sizes = result.shape();
+  r.summed.assign(nd, false);
+  for (size_t d = 0; d < nd; ++d) r.result_factors.push_back(static_cast<int>(d));
+  for (const Source &s : n.operands) {
+    const Shape &shape = array_of(s)->shape();
+    std::vector<int> factors(shape.size(), -1);
+    for (size_t d = 0; d < shape.size() && shape.size() <= nd; ++d) {
+      const size_t out = d + nd - shape.size();
+      if (shape[d] == result.shape()[out]) factors[d] = static_cast<int>(out);
+    }
+    r.operand_factors.push_back(std::move(factors));
+    r.broadcast.push_back(shape_elements(shape) != shape_elements(result.shape()));
+  }
+  n.rule = std::move(r);
 }
 
 void Program::add_output(const ArrayPtr &value, ShardingPtr sharding, const char *arg) {
@@ -145,6 +193,36 @@ void Program::note_transfer(std::string what, int64_t bytes) {
 
 void Program::note_flops(int64_t flops) {
   if (recording_) recording_->flops += flops;
+}
+
+void Program::note_factors(Factors factors) {
+  // The recorded op's own factors: the first note, over its own operands
+  // (an op made of others notes theirs later, or over arrays of its own).
+  if (!recording_ || recording_->factors_noted) return;
+  Node &n = *recording_;
+  n.factors_noted = true;
+  // Only the ops that are themselves one op of jax.jit's placement (an
+  // einsum or a softmax is several there).
+  using Kind = propagate::ProgramOp::Kind;
+  const std::string_view fn = n.options.function ? n.options.function : "";
+  const bool own = factors.kind == Kind::Transpose     ? fn == "spmd_transpose"
+                   : factors.kind == Kind::Reduction   ? fn == "spmd_reduce"
+                   : factors.kind == Kind::Contraction ? (fn == "spmd_matmul" || fn == "spmd_dot_general")
+                                                       : false;
+  if (!own) return;
+  Rule r;
+  r.kind = factors.kind;
+  r.operand_factors.assign(n.operands.size(), {});
+  for (size_t k = 0; k < factors.operands.size(); ++k) {
+    size_t j = 0;
+    while (j < n.operands.size() && array_of(n.operands[j]).get() != factors.operands[k]) ++j;
+    if (j == n.operands.size() || !r.operand_factors[j].empty()) return;  // placed as eager
+    r.operand_factors[j] = std::move(factors.operand_factors[k]);
+  }
+  r.sizes = std::move(factors.sizes);
+  r.summed = std::move(factors.summed);
+  r.result_factors = std::move(factors.result_factors);
+  n.rule = std::move(r);
 }
 
 }  // namespace spmd

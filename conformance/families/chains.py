@@ -1,0 +1,158 @@
+"""Whole programs under one jax.jit: random chains of 2-6 ops with layout
+constraints anywhere, and JAX's layout and values for every value the
+program returns. jax.jit places a program as a whole, forward and backward
+(Shardy's propagation), so an op followed by a constraint may be computed
+in a layout derived from the constraint rather than from its operands:
+these cases hold libspmd's programs to that placement.
+
+Writes tests/conformance/chains/cases.json:
+  meshes   the meshes used (refio.mesh_table)
+  cases    a list of
+    name     unique
+    mesh     a name of `meshes`
+    inputs   [{"spec": dims, "array": {"dtype", "shape", "hex"}}]; input 0
+             is the chain's start, the others operands its steps add
+    steps    in order; step k makes value k + 1 (value 0 is input 0):
+               {"op": "unary", "fn": "sin" | "tanh" | "neg" | "abs"}
+               {"op": "scalar", "fn": "mul" | "add", "scalar": s}  (v * s, v + s)
+               {"op": "binary", "fn": "add" | "mul", "input": k}   (v op inputs[k])
+               {"op": "transpose", "perm": [...]}
+               {"op": "sum", "axis": a}                           (keepdims false)
+               {"op": "matmul", "input": k}                       (v @ inputs[k])
+               {"op": "constraint", "spec": dims}  (with_sharding_constraint)
+    outputs  [{"value": i, "spec": dims of JAX's layout, "array": {...}}]:
+             the chain's last value and some of the others, returned
+    rtol, atol   the agreement asked of the values (sums and products are
+             reassociated by a different split)
+Specs are lists of dims, each a list of axis names ([] for None).
+"""
+
+from __future__ import annotations
+
+import pathlib
+import random
+
+import refio
+
+_MESH_AXES = {"2x4": {"x": 2, "y": 4}, "4x2": {"x": 4, "y": 2}, "2x2x2": {"x": 2, "y": 2, "z": 2}}
+
+
+def _random_spec(rng, shape, axes):
+    """Each mesh axis at most once, every split dividing its dimension."""
+    free = list(axes)
+    rng.shuffle(free)
+    spec = []
+    for size in shape:
+        r = rng.random()
+        take = 0 if r < 0.4 or not free else (1 if r < 0.8 else min(2, len(free)))
+        dim = [free.pop() for _ in range(take)]
+        product = 1
+        for a in dim:
+            product *= axes[a]
+        if size % product:
+            free.extend(dim)
+            dim = []
+        spec.append(dim)
+    while spec and not spec[-1]:
+        spec.pop()
+    return spec
+
+
+def _random_chain(rng, axes):
+    """(input shapes and specs, steps) of one chain."""
+    nd = rng.choice([2, 2, 3])
+    shape = [rng.choice([8, 16]) if nd == 2 else 8 for _ in range(nd)]
+    inputs = [(list(shape), _random_spec(rng, shape, axes))]
+    steps = []
+    n = rng.randint(2, 6)
+    while len(steps) < n:
+        kinds = ["unary", "scalar", "binary", "constraint", "constraint"]
+        if len(shape) >= 2:
+            kinds += ["transpose", "sum", "matmul"]
+        kind = rng.choice(kinds)
+        if kind == "unary":
+            steps.append({"op": "unary", "fn": rng.choice(["sin", "tanh", "neg", "abs"])})
+        elif kind == "scalar":
+            fn = rng.choice(["mul", "add"])
+            steps.append({"op": "scalar", "fn": fn, "scalar": 0.5 if fn == "mul" else 1.0})
+        elif kind == "binary":
+            inputs.append((list(shape), _random_spec(rng, shape, axes)))
+            steps.append({"op": "binary", "fn": rng.choice(["add", "mul"]), "input": len(inputs) - 1})
+        elif kind == "constraint":
+            steps.append({"op": "constraint", "spec": _random_spec(rng, shape, axes)})
+        elif kind == "transpose":
+            perm = list(range(len(shape)))
+            while perm == sorted(perm):
+                rng.shuffle(perm)
+            shape = [shape[p] for p in perm]
+            steps.append({"op": "transpose", "perm": perm})
+        elif kind == "sum":
+            axis = rng.randrange(len(shape))
+            shape = shape[:axis] + shape[axis + 1:]
+            steps.append({"op": "sum", "axis": axis})
+        else:
+            wshape = [shape[-1], rng.choice([8, 16])]
+            inputs.append((wshape, _random_spec(rng, wshape, axes)))
+            shape = shape[:-1] + [wshape[1]]
+            steps.append({"op": "matmul", "input": len(inputs) - 1})
+    return inputs, steps
+
+
+def _apply(step, v, args, mesh):
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import NamedSharding
+    op = step["op"]
+    if op == "unary":
+        return {"sin": jnp.sin, "tanh": jnp.tanh, "neg": jnp.negative, "abs": jnp.abs}[step["fn"]](v)
+    if op == "scalar":
+        return v * step["scalar"] if step["fn"] == "mul" else v + step["scalar"]
+    if op == "binary":
+        w = args[step["input"]]
+        return v + w if step["fn"] == "add" else v * w
+    if op == "transpose":
+        return jnp.transpose(v, step["perm"])
+    if op == "sum":
+        return jnp.sum(v, axis=step["axis"])
+    if op == "matmul":
+        return v @ args[step["input"]]
+    return jax.lax.with_sharding_constraint(v, NamedSharding(mesh, refio.jax_spec(step["spec"])))
+
+
+def generate(out_dir: pathlib.Path, count: int = 256, seed: int = 20261127) -> None:
+    import jax
+    import numpy as np
+    from jax.sharding import NamedSharding
+
+    rng = random.Random(seed)
+    meshes = {name: refio.jax_mesh(name) for name in _MESH_AXES}
+    cases = []
+    for n in range(count):
+        mesh_name = rng.choice(list(_MESH_AXES))
+        mesh = meshes[mesh_name]
+        inputs, steps = _random_chain(rng, _MESH_AXES[mesh_name])
+        values = len(steps) + 1
+        returned = sorted({values - 1} | {i for i in range(1, values - 1) if rng.random() < 0.4})
+        args, records = [], []
+        for i, (shape, spec) in enumerate(inputs):
+            k = np.arange(int(np.prod(shape)), dtype=np.float64)
+            v = (((k * 37 + i * 11 + n) % 97 - 48) / 64.0).reshape(shape).astype(np.float32)
+            a = jax.device_put(v, NamedSharding(mesh, refio.jax_spec(spec)))
+            args.append(a)
+            records.append({"spec": spec, "array": refio.array_hex(a)})
+
+        def program(*xs, steps=steps, returned=returned, mesh=mesh):
+            vals = [xs[0]]
+            for step in steps:
+                vals.append(_apply(step, vals[-1], xs, mesh))
+            return tuple(vals[i] for i in returned)
+
+        outs = jax.jit(program)(*args)
+        cases.append({
+            "name": f"chain_{n:03d}", "mesh": mesh_name, "inputs": records, "steps": steps,
+            "outputs": [{"value": i, "spec": refio.spec_dims(o.sharding.spec, o.ndim),
+                         "array": refio.array_hex(o)} for i, o in zip(returned, outs)],
+            "rtol": 1e-5, "atol": 1e-5,
+        })
+    refio.write_json(out_dir / "cases.json",
+                     {"meshes": refio.mesh_table(list(_MESH_AXES)), "cases": cases})

@@ -1,0 +1,170 @@
+// Placing a whole program as jax.jit does (exec/program/program.hpp).
+//
+// Recording places each op as the eager op would, from its operands
+// forward. Compiling places the program as a whole: the values are the
+// tensors of core/program_placement.hpp, the ops with factors (elementwise
+// ops, transposes, reductions, contractions) its ops, and a layout
+// constraint fixes the value it constrains, as Shardy applies a
+// constraint to its operand. Each op is then recorded again on its
+// operands' new layouts, asked for its result's placed layout where its
+// own rule would give another. Ops without factors keep the eager op's
+// placement from their (new) operands, and act as fixed points; when one
+// of them comes out differently the whole placement runs again.
+#include <map>
+
+#include "base/error.hpp"
+#include "core/program_placement.hpp"
+#include "exec/program/program.hpp"
+
+namespace spmd {
+
+namespace {
+
+const Mesh *named_mesh(const Array &a) {
+  const Sharding &s = *a.sharding();
+  return s.kind() == Sharding::Kind::Named ? s.mesh().get() : nullptr;
+}
+
+}  // namespace
+
+void Program::place() {
+  for (int round = 0; round < 4; ++round)
+    if (!place_once()) return;
+}
+
+bool Program::place_once() {
+  propagate::ProgramGraph g;
+  // Every value's axes, by name; a program over meshes that name one axis
+  // with two sizes is left as recorded.
+  for (const Value &v : values_) {
+    const Mesh *m = named_mesh(*v.abstract);
+    if (!m) continue;
+    for (size_t a = 0; a < m->axis_names().size(); ++a) {
+      const auto [it, added] = g.axis_sizes.emplace(m->axis_names()[a], m->shape()[a]);
+      if (!added && it->second != m->shape()[a]) return false;
+    }
+  }
+  // The values, as recorded: closed unless an op with factors makes them
+  // and nothing asked for their layout.
+  g.tensors.resize(values_.size());
+  std::vector<bool> open(values_.size(), false);
+  for (size_t v = 0; v < values_.size(); ++v) {
+    const Array &a = *values_[v].abstract;
+    propagate::ProgramTensor &t = g.tensors[v];
+    t.shape = a.shape();
+    t.uses = values_[v].uses;
+    t.dims = named_mesh(a) ? propagate::padded(a.sharding()->spec(), a.shape().size())
+                           : propagate::Dims(a.shape().size());
+    const int p = values_[v].producer;
+    if (p >= 0) {
+      const Node &n = nodes_[static_cast<size_t>(p)];
+      open[v] = n.rule && !n.asked && named_mesh(a);
+    }
+    t.closed = !open[v];
+    if (open[v]) t.dims.assign(a.shape().size(), {});
+  }
+  for (const Output &o : outputs_) ++g.tensors[static_cast<size_t>(o.value)].uses;
+  // A constraint fixes the value it constrains (made by an op, not an
+  // input) unless another constraint asks another layout of it.
+  std::vector<ShardingPtr> fixed(values_.size());
+  std::vector<bool> refused(values_.size(), false);
+  for (const Node &n : nodes_) {
+    if (!n.constraint || n.operands[0].value < 0) continue;
+    const size_t v = static_cast<size_t>(n.operands[0].value);
+    const int p = values_[v].producer;
+    if (p < 0 || nodes_[static_cast<size_t>(p)].asked) continue;
+    const ShardingPtr &c = values_[static_cast<size_t>(n.result)].abstract->sharding();
+    if (fixed[v] && !fixed[v]->equivalent(*c)) refused[v] = true;
+    if (!fixed[v]) fixed[v] = c;
+  }
+  for (size_t v = 0; v < values_.size(); ++v) {
+    if (refused[v]) fixed[v].reset();
+    if (!fixed[v] || !named_mesh(*values_[v].abstract) || fixed[v]->kind() != Sharding::Kind::Named) {
+      fixed[v].reset();
+      continue;
+    }
+    g.tensors[v].dims = propagate::padded(fixed[v]->spec(), g.tensors[v].shape.size());
+    g.tensors[v].closed = true;
+    open[v] = false;
+  }
+  // The ops with factors; constants are closed tensors of their own.
+  for (const Node &n : nodes_) {
+    if (!n.rule) continue;
+    propagate::ProgramOp op;
+    op.kind = n.rule->kind;
+    op.factor_sizes = n.rule->sizes;
+    op.summed = n.rule->summed;
+    for (size_t j = 0; j < n.operands.size(); ++j) {
+      if (n.rule->operand_factors[j].empty()) continue;
+      const Source &s = n.operands[j];
+      int id = s.value;
+      if (id < 0) {
+        id = static_cast<int>(g.tensors.size());
+        propagate::ProgramTensor t;
+        t.shape = s.constant->shape();
+        t.dims = named_mesh(*s.constant) ? propagate::padded(s.constant->sharding()->spec(), t.shape.size())
+                                         : propagate::Dims(t.shape.size());
+        t.closed = true;
+        t.uses = 1;
+        g.tensors.push_back(std::move(t));
+      }
+      if (!n.rule->broadcast.empty() && n.rule->broadcast[j]) {
+        // Broadcast first, by an op of its own, to an open tensor of the
+        // result's shape that the elementwise op reads along every factor.
+        propagate::ProgramOp b;
+        b.kind = propagate::ProgramOp::Kind::Broadcast;
+        b.factor_sizes = n.rule->sizes;
+        b.summed.assign(n.rule->sizes.size(), false);
+        b.operands = {id};
+        b.operand_factors = {n.rule->operand_factors[j]};
+        id = static_cast<int>(g.tensors.size());
+        propagate::ProgramTensor t;
+        t.shape = values_[static_cast<size_t>(n.result)].abstract->shape();
+        t.dims.assign(t.shape.size(), {});
+        t.uses = 1;
+        g.tensors.push_back(std::move(t));
+        b.results = {id};
+        b.result_factors = {n.rule->result_factors};
+        g.ops.push_back(std::move(b));
+        op.operand_factors.push_back(n.rule->result_factors);
+      } else {
+        op.operand_factors.push_back(n.rule->operand_factors[j]);
+      }
+      op.operands.push_back(id);
+    }
+    op.results = {n.result};
+    op.result_factors = {n.rule->result_factors};
+    g.ops.push_back(std::move(op));
+  }
+  propagate::place_program(g);
+
+  // Each op again, on its operands' new layouts, asked for the placed one
+  // where its own rule gives another.
+  bool eager_moved = false;
+  std::vector<ArrayPtr> operands;
+  for (Node &n : nodes_) {
+    const size_t v = static_cast<size_t>(n.result);
+    const ArrayPtr before = values_[v].abstract;
+    ShardingPtr target = fixed[v];
+    if (open[v]) target = ops::sharding_of(before->sharding()->mesh(), g.tensors[v].dims);
+    operands.clear();
+    for (const Source &s : n.operands) operands.push_back(array_of(s));
+    if (!n.asked) n.options.out_sharding = nullptr;
+    ArrayPtr r = trace(n, operands, n.options, n.replay);
+    if (target && !r->sharding()->equivalent(*target)) {
+      n.options.out_sharding = target;
+      r = trace(n, operands, n.options, n.replay);
+    }
+    if (!n.rule && !n.constraint && !fixed[v] && !r->sharding()->equivalent(*before->sharding()))
+      eager_moved = true;
+    // A value is an array of its own, even where the op hands back its
+    // operand (a constraint already met).
+    if (value_of(r.get()) >= 0) r = r->relabeled(r->sharding());
+    value_ids_.erase(before.get());
+    value_ids_.emplace(r.get(), static_cast<int>(v));
+    values_[v].abstract = std::move(r);
+  }
+  return eager_moved;
+}
+
+}  // namespace spmd
