@@ -255,6 +255,35 @@ static void f_constant(arena *a, spmd_array **in, spmd_array **out) {
   out[0] = unary(a, SPMD_UNARY_TANH, m);
 }
 
+/* A shard_map step between global ops: sin before it; in its body a psum
+ * over 'y' and the block scaled by its x index; after it, * 2 + 1. */
+static spmd_mesh *g_mesh;
+static spmd_status sum_and_scale(spmd_ctx *ctx, void *ud) {
+  (void)ud;
+  spmd_status st;
+  spmd_block in = SPMD_BLOCK_INIT, sum = SPMD_BLOCK_INIT, scaled = SPMD_BLOCK_INIT;
+  int64_t xi = 0;
+  if ((st = spmd_ctx_input(ctx, 0, &in))) return st;
+  if ((st = spmd_ctx_psum(ctx, &in, "y", &sum))) return st;
+  if ((st = spmd_ctx_axis_index(ctx, "x", &xi))) return st;
+  if ((st = spmd_ctx_alloc(ctx, SPMD_F32, in.ndim, in.shape, &scaled))) return st;
+  const float *x = in.data;
+  float *y = scaled.data;
+  for (int64_t i = 0; i < in.shape[0] * in.shape[1]; ++i) y[i] = x[i] * (float)(xi + 1);
+  if ((st = spmd_ctx_set_output(ctx, 0, &sum))) return st;
+  return spmd_ctx_set_output(ctx, 1, &scaled);
+}
+static void f_shard_map(arena *a, spmd_array **in, spmd_array **out) {
+  spmd_array *s = unary(a, SPMD_UNARY_SIN, in[0]);
+  const char *in_spec = "x, y", *out_specs[2] = {"x", "x, y"};
+  spmd_array *r[2] = {NULL, NULL};
+  assert_ok(spmd_shard_map_text(g_mesh, sum_and_scale, NULL, 1, &s, &in_spec, 2, out_specs, NULL, r));
+  keep(a, r[0]);
+  keep(a, r[1]);
+  out[0] = scalar(a, SPMD_BINARY_ADD, scalar(a, SPMD_BINARY_MUL, r[0], 2.0), 1.0);
+  out[1] = r[1];
+}
+
 static const case_def k_sin_chain = {"sin_chain", f_sin_chain, 1, 1, {"x, y"}, {SPMD_F32}, {2}, {{8, 16}}};
 static const case_def k_diamond = {"diamond", f_diamond, 2, 1, {"x", "x"}, {SPMD_F32, SPMD_F32}, {2, 2},
                                    {{8, 6}, {8, 6}}};
@@ -317,6 +346,73 @@ static void an_output_is_never_fused_away(void **state) {
   assert_text_lacks(p, "fused");
   spmd_x_program_destroy(p);
   spmd_mesh_destroy(mesh);
+}
+
+static const case_def k_shard_map = {"shard_map", f_shard_map, 1, 2, {"x"}, {SPMD_F32}, {2}, {{8, 8}}};
+
+static void a_shard_map_is_a_step_of_a_program(void **state) {
+  (void)state;
+  spmd_mesh *mesh = mesh42();
+  g_mesh = mesh;
+  spmd_x_program *p = check_case(&k_shard_map, mesh);
+  assert_text_has(p, "= shard_map(%");
+  assert_text_has(p, "= shard_map output 1");
+  spmd_x_program_destroy(p);
+  g_mesh = NULL;
+  spmd_mesh_destroy(mesh);
+}
+
+/* The body's outputs must keep the types recording learnt; the program
+ * keeps its own mesh handle, so the caller's may go. */
+static int g_rows_out; /* rows of the body's output: a misbehaving body */
+static spmd_status rows_from_global(spmd_ctx *ctx, void *ud) {
+  (void)ud;
+  spmd_status st;
+  spmd_block in = SPMD_BLOCK_INIT, out = SPMD_BLOCK_INIT;
+  if ((st = spmd_ctx_input(ctx, 0, &in))) return st;
+  const spmd_mesh *m = NULL;
+  if ((st = spmd_ctx_mesh(ctx, &m))) return st;
+  int64_t shape[2] = {g_rows_out, in.shape[1]};
+  if ((st = spmd_ctx_alloc(ctx, SPMD_F32, 2, shape, &out))) return st;
+  memset(out.data, 0, (size_t)(shape[0] * shape[1]) * sizeof(float));
+  return spmd_ctx_set_output(ctx, 0, &out);
+}
+
+static void a_recorded_shard_map_keeps_its_types(void **state) {
+  (void)state;
+  spmd_mesh *mesh = mesh42();
+  spmd_x_program *p = NULL;
+  assert_ok(spmd_x_program_create(suite_rt, &p));
+  spmd_sharding *s = test_sharding(mesh, "x");
+  const int64_t shape[2] = {8, 4};
+  spmd_array *x = NULL, *r = NULL;
+  assert_ok(spmd_x_program_input(p, s, SPMD_F32, 2, shape, &x));
+  const char *spec = "x";
+  /* No output: nothing to record. */
+  assert_fails(spmd_shard_map_text(mesh, rows_from_global, NULL, 1, &x, &spec, 0, NULL, NULL, NULL),
+               SPMD_ERR_INVALID_ARGUMENT, "n_out: a shard_map recorded into a program needs at least one output");
+  g_rows_out = 2;
+  assert_ok(spmd_shard_map_text(mesh, rows_from_global, NULL, 1, &x, &spec, 1, &spec, NULL, &r));
+  assert_ok(spmd_x_program_output(p, r, NULL));
+  assert_ok(spmd_x_program_compile(p));
+  spmd_array *late = NULL;
+  assert_fails(spmd_shard_map_text(mesh, rows_from_global, NULL, 1, &x, &spec, 1, &spec, NULL, &late),
+               SPMD_ERR_INVALID_ARGUMENT, "inputs: values of a compiled program");
+  spmd_mesh_destroy(mesh); /* the program keeps a handle of its own */
+  spmd_mesh *again = mesh42();
+  float v[32] = {0};
+  spmd_array *in = test_put(again, "x", SPMD_F32, 2, shape, v), *out = NULL;
+  assert_ok(spmd_x_program_run(p, 1, (const spmd_array *const *)&in, 1, &out));
+  spmd_array_destroy(out);
+  g_rows_out = 1;
+  assert_fails(spmd_x_program_run(p, 1, (const spmd_array *const *)&in, 1, &out), SPMD_ERR_INVALID_ARGUMENT,
+               "shard_map: output 0 is float32[4,4]");
+  spmd_array_destroy(in);
+  spmd_array_destroy(r);
+  spmd_array_destroy(x);
+  spmd_sharding_destroy(s);
+  spmd_x_program_destroy(p);
+  spmd_mesh_destroy(again);
 }
 
 static void every_op_family_gives_the_eager_result(void **state) {
@@ -637,6 +733,8 @@ int main(void) {
       cmocka_unit_test(a_long_chain_is_cut_where_the_platform_limits_it),
       cmocka_unit_test(an_output_is_never_fused_away),
       cmocka_unit_test(every_op_family_gives_the_eager_result),
+      cmocka_unit_test(a_shard_map_is_a_step_of_a_program),
+      cmocka_unit_test(a_recorded_shard_map_keeps_its_types),
       cmocka_unit_test(a_constraint_is_recorded),
       cmocka_unit_test(arrays_with_values_are_constants),
       cmocka_unit_test(output_sharding_is_honoured),

@@ -1,6 +1,7 @@
 package spmd_test
 
 import (
+	"errors"
 	"math"
 	"strings"
 	"sync"
@@ -150,6 +151,22 @@ func TestProgramValuesLiveDuringRecordOnly(t *testing.T) {
 	}
 	if !strings.Contains(p.String(), "exp") {
 		t.Errorf("program text lacks exp:\n%s", p)
+	}
+}
+
+// A shard_map of a value would record a step whose function the library
+// calls at every run, after ShardMap has returned: refused from Go.
+func TestProgramRefusesShardMapOfValues(t *testing.T) {
+	noLeaks(t)
+	m := mesh(t, []int{8}, "x")
+	s := named(t, m, "x")
+	_, err := spmd.Record(rt, []spmd.InputSpec{{Sharding: s, DType: spmd.F32, Shape: []int{16}}},
+		func(in []*spmd.Array) ([]*spmd.Array, error) {
+			_, err := spmd.ShardMap(m, func(c *spmd.ShardContext) error { return nil }, in, []string{"x"}, []string{"x"}, nil)
+			return nil, err
+		})
+	if !errors.Is(err, spmd.ErrInvalidArgument) || !strings.Contains(err.Error(), "inputs[0]: a value of a program being recorded") {
+		t.Errorf("ShardMap of a value: %v, want ErrInvalidArgument naming inputs[0]", err)
 	}
 }
 

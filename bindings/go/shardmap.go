@@ -91,6 +91,13 @@ func shardMap(name string, mesh *Mesh, fn func(*ShardContext) error, inputs []*A
 	if fn == nil {
 		return nil, invalid(name, "fn: nil function")
 	}
+	// The library would call fn at every run of the program being recorded,
+	// after this call has returned and fn's handle is gone.
+	for k, a := range inputs {
+		if a != nil && a.rec != nil {
+			return nil, invalid(name, "inputs[%d]: a value of a program being recorded; a shard_map records into a program from C only (its function would run at every run of the program)", k)
+		}
+	}
 	if opts == nil {
 		opts = &ShardMapOptions{}
 	}

@@ -9,6 +9,7 @@
 #include "base/dtype.hpp"
 #include "base/raw_enum.hpp"
 #include "core/axis_groups.hpp"
+#include "exec/program/program.hpp"
 #include "exec/shard_map.hpp"
 #include "spmd/shard_map.h"
 
@@ -126,14 +127,14 @@ spmd_shard_map_options read_shard_map_options(const spmd_shard_map_options *opti
   return read_options(options, spmd_shard_map_options SPMD_SHARD_MAP_OPTIONS_INIT, "options");
 }
 
-void shard_map_impl(const spmd_mesh *mesh, spmd_shard_fn fn, void *user_data,
-                    std::vector<ArrayPtr> ins, std::vector<PartitionSpec> in_specs,
-                    std::vector<PartitionSpec> out_specs, const spmd_shard_map_options *options,
-                    spmd_array **outputs) {
+// Runs fn on every device of the mesh over `ins` and returns the outputs.
+// `mesh` is the handle the callbacks' spmd_ctx_mesh gives.
+std::vector<ArrayPtr> run_shard_map(const spmd_mesh *mesh, spmd_shard_fn fn, void *user_data,
+                                    const std::vector<ArrayPtr> &ins,
+                                    const std::vector<PartitionSpec> &in_specs,
+                                    const std::vector<PartitionSpec> &out_specs,
+                                    const spmd_shard_map_options &o) {
   const auto &m = use(mesh, "mesh");
-  if (fn == nullptr) invalid("fn: NULL callback");
-  if (!out_specs.empty() && outputs == nullptr) invalid("outputs: NULL output array");
-  const spmd_shard_map_options o = read_shard_map_options(options);
   ShardMapOptions so;
   so.check_rep = o.check_rep != 0;
   so.timeout = collective_timeout(o.timeout_ms, "options->timeout_ms");
@@ -154,7 +155,7 @@ void shard_map_impl(const spmd_mesh *mesh, spmd_shard_fn fn, void *user_data,
     c.mesh = mesh;
     registered.ids.push_back(register_object(&c, HandleKind::Context, nullptr));
   }
-  auto results = run.run(ins, in_specs, out_specs, [&](ShardContext &sc) {
+  return run.run(ins, in_specs, out_specs, [&](ShardContext &sc) {
     spmd_ctx &c = ctxs[sc.position];
     c.impl = &sc;
     c.thread = std::this_thread::get_id();
@@ -177,6 +178,54 @@ void shard_map_impl(const spmd_mesh *mesh, spmd_shard_fn fn, void *user_data,
     else
       sc.message = cat("the callback returned ", spmd_status_string(st));
   });
+}
+
+// A shard_map given values of a program records itself as one step. As
+// jax.jit traces the body once, the body runs now, on zeros of the values'
+// types and layouts, to learn its outputs' types; each run of the program
+// then runs it on that run's values. The program keeps a mesh handle of
+// its own for the callbacks, so the caller's may be destroyed; fn and
+// user_data must stay valid while the program can run.
+std::vector<ArrayPtr> record_shard_map(Program &program, const spmd_mesh *mesh, spmd_shard_fn fn,
+                                       void *user_data, const std::vector<ArrayPtr> &ins,
+                                       std::vector<PartitionSpec> in_specs,
+                                       std::vector<PartitionSpec> out_specs,
+                                       const spmd_shard_map_options &o) {
+  if (program.compiled())
+    invalid("inputs: values of a compiled program; record steps before spmd_x_program_compile, "
+            "or record a new program");
+  if (out_specs.empty())
+    invalid("n_out: a shard_map recorded into a program needs at least one output (its "
+            "inputs are values of a program)");
+  std::vector<ArrayPtr> zeros;
+  for (const ArrayPtr &a : ins)
+    zeros.push_back(a->abstract() ? Array::full(a->sharding(), a->dtype(), a->shape(), 0.0) : a);
+  const std::vector<ArrayPtr> examples = run_shard_map(mesh, fn, user_data, zeros, in_specs, out_specs, o);
+  std::shared_ptr<spmd_mesh> own(new_handle<spmd_mesh>(use(mesh, "mesh").impl),
+                                 [](spmd_mesh *h) { destroy_handle(h); });
+  return program.record_multi(
+      "spmd_shard_map", ins, examples,
+      [own, fn, user_data, in_specs = std::move(in_specs), out_specs = std::move(out_specs),
+       o](const std::vector<ArrayPtr> &xs) {
+        return run_shard_map(own.get(), fn, user_data, xs, in_specs, out_specs, o);
+      });
+}
+
+void shard_map_impl(const spmd_mesh *mesh, spmd_shard_fn fn, void *user_data,
+                    std::vector<ArrayPtr> ins, std::vector<PartitionSpec> in_specs,
+                    std::vector<PartitionSpec> out_specs, const spmd_shard_map_options *options,
+                    spmd_array **outputs) {
+  use(mesh, "mesh");
+  if (fn == nullptr) invalid("fn: NULL callback");
+  if (!out_specs.empty() && outputs == nullptr) invalid("outputs: NULL output array");
+  const spmd_shard_map_options o = read_shard_map_options(options);
+  std::vector<std::string> names;
+  for (size_t i = 0; i < ins.size(); ++i) names.push_back(cat("inputs[", i, "]"));
+  std::vector<ArrayPtr> results;
+  if (auto program = Program::of(ins, names))
+    results = record_shard_map(*program, mesh, fn, user_data, ins, std::move(in_specs), std::move(out_specs), o);
+  else
+    results = run_shard_map(mesh, fn, user_data, ins, in_specs, out_specs, o);
   std::vector<spmd_array *> handles;
   try {
     for (auto &a : results) handles.push_back(new_handle<spmd_array>(std::move(a)));
@@ -195,7 +244,7 @@ std::vector<ArrayPtr> input_arrays(size_t n_in, spmd_array *const *inputs,
   std::vector<ArrayPtr> ins;
   holds.reserve(n_in);
   for (size_t i = 0; i < n_in; ++i) {
-    holds.emplace_back(inputs[i], cat("inputs[", i, "]").c_str());
+    holds.emplace_back(inputs[i], cat("inputs[", i, "]").c_str(), Abstract::Allowed);
     ins.push_back(holds.back().ptr());
   }
   return ins;

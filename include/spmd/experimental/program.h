@@ -32,9 +32,11 @@
  * The values (x, s, y, z) are spmd_array handles: destroy them with
  * spmd_array_destroy when done recording. They answer spmd_array_shape,
  * _dtype, _sharding and the other calls about type and layout; calls that
- * need values (spmd_array_to_host, spmd_shard_map, ...) refuse them with
- * SPMD_ERR_INVALID_ARGUMENT. spmd_array_reshard of a value records a
- * layout constraint (jax.lax.with_sharding_constraint).
+ * need values (spmd_array_to_host, spmd_array_shard_read, ...) refuse them
+ * with SPMD_ERR_INVALID_ARGUMENT. spmd_array_reshard of a value records a
+ * layout constraint (jax.lax.with_sharding_constraint), and spmd_shard_map
+ * of values records a step whose body runs at every run (its collectives
+ * and the ops inside it included; see spmd/shard_map.h).
  *
  * Compiling places the program as a whole, as jax.jit does: a value is
  * also laid out for the constraints and uses after it (an op followed by a
@@ -44,7 +46,7 @@
  * elementwise ops over one shape and layout whose intermediate results
  * nothing else reads run as one pass per shard, with no intermediate
  * arrays; every value is let go after its last use. Not yet: donated
- * inputs, and random numbers, collectives and shard_map inside a program.
+ * inputs, and random numbers inside a program.
  *
  * Thread-safety: recording a program is not thread-safe (one thread
  * records it); a compiled program may run on several threads at once.

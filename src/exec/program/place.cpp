@@ -143,6 +143,7 @@ bool Program::place_once() {
   bool eager_moved = false;
   std::vector<ArrayPtr> operands;
   for (Node &n : nodes_) {
+    if (n.multi) continue;  // its layouts are its own
     const size_t v = static_cast<size_t>(n.result);
     const ArrayPtr before = values_[v].abstract;
     ShardingPtr target = fixed[v];

@@ -22,8 +22,10 @@
 // a concrete buffer (kernels name theirs by operand and shard), so it runs
 // on any inputs of the recorded kind, from several threads at once.
 //
-// Not yet: donation of inputs; random numbers, collectives and shard_map
-// inside a program.
+// A shard_map given values records one step of several results
+// (record_multi): its body runs at every run, and its layouts are its own.
+//
+// Not yet: donation of inputs; random numbers inside a program.
 #pragma once
 
 #include <array>
@@ -68,6 +70,16 @@ class Program final : public Recording, public std::enable_shared_from_this<Prog
   // compiled.
   ArrayPtr record(const char *fn, const std::vector<ArrayPtr> &operands,
                   const ops::OpOptions &options, Replay replay);
+
+  // A step of several results whose layouts it fixes itself (a shard_map):
+  // its call on concrete operands.
+  using MultiReplay = std::function<std::vector<ArrayPtr>(const std::vector<ArrayPtr> &)>;
+
+  // Records such a step on `operands`; its results are of the types and
+  // layouts of `examples` (what a trial call gave). Each run checks that
+  // the step's results still are, naming `fn`'s output otherwise.
+  std::vector<ArrayPtr> record_multi(const char *fn, const std::vector<ArrayPtr> &operands,
+                                     const std::vector<ArrayPtr> &examples, MultiReplay replay);
 
   // Output number output_count(): `value`, brought to `sharding` when one
   // is given (jax.jit's out_shardings). INVALID_ARGUMENT naming `arg` for a
@@ -141,7 +153,9 @@ class Program final : public Recording, public std::enable_shared_from_this<Prog
     std::vector<Source> operands;
     ops::OpOptions options;
     Replay replay;
+    MultiReplay multi;              // set for a step of several results
     int result = -1;
+    std::vector<int> more_results;  // a multi step's results after the first
     bool constraint = false;  // a layout constraint (spmd_array_reshard of a value)
     bool asked = false;       // the caller asked for the result's layout (out_sharding)
     // What recording saw the op do.

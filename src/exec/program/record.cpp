@@ -99,6 +99,51 @@ ArrayPtr Program::record(const char *fn, const std::vector<ArrayPtr> &operands,
   return result;
 }
 
+std::vector<ArrayPtr> Program::record_multi(const char *fn, const std::vector<ArrayPtr> &operands,
+                                            const std::vector<ArrayPtr> &examples, MultiReplay replay) {
+  if (compiled_)
+    invalid(fn, ": its inputs are values of a compiled program; record steps before "
+                "spmd_x_program_compile, or record a new program");
+  if (examples.empty()) invalid(fn, ": a step recorded into a program needs at least one output");
+  Node n;
+  const char *bare = fn;
+  if (std::string_view(fn).rfind("spmd_", 0) == 0) bare += 5;
+  n.name = bare;
+  n.options.function = fn;
+  n.asked = true;  // its results' layouts are its own (out_specs)
+  for (const ArrayPtr &a : operands) {
+    Source s;
+    s.value = value_of(a.get());
+    if (s.value < 0) s.constant = a;
+    n.operands.push_back(std::move(s));
+  }
+  std::vector<ArrayPtr> results;
+  {
+    RecordingScope scope(shared_from_this());
+    for (const ArrayPtr &e : examples) results.push_back(std::make_shared<Array>(e->sharding(), e->dtype(), e->shape()));
+  }
+  n.multi = [replay = std::move(replay), want = results, fn = std::string(bare)](const std::vector<ArrayPtr> &xs) {
+    std::vector<ArrayPtr> got = replay(xs);
+    for (size_t k = 0; k < want.size() && k < got.size(); ++k) {
+      const Array &w = *want[k], &g = *got[k];
+      if (g.dtype() != w.dtype() || g.shape() != w.shape() || !g.sharding()->equivalent(*w.sharding()))
+        invalid(fn, ": output ", k, " is ", type_text(g), " laid out as ", g.sharding()->spec().to_string(),
+                " where recording gave ", type_text(w), " laid out as ", w.sharding()->spec().to_string(),
+                "; a recorded step gives outputs of the same types at every run");
+    }
+    if (got.size() != want.size())
+      fail(SPMD_ERR_INTERNAL, fn, ": ", got.size(), " outputs where recording gave ", want.size());
+    return got;
+  };
+  const int node = static_cast<int>(nodes_.size());
+  n.result = add_value(results[0], node);
+  for (size_t k = 1; k < results.size(); ++k) n.more_results.push_back(add_value(results[k], node));
+  for (const Source &s : n.operands)
+    if (s.value >= 0) ++values_[static_cast<size_t>(s.value)].uses;
+  nodes_.push_back(std::move(n));
+  return results;
+}
+
 ArrayPtr Program::trace(Node &n, const std::vector<ArrayPtr> &operands, const ops::OpOptions &options,
                         const Replay &replay) {
   n.steps.clear();

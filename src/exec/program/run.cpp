@@ -109,6 +109,14 @@ std::vector<ArrayPtr> Program::run_nodes(std::vector<ArrayPtr> values, bool lear
     if (n.group >= 0) {
       const Group &g = groups_[static_cast<size_t>(n.group)];
       if (g.nodes.back() == static_cast<int>(i)) result = run_group(g, values);
+    } else if (n.multi) {
+      operands.clear();
+      for (const Source &s : n.operands)
+        operands.push_back(s.value >= 0 ? values[static_cast<size_t>(s.value)] : s.constant);
+      std::vector<ArrayPtr> outs = n.multi(operands);
+      result = std::move(outs[0]);
+      for (size_t k = 0; k < n.more_results.size(); ++k)
+        values[static_cast<size_t>(n.more_results[k])] = std::move(outs[k + 1]);
     } else {
       operands.clear();
       for (const Source &s : n.operands)

@@ -107,6 +107,8 @@ std::string Program::text() const {
       tail += cat(tail.empty() ? "" : "; ", "pass ", pass[static_cast<size_t>(n.group)]);
     line(cat("%", n.result, " = ", n.name, "(", args, ")"), *values_[static_cast<size_t>(n.result)].abstract,
          tail);
+    for (size_t k = 0; k < n.more_results.size(); ++k)
+      line(cat("%", n.more_results[k], " = ", n.name, " output ", k + 1), *values_[static_cast<size_t>(n.more_results[k])].abstract, "");
   }
   for (size_t k = 0; k < outputs_.size(); ++k) {
     const Output &o = outputs_[k];

@@ -3137,6 +3137,15 @@ out means the blocks along it are equal (checked when options->check_rep).
 Not reentrant from inside a callback; calls on one runtime from several
 threads run one after another.
 
+Given values of a program being recorded (spmd/experimental/program.h),
+the shard_map records itself as one step of that program: fn runs once
+now, on zeros of the values' types and layouts, to learn the outputs'
+types (as jax.jit traces a body once), and again at every run of the
+program, on that run's values; the outputs are the step's values. fn and
+user_data must then stay valid while the program can run; the mesh
+handle need not (the program keeps its own). At least one output is
+needed, and each run must give outputs of the recorded types.
+
 @param mesh The mesh; not NULL.
 @param fn The per-device function; not NULL.
 @param user_data Passed to every call of fn; may be NULL.

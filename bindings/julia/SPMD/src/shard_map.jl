@@ -520,6 +520,12 @@ function shard_map(f, m::Mesh, inputs, in_specs, out_specs; check_rep::Bool=fals
                    timeout_ms::Integer=0)
     VERSION >= v"1.9" || throw(ErrorException(
         "shard_map needs Julia 1.9 or newer: its function runs on threads Julia did not start"))
+    # The library would call f at every run of the program being recorded,
+    # after this call has returned and f's closure may be gone.
+    get(task_local_storage(), _RECORDING, nothing) === nothing ||
+        throw(SPMDError(LibSPMD.SPMD_ERR_INVALID_ARGUMENT,
+                        "shard_map: inside record: a shard_map records into a program from C only " *
+                        "(its function would run at every run of the program); call it outside record"))
     ins = inputs isa ShardedArray ? ShardedArray[inputs] : collect(ShardedArray, inputs)
     single = !(out_specs isa Union{AbstractVector,Tuple})
     outs = single ? Any[out_specs] : collect(Any, out_specs)

@@ -632,6 +632,12 @@ end
         (tv, rv)
     end
     @test all(!isopen, kept)
+    # A shard_map inside record is refused: its function would run at every
+    # run of the program, after record has returned.
+    err = error_of(() -> record(rt, x) do v
+        shard_map(c -> nothing, m24, v, P("x", "y"), P("x", "y"))
+    end)
+    @test err isa SPMDError && occursin("inside record", err.message)
     t, r = q(x)
     @test sharding(t) == cols
     @test is_fully_replicated(sharding(r))

@@ -37,6 +37,34 @@ crate::handle!(
     sys::spmd_x_program_destroy
 );
 
+thread_local! {
+    // How many Program::record closures run on this thread.
+    static RECORDING: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// Whether a [`Program::record`] closure runs on this thread: a shard_map
+/// there is refused, since the library would call its closure at every run
+/// of the program, after the closure is gone.
+pub(crate) fn recording_on_this_thread() -> bool {
+    RECORDING.with(|r| r.get() > 0)
+}
+
+// Marks the thread as recording while it lives (a panic included).
+struct RecordingOnThisThread;
+
+impl RecordingOnThisThread {
+    fn new() -> Self {
+        RECORDING.with(|r| r.set(r.get() + 1));
+        RecordingOnThisThread
+    }
+}
+
+impl Drop for RecordingOnThisThread {
+    fn drop(&mut self) {
+        RECORDING.with(|r| r.set(r.get() - 1));
+    }
+}
+
 /// One input of a program: the sharding, dtype and global shape every
 /// array [`Program::run`] binds to it must have.
 #[derive(Clone, Copy, Debug)]
@@ -145,7 +173,10 @@ impl Program {
             .map_err(naming(format!("Program::record: inputs[{k}]")))?;
             values.push(value);
         }
-        let outputs = f(&values)?;
+        let outputs = {
+            let _recording = RecordingOnThisThread::new();
+            f(&values)?
+        };
         if outputs.is_empty() {
             return Err(Error::invalid(
                 "Program::record: the closure returned no arrays; a program needs at least one output",

@@ -344,6 +344,13 @@ impl Mesh {
         if inputs.len() != in_specs.len() {
             return Err(Error::invalid(format!("shard_map: {} inputs but {} in_specs", inputs.len(), in_specs.len())));
         }
+        if crate::program::recording_on_this_thread() {
+            return Err(Error::invalid(
+                "shard_map: inside Program::record: a shard_map records into a program from C only (the library \
+                 would call the closure at every run of the program, after this call returns); call it outside \
+                 the recording",
+            ));
+        }
         quiet_closure_panics();
         let mut o = init_struct(sys::spmd_shard_map_options_init)?;
         o.check_rep = options.check_rep as i32;

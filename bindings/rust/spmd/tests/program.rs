@@ -183,3 +183,23 @@ fn mistakes_are_errors_that_name_their_place() {
         assert!(e.is_ok(), "{e:?}");
     });
 }
+
+/// A shard_map inside the recording closure is refused: the library would
+/// call its closure at every run, after the closure is gone.
+#[test]
+fn a_shard_map_is_not_recorded_from_rust() {
+    let _serial = serial();
+    no_leak(|| {
+        let (rt, mesh) = mesh8();
+        let s = Sharding::named_text(&mesh, "x").unwrap();
+        let err = Program::record(&rt, &[InputSpec::new(&s, DType::F32, &[8])], |x| {
+            mesh.shard_map(&[&x[0]], &["x"], &["x"], |ctx| {
+                let b = ctx.input(0)?;
+                ctx.set_output(0, &b)
+            })
+        })
+        .unwrap_err();
+        assert_eq!(err.status, Status::InvalidArgument);
+        assert!(err.message.contains("inside Program::record"), "{}", err.message);
+    });
+}
