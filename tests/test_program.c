@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "spmd/dlpack.h"
 #include "spmd/experimental/program.h"
 
 /* ---- a function of arrays, run eagerly or recorded ---- */
@@ -415,6 +416,73 @@ static void a_recorded_shard_map_keeps_its_types(void **state) {
   spmd_mesh_destroy(again);
 }
 
+/* Shard 0's memory on the cpu platform (through a DLPack view, let go at
+ * once); NULL elsewhere. */
+static const void *shard0_memory(spmd_array *a) {
+  if (!test_platform_is("cpu")) return NULL;
+  DLManagedTensor *t = NULL;
+  assert_ok(spmd_array_shard_to_dlpack(a, 0, &t));
+  const void *data = t->dl_tensor.data;
+  t->deleter(t);
+  return data;
+}
+
+/* A donated input is consumed by the run, and the op reading it last
+ * writes its result into its buffers: a fused pass (2 * sin(x) + 1), and
+ * an op that reads its other operand resharded (x + w). */
+static void a_donated_input_gives_its_buffers(void **state) {
+  (void)state;
+  spmd_mesh *mesh = mesh42();
+  const int64_t shape[2] = {8, 16};
+  for (int fused = 1; fused >= 0; --fused) {
+    spmd_x_program *p = NULL;
+    assert_ok(spmd_x_program_create(suite_rt, &p));
+    spmd_sharding *s = test_sharding(mesh, "x, y"), *sw = test_sharding(mesh, "None, y");
+    spmd_array *x = NULL, *w = NULL, *z = NULL;
+    arena rec = {{0}, 0};
+    assert_ok(spmd_x_program_input(p, s, SPMD_F32, 2, shape, &x));
+    assert_ok(spmd_x_program_input(p, sw, SPMD_F32, 2, shape, &w));
+    assert_fails(spmd_x_program_donate(p, 2), SPMD_ERR_INVALID_ARGUMENT, "input: 2 for a program of 2 inputs");
+    assert_ok(spmd_x_program_donate(p, 0));
+    z = fused ? scalar(&rec, SPMD_BINARY_ADD, scalar(&rec, SPMD_BINARY_MUL, unary(&rec, SPMD_UNARY_SIN, x), 2.0), 1.0)
+              : binary(&rec, SPMD_BINARY_ADD, x, w);
+    assert_ok(spmd_x_program_output(p, z, NULL));
+    assert_ok(spmd_x_program_compile(p));
+    assert_fails(spmd_x_program_donate(p, 0), SPMD_ERR_INVALID_ARGUMENT, "program: is compiled");
+    arena_free(&rec);
+    float *v = values_for(SPMD_F32, 128, 3), *vw = values_for(SPMD_F32, 128, 4);
+    spmd_array *in[2] = {test_put(mesh, "x, y", SPMD_F32, 2, shape, v), test_put(mesh, "None, y", SPMD_F32, 2, shape, vw)};
+    spmd_array *copy = test_put(mesh, "x, y", SPMD_F32, 2, shape, v), *want = NULL, *got = NULL;
+    arena eager = {{0}, 0};
+    want = fused ? scalar(&eager, SPMD_BINARY_ADD, scalar(&eager, SPMD_BINARY_MUL, unary(&eager, SPMD_UNARY_SIN, copy), 2.0), 1.0)
+                 : binary(&eager, SPMD_BINARY_ADD, copy, in[1]);
+    /* Bound twice: refused, and nothing consumed. */
+    spmd_array *twice[2] = {in[0], in[0]};
+    assert_fails(spmd_x_program_run(p, 2, (const spmd_array *const *)twice, 1, &got), SPMD_ERR_INVALID_ARGUMENT,
+                 "inputs[1]: the array bound to donated inputs[0] is also inputs[1]");
+    const void *before = shard0_memory(in[0]);
+    assert_ok(spmd_x_program_run(p, 2, (const spmd_array *const *)in, 1, &got));
+    assert_same_array(got, want, fused ? "donated, fused" : "donated, replayed");
+    if (before != NULL) assert_ptr_equal(shard0_memory(got), before);
+    float out[128];
+    assert_fails(spmd_array_to_host(in[0], out, sizeof out), SPMD_ERR_INVALID_ARGUMENT,
+                 "was donated to spmd_x_program_run");
+    assert_ok(spmd_array_to_host(in[1], out, sizeof out)); /* not donated */
+    spmd_array_destroy(got);
+    arena_free(&eager);
+    for (int k = 0; k < 2; ++k) spmd_array_destroy(in[k]);
+    spmd_array_destroy(copy);
+    free(v);
+    free(vw);
+    spmd_array_destroy(x);
+    spmd_array_destroy(w);
+    spmd_sharding_destroy(s);
+    spmd_sharding_destroy(sw);
+    spmd_x_program_destroy(p);
+  }
+  spmd_mesh_destroy(mesh);
+}
+
 static void every_op_family_gives_the_eager_result(void **state) {
   (void)state;
   spmd_mesh *mesh = mesh42();
@@ -734,6 +802,7 @@ int main(void) {
       cmocka_unit_test(an_output_is_never_fused_away),
       cmocka_unit_test(every_op_family_gives_the_eager_result),
       cmocka_unit_test(a_shard_map_is_a_step_of_a_program),
+      cmocka_unit_test(a_donated_input_gives_its_buffers),
       cmocka_unit_test(a_recorded_shard_map_keeps_its_types),
       cmocka_unit_test(a_constraint_is_recorded),
       cmocka_unit_test(arrays_with_values_are_constants),

@@ -32,6 +32,10 @@ type RecordOptions struct {
 	// out_shardings): nil, or one per array fn returns, where a nil entry
 	// keeps the layout the program places that output in.
 	OutShardings []*Sharding
+	// Donate lists the inputs whose arrays every Run consumes (jax.jit's
+	// donate_argnums): after Run those Arrays answer nothing but Close, and
+	// the op reading one last may write its result into its memory.
+	Donate []int
 }
 
 // Program is a recorded, compiled program (jax.jit(f) lowered and
@@ -177,6 +181,14 @@ func record(name string, rt *Runtime, inputs []InputSpec, opts *RecordOptions, f
 		runtime.KeepAlive(out)
 		runtime.KeepAlive(s)
 		if err != nil {
+			return nil, err
+		}
+	}
+	for _, k := range opts.Donate {
+		if k < 0 {
+			return nil, invalid(name, "Donate: input %d is negative", k)
+		}
+		if err := check(fmt.Sprintf("%s: Donate", name), capi.Spmd_x_program_donate(p.handle(), int64(k))); err != nil {
 			return nil, err
 		}
 	}

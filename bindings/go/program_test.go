@@ -306,3 +306,43 @@ func TestProgramErrors(t *testing.T) {
 	_, err = nilProgram.Run(x)
 	wantErr(t, err, spmd.ErrInvalidArgument, "Program.Run")
 }
+
+// A donated input is consumed by Run; the result is what it would be.
+func TestProgramDonatedInputIsConsumed(t *testing.T) {
+	noLeaks(t)
+	m := mesh(t, []int{2, 4}, "x", "y")
+	s := named(t, m, "x, y")
+	shape := []int{8, 16}
+	var made []*spmd.Array
+	p, err := spmd.RecordWith(rt, []spmd.InputSpec{{Sharding: s, DType: spmd.F32, Shape: shape}},
+		&spmd.RecordOptions{Donate: []int{0}},
+		func(in []*spmd.Array) ([]*spmd.Array, error) {
+			y, err := sinChain(in[0], &made)
+			return []*spmd.Array{y}, err
+		})
+	ok(t, err)
+	defer p.Close()
+	data := make([]float32, 8*16)
+	for i := range data {
+		data[i] = float32(i%13) / 4
+	}
+	x := must(spmd.FromHost(s, shape, data))
+	defer x.Close()
+	got := must(p.Run(x))
+	defer got[0].Close()
+	vals := must(spmd.ToHost[float32](got[0]))
+	for i, v := range data {
+		if w := 2*math.Sin(float64(v)) + 1; math.Abs(float64(vals[i])-w) > 1e-5 {
+			t.Fatalf("y[%d] = %v, want %v", i, vals[i], w)
+		}
+	}
+	if _, err := spmd.ToHost[float32](x); !errors.Is(err, spmd.ErrInvalidArgument) || !strings.Contains(err.Error(), "donated") {
+		t.Errorf("ToHost of the donated input: %v, want ErrInvalidArgument naming the donation", err)
+	}
+	_, err = spmd.RecordWith(rt, []spmd.InputSpec{{Sharding: s, DType: spmd.F32, Shape: shape}},
+		&spmd.RecordOptions{Donate: []int{1}},
+		func(in []*spmd.Array) ([]*spmd.Array, error) { return in, nil })
+	if !errors.Is(err, spmd.ErrInvalidArgument) || !strings.Contains(err.Error(), "input: 1 for a program of 1 input") {
+		t.Errorf("Donate of a missing input: %v", err)
+	}
+}

@@ -60,6 +60,10 @@ spmd_status spmd_x_program_compile(spmd_x_program *program) {
   return guard(__func__, [&] { use(program, "program").impl->compile(); });
 }
 
+spmd_status spmd_x_program_donate(spmd_x_program *program, size_t input) {
+  return guard(__func__, [&] { use(program, "program").impl->donate(input); });
+}
+
 spmd_status spmd_x_program_input_count(const spmd_x_program *program, size_t *out) {
   return guard(__func__, [&] {
     const Program &p = *use(program, "program").impl;
@@ -87,12 +91,18 @@ spmd_status spmd_x_program_run(const spmd_x_program *program, size_t n_inputs,
               p.output_count() == 1 ? " output" : " outputs");
     std::vector<ArrayHold> holds;
     std::vector<ArrayPtr> arrays;
+    std::vector<ArraySlot *> slots;
     holds.reserve(n_inputs);
     for (size_t k = 0; k < n_inputs; ++k) {
       holds.emplace_back(inputs[k], cat("inputs[", k, "]").c_str());
       arrays.push_back(holds.back().ptr());
+      slots.push_back(holds.back().slot());
     }
-    std::vector<ArrayPtr> results = p.run(arrays);
+    std::vector<ArrayPtr> results = p.run(arrays, slots);
+    // Donated inputs are retired whether or not an op reused their buffers
+    // (an op that did has consumed its slot already).
+    for (size_t k = 0; k < n_inputs; ++k)
+      if (p.donated(k)) slots[k]->consume("spmd_x_program_run");
     // Handles for every output before any is handed out, so a failure
     // leaves outputs untouched and nothing leaked.
     std::vector<std::unique_ptr<spmd_array, void (*)(spmd_array *)>> made;

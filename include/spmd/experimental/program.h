@@ -45,8 +45,9 @@
  * the layouts recording gave them. Then it plans the run once: chains of
  * elementwise ops over one shape and layout whose intermediate results
  * nothing else reads run as one pass per shard, with no intermediate
- * arrays; every value is let go after its last use. Not yet: donated
- * inputs, and random numbers inside a program.
+ * arrays; every value is let go after its last use, and a donated
+ * input's buffers may take the result of the op that reads it last. Not
+ * yet: random numbers inside a program.
  *
  * Thread-safety: recording a program is not thread-safe (one thread
  * records it); a compiled program may run on several threads at once.
@@ -96,6 +97,20 @@ SPMD_API void spmd_x_program_destroy(spmd_x_program *program);
 SPMD_API spmd_status spmd_x_program_input(spmd_x_program *program, const spmd_sharding *sharding,
                                           spmd_dtype dtype, size_t ndim, const int64_t *shape,
                                           spmd_array **out);
+
+/**
+ * Marks input `input` donated (jax.jit's donate_argnums): each run
+ * consumes the array bound to it, as an eager op consumes a donated
+ * operand (its handle then only answers spmd_array_destroy; other calls
+ * fail naming spmd_x_program_run), and the op that reads it last may write
+ * its result into the array's buffers, saving their memory.
+ *
+ * @param program A program still recording; not NULL.
+ * @param input An input's number, below spmd_x_program_input_count().
+ * @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a NULL handle, another
+ *         number, or a program already compiled.
+ */
+SPMD_API spmd_status spmd_x_program_donate(spmd_x_program *program, size_t input);
 
 /**
  * Adds output number spmd_x_program_output_count(): a value recorded into
@@ -148,7 +163,9 @@ SPMD_API spmd_status spmd_x_program_output_count(const spmd_x_program *program, 
  * @param program A compiled program; not NULL.
  * @param n_inputs The number of inputs recorded.
  * @param inputs Input k is inputs[k]: an array with values, of input k's
- *        shape and dtype, laid out as its sharding; left as it is.
+ *        shape and dtype, laid out as its sharding; left as it is, unless
+ *        input k is donated (spmd_x_program_donate): then consumed by a
+ *        run that succeeds, and bound to no other input.
  * @param n_outputs The number of outputs recorded.
  * @param outputs Receives output k at outputs[k], a new array the caller
  *        destroys; not NULL. Left untouched on failure.

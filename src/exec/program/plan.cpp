@@ -26,7 +26,40 @@ void Program::compile() {
   for (size_t i = 0; i < nodes_.size(); ++i) collectives_.push_back(std::make_unique<CollectiveCache>());
   for (size_t v = 0; v < values_.size(); ++v)
     if (last[v] >= 0 && !values_[v].output) drops_[static_cast<size_t>(last[v])].push_back(static_cast<int>(v));
+  donated_.resize(inputs_.size(), false);
+  plan_donations();
   compiled_ = true;
+}
+
+// A donated input's buffers may hold the result of the op that reads it
+// last (an elementwise op of its shape, type and layout, or a fused pass):
+// the op writes each element where it has just read it. An input that is
+// an output, or is read again later, keeps its buffers.
+void Program::plan_donations() {
+  donations_.assign(nodes_.size(), {});
+  for (size_t k = 0; k < inputs_.size(); ++k) {
+    if (!donated_[k]) continue;
+    const int v = inputs_[k];
+    if (values_[static_cast<size_t>(v)].output) continue;
+    int last = -1, operand = -1;
+    for (size_t i = 0; i < nodes_.size(); ++i)
+      for (size_t j = 0; j < nodes_[i].operands.size(); ++j)
+        if (nodes_[i].operands[j].value == v) {
+          last = static_cast<int>(i);
+          operand = static_cast<int>(j);
+        }
+    if (last < 0) continue;
+    const Node &n = nodes_[static_cast<size_t>(last)];
+    if (n.group >= 0) {
+      last = groups_[static_cast<size_t>(n.group)].nodes.back();
+      operand = -1;
+    } else if (n.multi || n.steps.size() != 1) {
+      continue;  // not one elementwise pass: nothing to write in place
+    }
+    Donation &d = donations_[static_cast<size_t>(last)];
+    if (d.input >= 0) continue;  // one donation per op
+    d = {operand, static_cast<int>(k)};
+  }
 }
 
 // An op that is one elementwise pass over its operands as they are, all

@@ -25,7 +25,8 @@
 // A shard_map given values records one step of several results
 // (record_multi): its body runs at every run, and its layouts are its own.
 //
-// Not yet: donation of inputs; random numbers inside a program.
+// Donated inputs (donate): the op reading one last may write into its
+// buffers (plan_donations). Not yet: random numbers inside a program.
 #pragma once
 
 #include <array>
@@ -91,13 +92,24 @@ class Program final : public Recording, public std::enable_shared_from_this<Prog
   void compile();
   bool compiled() const { return compiled_; }
 
+  // Marks input k donated (jax.jit's donate_argnums): each run consumes
+  // the array bound to it, and the op that reads it last may write its
+  // result into its buffers. INVALID_ARGUMENT for another k, or once
+  // compiled.
+  void donate(size_t k);
+
   size_t input_count() const { return inputs_.size(); }
   size_t output_count() const { return outputs_.size(); }
 
   // Runs the compiled program on `inputs` (as many as recorded, each of
   // the recorded shape, dtype and layout: INVALID_ARGUMENT naming
-  // "inputs[k]" otherwise) and returns its outputs.
-  std::vector<ArrayPtr> run(const std::vector<ArrayPtr> &inputs) const;
+  // "inputs[k]" otherwise) and returns its outputs. `slots[k]` is the
+  // caller's slot of input k (it may be empty): a donated input's is
+  // consumed by the op that reuses its buffers, if one does; the caller
+  // retires the donated inputs' slots after a run that succeeds.
+  std::vector<ArrayPtr> run(const std::vector<ArrayPtr> &inputs,
+                            const std::vector<ArraySlot *> &slots = {}) const;
+  bool donated(size_t k) const { return k < donated_.size() && donated_[k]; }
 
   // The program for people: each value's type and layout, each op and its
   // transfers and flops, the fused groups, and the totals.
@@ -212,8 +224,10 @@ class Program final : public Recording, public std::enable_shared_from_this<Prog
   bool fusable(const Node &n) const;
   void plan_groups();
   std::shared_ptr<const ew::Chain> chain_of(Group &g) const;
-  ArrayPtr run_group(const Group &g, const std::vector<ArrayPtr> &values) const;
-  std::vector<ArrayPtr> run_nodes(std::vector<ArrayPtr> values, bool learn) const;
+  ArrayPtr run_group(const Group &g, const std::vector<ArrayPtr> &values, ArraySlot *reuse) const;
+  std::vector<ArrayPtr> run_nodes(std::vector<ArrayPtr> values, const std::vector<ArraySlot *> &slots,
+                                  bool learn) const;
+  void plan_donations();
   std::vector<ArrayPtr> outputs_of(const std::vector<ArrayPtr> &values) const;
   static std::shared_ptr<const Launch> learn_launch(const std::vector<ArrayPtr> &operands,
                                                     const ArrayPtr &result, const WorkLog &work);
@@ -228,6 +242,14 @@ class Program final : public Recording, public std::enable_shared_from_this<Prog
   std::vector<Output> outputs_;
   std::vector<Group> groups_;
   std::vector<std::vector<int>> drops_;  // per node: values read for the last time there
+  std::vector<bool> donated_;            // per input
+  // Per node: a donated input it reads last, as (its operand index, the
+  // input's index); for a fused group, at its last node (operand -1).
+  struct Donation {
+    int operand = -1;
+    int input = -1;
+  };
+  std::vector<Donation> donations_;
   Node *recording_ = nullptr;  // the node whose op is being recorded
   // Learnt by the first run (under learn_mu_), read by later ones.
   mutable std::mutex learn_mu_;

@@ -196,6 +196,14 @@ void Program::elementwise_rule(Node &n, const Array &result) const {
   n.rule = std::move(r);
 }
 
+void Program::donate(size_t k) {
+  if (compiled_) invalid("program: is compiled; inputs are donated while recording");
+  if (k >= inputs_.size())
+    invalid("input: ", k, " for a program of ", inputs_.size(), inputs_.size() == 1 ? " input" : " inputs");
+  donated_.resize(inputs_.size(), false);
+  donated_[k] = true;
+}
+
 void Program::add_output(const ArrayPtr &value, ShardingPtr sharding, const char *arg) {
   if (compiled_) invalid("program: is compiled; outputs are added while recording");
   const int id = value_of(value.get());

@@ -1,4 +1,6 @@
 // Running a compiled program (exec/program/program.hpp).
+#include <algorithm>
+
 #include "base/error.hpp"
 #include "exec/program/program.hpp"
 
@@ -8,7 +10,7 @@ namespace {
 
 }  // namespace
 
-ArrayPtr Program::run_group(const Group &g, const std::vector<ArrayPtr> &values) const {
+ArrayPtr Program::run_group(const Group &g, const std::vector<ArrayPtr> &values, ArraySlot *reuse) const {
   const Array &r = *values_[static_cast<size_t>(nodes_[static_cast<size_t>(g.nodes.back())].result)].abstract;
   std::vector<ArrayPtr> in;
   std::vector<const Array *> reads;
@@ -16,7 +18,20 @@ ArrayPtr Program::run_group(const Group &g, const std::vector<ArrayPtr> &values)
     in.push_back(s.value >= 0 ? values[static_cast<size_t>(s.value)] : s.constant);
     reads.push_back(in.back().get());
   }
-  auto out = std::make_shared<Array>(r.sharding(), r.dtype(), r.shape());
+  // A donated input of the result's type and layout that the pass reads
+  // for the last time gives it its buffers (each element is read before it
+  // is written); not one another library views.
+  ArrayPtr out;
+  if (reuse) {
+    const Array &d = *reuse->array();
+    if (d.dtype() == r.dtype() && d.shape() == r.shape() && d.sharding()->equivalent(*r.sharding()) &&
+        !d.viewed_externally() && reuse->consume("spmd_x_program_run")) {
+      std::vector<BufferPtr> buffers;
+      for (size_t i = 0; i < d.shard_count(); ++i) buffers.push_back(d.buffer_ptr(i));
+      out = Array::from_buffers(r.sharding(), r.dtype(), r.shape(), std::move(buffers));
+    }
+  }
+  if (!out) out = std::make_shared<Array>(r.sharding(), r.dtype(), r.shape());
   std::vector<std::pair<size_t, Kernel>> kernels;
   kernels.reserve(out->shard_count());
   for (size_t i = 0; i < out->shard_count(); ++i) {
@@ -101,14 +116,35 @@ ArrayPtr Program::run_launch(const Launch &l, const std::vector<ArrayPtr> &opera
   return out;
 }
 
-std::vector<ArrayPtr> Program::run_nodes(std::vector<ArrayPtr> values, bool learn) const {
+std::vector<ArrayPtr> Program::run_nodes(std::vector<ArrayPtr> values, const std::vector<ArraySlot *> &slots,
+                                         bool learn) const {
   std::vector<ArrayPtr> operands;
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const Node &n = nodes_[i];
     ArrayPtr &result = values[static_cast<size_t>(n.result)];
+    const Donation &d = donations_[i];
+    ArraySlot *donated = d.input >= 0 && static_cast<size_t>(d.input) < slots.size() && d.operand < 3
+                             ? slots[static_cast<size_t>(d.input)]
+                             : nullptr;
     if (n.group >= 0) {
       const Group &g = groups_[static_cast<size_t>(n.group)];
-      if (g.nodes.back() == static_cast<int>(i)) result = run_group(g, values);
+      if (g.nodes.back() == static_cast<int>(i)) result = run_group(g, values, donated);
+    } else if (donated && !(launches_[i] && !learn)) {
+      // The op itself takes the donation, as an eager call given it.
+      operands.clear();
+      for (const Source &s : n.operands)
+        operands.push_back(s.value >= 0 ? values[static_cast<size_t>(s.value)] : s.constant);
+      ops::OpOptions options = n.options;
+      options.donate[static_cast<size_t>(d.operand)] = donated;
+      options.function = "spmd_x_program_run";  // whom later users of the input are told of
+      CollectiveCacheScope collectives(*collectives_[i]);
+      if (learn) {
+        WorkLog work;
+        result = n.replay(operands, options);
+        launches_[i] = learn_launch(operands, result, work);
+      } else {
+        result = n.replay(operands, options);
+      }
     } else if (n.multi) {
       operands.clear();
       for (const Source &s : n.operands)
@@ -141,7 +177,7 @@ std::vector<ArrayPtr> Program::run_nodes(std::vector<ArrayPtr> values, bool lear
   return values;
 }
 
-std::vector<ArrayPtr> Program::run(const std::vector<ArrayPtr> &inputs) const {
+std::vector<ArrayPtr> Program::run(const std::vector<ArrayPtr> &inputs, const std::vector<ArraySlot *> &slots) const {
   if (!compiled_) invalid("program: is still recording; compile it before running it");
   if (inputs.size() != inputs_.size())
     invalid("n_inputs: ", inputs.size(), inputs.size() == 1 ? " input" : " inputs",
@@ -160,6 +196,11 @@ std::vector<ArrayPtr> Program::run(const std::vector<ArrayPtr> &inputs) const {
       invalid("inputs[", k, "]: laid out as ", got.sharding()->to_string(),
               " where the program was recorded with ", want.sharding()->to_string(),
               "; reshard it first");
+    if (donated(k))
+      for (size_t j = 0; j < inputs.size(); ++j)
+        if (j != k && inputs[j] == inputs[k])
+          invalid("inputs[", std::max(j, k), "]: the array bound to donated inputs[", k, "] is also inputs[",
+                  j, "]; a donated array is bound once");
     values[static_cast<size_t>(inputs_[k])] = inputs[k];
   }
   // The first run learns which ops are one launch; the others wait for it
@@ -168,12 +209,12 @@ std::vector<ArrayPtr> Program::run(const std::vector<ArrayPtr> &inputs) const {
     std::lock_guard<std::mutex> lock(learn_mu_);
     if (!learnt_.load(std::memory_order_relaxed)) {
       launches_.assign(nodes_.size(), nullptr);
-      values = run_nodes(std::move(values), true);
+      values = run_nodes(std::move(values), slots, true);
       learnt_.store(true, std::memory_order_release);
       return outputs_of(values);
     }
   }
-  return outputs_of(run_nodes(std::move(values), false));
+  return outputs_of(run_nodes(std::move(values), slots, false));
 }
 
 std::vector<ArrayPtr> Program::outputs_of(const std::vector<ArrayPtr> &values) const {

@@ -4742,6 +4742,28 @@ function spmd_x_program_input(program, sharding, dtype, ndim, shape, out)
 end
 
 """
+    spmd_x_program_donate(program, input) -> spmd_status
+
+C (spmd/experimental/program.h): `spmd_status spmd_x_program_donate(spmd_x_program *program, size_t input)`
+
+Marks input `input` donated (jax.jit's donate_argnums): each run
+consumes the array bound to it, as an eager op consumes a donated
+operand (its handle then only answers spmd_array_destroy; other calls
+fail naming spmd_x_program_run), and the op that reads it last may write
+its result into the array's buffers, saving their memory.
+
+@param program A program still recording; not NULL.
+@param input An input's number, below spmd_x_program_input_count().
+@return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a NULL handle, another
+        number, or a program already compiled.
+"""
+function spmd_x_program_donate(program, input)
+    ccall((:spmd_x_program_donate, libspmd[]), spmd_status,
+          (Ptr{spmd_x_program}, Csize_t),
+          program, input)
+end
+
+"""
     spmd_x_program_output(program, value, sharding) -> spmd_status
 
 C (spmd/experimental/program.h): `spmd_status spmd_x_program_output(spmd_x_program *program, const spmd_array *value, const spmd_sharding *sharding)`
@@ -4827,7 +4849,9 @@ Runs a compiled program.
 @param program A compiled program; not NULL.
 @param n_inputs The number of inputs recorded.
 @param inputs Input k is inputs[k]: an array with values, of input k's
-       shape and dtype, laid out as its sharding; left as it is.
+       shape and dtype, laid out as its sharding; left as it is, unless
+       input k is donated (spmd_x_program_donate): then consumed by a
+       run that succeeds, and bound to no other input.
 @param n_outputs The number of outputs recorded.
 @param outputs Receives output k at outputs[k], a new array the caller
        destroys; not NULL. Left untouched on failure.

@@ -66,7 +66,7 @@ function _naming(f, what::AbstractString)
 end
 
 """
-    record(f, runtime, inputs; out_shardings=nothing) -> Program
+    record(f, runtime, inputs; out_shardings=nothing, donate=()) -> Program
 
 Records `f` as a program and compiles it: `jax.jit(f)` traced with abstract
 arguments. `inputs` holds one [`InputSpec`](@ref) (or sharded array, whose
@@ -91,13 +91,16 @@ Every array made on this task while `f` runs (the arguments, the values the
 ops make, arrays `f` makes itself) is closed when `record` returns: keep
 none. `out_shardings` brings the outputs to these layouts (`jax.jit`'s):
 a `Sharding`, or a tuple with one `Sharding` or `nothing` (the layout the
-program places it in) per output.
+program places it in) per output. `donate` lists the arguments (1-based)
+whose arrays every call consumes (`jax.jit`'s `donate_argnums`): after the
+call they throw on use (close them), and the op reading one last may write
+its result into its memory.
 
 An `SPMDError` for a bad input (the message names the input as libspmd
 counts them, `inputs[0]` for the first), an output that is not a value of
 the program (`outputs[0]`, ...), or none.
 """
-function record(f, rt::Runtime, inputs; out_shardings=nothing)
+function record(f, rt::Runtime, inputs; out_shardings=nothing, donate=())
     specs = inputs isa Union{InputSpec,ShardedArray} ? [_input_spec(inputs)] :
             InputSpec[_input_spec(i) for i in inputs]
     p = _handle_out(out -> LibSPMD.spmd_x_program_create(rt, out), Program)
@@ -136,6 +139,13 @@ function record(f, rt::Runtime, inputs; out_shardings=nothing)
                 _naming("record: outputs[$(k - 1)]") do
                     _check(LibSPMD.spmd_x_program_output(p, o, sp))
                 end
+            end
+        end
+        for k in donate
+            k isa Integer && k >= 1 ||
+                throw(ArgumentError("record: donate: $k is not an input's number (1-based)"))
+            _naming("record: donate") do
+                _check(LibSPMD.spmd_x_program_donate(p, Csize_t(k - 1)))
             end
         end
         _check(LibSPMD.spmd_x_program_compile(p))

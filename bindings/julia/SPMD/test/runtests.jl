@@ -638,6 +638,13 @@ end
         shard_map(c -> nothing, m24, v, P("x", "y"), P("x", "y"))
     end)
     @test err isa SPMDError && occursin("inside record", err.message)
+    # A donated argument is consumed by the call.
+    pd = record(f, rt, [InputSpec(Float32, (8, 16), s)]; donate=(1,))
+    xd = device_put(Float32.(reshape(1:128, 8, 16)) ./ 100, s)
+    yd = pd(xd)
+    @test Array(yd) ≈ 2 .* sin.(Float32.(reshape(1:128, 8, 16)) ./ 100) .+ 1
+    @test error_of(() -> Array(xd)) isa SPMDError
+    foreach(close, (xd, yd, pd))
     t, r = q(x)
     @test sharding(t) == cols
     @test is_fully_replicated(sharding(r))

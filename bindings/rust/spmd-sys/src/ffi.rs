@@ -2897,6 +2897,16 @@ extern "C" {
     /// ```
     pub fn spmd_x_program_input(program: *mut spmd_x_program, sharding: *const spmd_sharding, dtype: spmd_dtype, ndim: usize, shape: *const i64, out: *mut *mut spmd_array) -> spmd_status;
 
+    /// Marks input `input` donated (jax.jit's donate_argnums): each run consumes the array bound to it, as an eager op consumes a donated operand (its handle then only answers spmd_array_destroy; other calls fail naming spmd_x_program_run), and the op that reads it last may write its result into the array's buffers, saving their memory.
+    ///
+    /// ```text
+    /// @param program A program still recording; not NULL.
+    /// @param input An input's number, below spmd_x_program_input_count().
+    /// @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a NULL handle, another
+    ///         number, or a program already compiled.
+    /// ```
+    pub fn spmd_x_program_donate(program: *mut spmd_x_program, input: usize) -> spmd_status;
+
     /// Adds output number spmd_x_program_output_count(): a value recorded into the program (an input or an op's result).
     ///
     /// ```text
@@ -2945,7 +2955,9 @@ extern "C" {
     /// @param program A compiled program; not NULL.
     /// @param n_inputs The number of inputs recorded.
     /// @param inputs Input k is inputs[k]: an array with values, of input k's
-    ///        shape and dtype, laid out as its sharding; left as it is.
+    ///        shape and dtype, laid out as its sharding; left as it is, unless
+    ///        input k is donated (spmd_x_program_donate): then consumed by a
+    ///        run that succeeds, and bound to no other input.
     /// @param n_outputs The number of outputs recorded.
     /// @param outputs Receives output k at outputs[k], a new array the caller
     ///        destroys; not NULL. Left untouched on failure.

@@ -91,6 +91,12 @@ pub struct RecordOptions<'a> {
     /// empty, or one per output the closure returns, `None` keeping the
     /// layout the program places that output in.
     pub out_shardings: &'a [Option<&'a Sharding>],
+    /// The inputs whose arrays every [`Program::run`] consumes (`jax.jit`'s
+    /// donate_argnums): after the run, calls on those arrays fail with
+    /// [`Status::InvalidArgument`](crate::Status::InvalidArgument) (drop
+    /// them), and the op reading one last may write its result into its
+    /// memory.
+    pub donate: &'a [usize],
 }
 
 impl<'a> RecordOptions<'a> {
@@ -102,6 +108,12 @@ impl<'a> RecordOptions<'a> {
     /// Asks for the outputs' layouts, one per output.
     pub fn out_shardings(mut self, shardings: &'a [Option<&'a Sharding>]) -> RecordOptions<'a> {
         self.out_shardings = shardings;
+        self
+    }
+
+    /// Donates these inputs' arrays to every run.
+    pub fn donate(mut self, inputs: &'a [usize]) -> RecordOptions<'a> {
+        self.donate = inputs;
         self
     }
 }
@@ -195,6 +207,11 @@ impl Program {
             // SAFETY: live handles; a NULL sharding keeps the placed layout.
             check(unsafe { sys::spmd_x_program_output(program.ptr, value.as_ptr(), sharding) })
                 .map_err(naming(format!("Program::record: outputs[{k}]")))?;
+        }
+        for &k in options.donate {
+            // SAFETY: a live program.
+            check(unsafe { sys::spmd_x_program_donate(program.ptr, k) })
+                .map_err(naming("Program::record: donate".to_string()))?;
         }
         // SAFETY: a live program.
         check(unsafe { sys::spmd_x_program_compile(program.ptr) })?;

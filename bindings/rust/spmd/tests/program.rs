@@ -203,3 +203,37 @@ fn a_shard_map_is_not_recorded_from_rust() {
         assert!(err.message.contains("inside Program::record"), "{}", err.message);
     });
 }
+
+/// A donated input is consumed by the run; the result is what it would be.
+#[test]
+fn a_donated_input_is_consumed_by_the_run() {
+    let _serial = serial();
+    no_leak(|| {
+        let (rt, mesh) = mesh8();
+        let s = Sharding::named_text(&mesh, "x, y").unwrap();
+        let shape = [8, 16];
+        let f = Program::record_with(
+            &rt,
+            &[InputSpec::new(&s, DType::F32, &shape)],
+            &RecordOptions::new().donate(&[0]),
+            |x| Ok(vec![sin_chain(&x[0])?]),
+        )
+        .unwrap();
+        let data = values(8 * 16, 5);
+        let x = Array::from_host(&s, &shape, &data).unwrap();
+        let copy = Array::from_host(&s, &shape, &data).unwrap();
+        let got = f.run(&[&x]).unwrap();
+        assert_same(&got[0], &sin_chain(&copy).unwrap(), "donated");
+        let err = x.to_host::<f32>().unwrap_err();
+        assert_eq!(err.status, Status::InvalidArgument);
+        assert!(err.message.contains("donated to spmd_x_program_run"), "{}", err.message);
+        let e = Program::record_with(
+            &rt,
+            &[InputSpec::new(&s, DType::F32, &shape)],
+            &RecordOptions::new().donate(&[1]),
+            |x| Ok(vec![x[0].sin()?]),
+        )
+        .unwrap_err();
+        assert!(e.message.contains("input: 1 for a program of 1 input"), "{}", e.message);
+    });
+}
