@@ -186,3 +186,26 @@ def seed_form(text: str) -> str:
     text = re.sub(r", axis_types=\((?:[A-Za-z]+,? ?)*\)", "", text)
     text = re.sub(r"(?<![A-Za-z0-9_])P\(", "PartitionSpec(", text)
     return text
+
+
+def random_spec(rng, shape, axes: dict) -> list[list[str]]:
+    """A spec drawn from `rng` naming each of the mesh's axes (name -> size)
+    at most once, every split dividing its dimension: the random families'
+    layouts."""
+    free = list(axes)
+    rng.shuffle(free)
+    spec = []
+    for size in shape:
+        r = rng.random()
+        take = 0 if r < 0.4 or not free else (1 if r < 0.8 else min(2, len(free)))
+        dim = [free.pop() for _ in range(take)]
+        product = 1
+        for a in dim:
+            product *= axes[a]
+        if size % product:
+            free.extend(dim)
+            dim = []
+        spec.append(dim)
+    while spec and not spec[-1]:
+        spec.pop()
+    return spec

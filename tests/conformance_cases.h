@@ -72,6 +72,15 @@ unsigned char *conformance_hex(const json_value *ref, size_t *len, const char *w
 int conformance_f32_agree(const float *have, int64_t n, const json_value *ref, double tol,
                           char *detail, size_t size, const char *name);
 
+/* The named sharding of `spec` (a list of dims) on `mesh`; the caller
+ * destroys it. */
+spmd_sharding *conformance_sharding(spmd_mesh *mesh, const json_value *spec, const char *where);
+
+/* Whether `array` has the sharding of `spec` on `mesh`; the difference is
+ * described in `detail` (prefixed by `label` when not NULL) otherwise. */
+int conformance_sharding_agrees(spmd_array *array, spmd_mesh *mesh, const json_value *spec,
+                                const char *label, char *detail, size_t size, const char *where);
+
 /* Appends printf-style text to a bounded detail buffer. */
 void conformance_detail(char *buffer, size_t size, const char *fmt, ...);
 

@@ -19,14 +19,6 @@
 #define MAX_VALUES 16
 #define MAX_INPUTS 8
 
-static spmd_sharding *sharding_from(spmd_mesh *mesh, const json_value *spec, const char *where) {
-  spmd_spec *s = conformance_spec(spec, where);
-  spmd_sharding *sh = NULL;
-  assert_ok(spmd_sharding_named(mesh, s, &sh));
-  spmd_spec_destroy(s);
-  return sh;
-}
-
 /* One step on value v (program inputs in `inputs`); its status. */
 static spmd_status run_step(const json_value *step, spmd_array *v, spmd_array **inputs, size_t n_inputs,
                             spmd_mesh *mesh, spmd_array **out, const char *where) {
@@ -62,7 +54,7 @@ static spmd_status run_step(const json_value *step, spmd_array *v, spmd_array **
   }
   if (strcmp(op, "matmul") == 0) return spmd_matmul(v, w, NULL, out);
   if (strcmp(op, "constraint") == 0) {
-    spmd_sharding *c = sharding_from(mesh, conformance_member(step, "spec", where), where);
+    spmd_sharding *c = conformance_sharding(mesh, conformance_member(step, "spec", where), where);
     const spmd_status st = spmd_array_reshard(v, c, out);
     spmd_sharding_destroy(c);
     return st;
@@ -74,23 +66,8 @@ static spmd_status run_step(const json_value *step, spmd_array *v, spmd_array **
 /* Whether `out` has the reference output's layout and values. */
 static int output_agrees(spmd_mesh *mesh, spmd_array *out, const json_value *ref, double rtol, double atol,
                          char *detail, size_t size, const char *where) {
-  int ok = 1;
-  spmd_sharding *want = sharding_from(mesh, conformance_member(ref, "spec", where), where);
-  spmd_sharding *got = NULL;
-  int eq = 0;
-  assert_ok(spmd_array_sharding(out, &got));
-  assert_ok(spmd_sharding_equal(got, want, &eq));
-  if (!eq) {
-    char *g = NULL, *w = NULL;
-    assert_ok(spmd_sharding_to_string(got, &g));
-    assert_ok(spmd_sharding_to_string(want, &w));
-    conformance_detail(detail, size, "  %s: sharding %s\n  JAX:     %s\n", where, g, w);
-    spmd_string_free(g);
-    spmd_string_free(w);
-    ok = 0;
-  }
-  spmd_sharding_destroy(got);
-  spmd_sharding_destroy(want);
+  int ok = conformance_sharding_agrees(out, mesh, conformance_member(ref, "spec", where), where, detail,
+                                       size, where);
   size_t len = 0, nbytes = 0;
   unsigned char *bytes = conformance_hex(conformance_member(ref, "array", where), &len, where);
   assert_ok(spmd_array_nbytes(out, &nbytes));
@@ -135,7 +112,7 @@ static void chain_case(conformance_file *f, const json_value *c, conformance_tal
     const size_t nd = conformance_ints(conformance_member(array, "shape", name), shape, SPMD_MAX_NDIM, name);
     size_t len = 0;
     unsigned char *bytes = conformance_hex(array, &len, name);
-    spmd_sharding *s = sharding_from(mesh, conformance_member(input, "spec", name), name);
+    spmd_sharding *s = conformance_sharding(mesh, conformance_member(input, "spec", name), name);
     assert_ok(spmd_array_from_host(s, SPMD_F32, nd, shape, bytes, len, &in[i]));
     assert_ok(spmd_x_program_input(p, s, SPMD_F32, nd, shape, &v[i]));
     spmd_sharding_destroy(s);

@@ -125,6 +125,35 @@ spmd_spec *conformance_spec(const json_value *spec, const char *where) {
   return s;
 }
 
+spmd_sharding *conformance_sharding(spmd_mesh *mesh, const json_value *spec, const char *where) {
+  spmd_spec *s = conformance_spec(spec, where);
+  spmd_sharding *sh = NULL;
+  assert_ok(spmd_sharding_named(mesh, s, &sh));
+  spmd_spec_destroy(s);
+  return sh;
+}
+
+int conformance_sharding_agrees(spmd_array *array, spmd_mesh *mesh, const json_value *spec,
+                                const char *label, char *detail, size_t size, const char *where) {
+  spmd_sharding *want = conformance_sharding(mesh, spec, where);
+  spmd_sharding *got = NULL;
+  int eq = 0;
+  assert_ok(spmd_array_sharding(array, &got));
+  assert_ok(spmd_sharding_equal(got, want, &eq));
+  if (!eq) {
+    char *g = NULL, *w = NULL;
+    assert_ok(spmd_sharding_to_string(got, &g));
+    assert_ok(spmd_sharding_to_string(want, &w));
+    conformance_detail(detail, size, "  %s%ssharding %s\n  JAX:     %s\n", label ? label : "",
+                       label ? ": " : "", g, w);
+    spmd_string_free(g);
+    spmd_string_free(w);
+  }
+  spmd_sharding_destroy(got);
+  spmd_sharding_destroy(want);
+  return eq;
+}
+
 void conformance_meshes_open(conformance_meshes *out, spmd_runtime *runtime,
                              const json_value *table) {
   memset(out, 0, sizeof *out);

@@ -37,32 +37,11 @@ import refio
 _MESH_AXES = {"2x4": {"x": 2, "y": 4}, "4x2": {"x": 4, "y": 2}, "2x2x2": {"x": 2, "y": 2, "z": 2}}
 
 
-def _random_spec(rng, shape, axes):
-    """Each mesh axis at most once, every split dividing its dimension."""
-    free = list(axes)
-    rng.shuffle(free)
-    spec = []
-    for size in shape:
-        r = rng.random()
-        take = 0 if r < 0.4 or not free else (1 if r < 0.8 else min(2, len(free)))
-        dim = [free.pop() for _ in range(take)]
-        product = 1
-        for a in dim:
-            product *= axes[a]
-        if size % product:
-            free.extend(dim)
-            dim = []
-        spec.append(dim)
-    while spec and not spec[-1]:
-        spec.pop()
-    return spec
-
-
 def _random_chain(rng, axes):
     """(input shapes and specs, steps) of one chain."""
     nd = rng.choice([2, 2, 3])
     shape = [rng.choice([8, 16]) if nd == 2 else 8 for _ in range(nd)]
-    inputs = [(list(shape), _random_spec(rng, shape, axes))]
+    inputs = [(list(shape), refio.random_spec(rng, shape, axes))]
     steps = []
     n = rng.randint(2, 6)
     while len(steps) < n:
@@ -76,10 +55,10 @@ def _random_chain(rng, axes):
             fn = rng.choice(["mul", "add"])
             steps.append({"op": "scalar", "fn": fn, "scalar": 0.5 if fn == "mul" else 1.0})
         elif kind == "binary":
-            inputs.append((list(shape), _random_spec(rng, shape, axes)))
+            inputs.append((list(shape), refio.random_spec(rng, shape, axes)))
             steps.append({"op": "binary", "fn": rng.choice(["add", "mul"]), "input": len(inputs) - 1})
         elif kind == "constraint":
-            steps.append({"op": "constraint", "spec": _random_spec(rng, shape, axes)})
+            steps.append({"op": "constraint", "spec": refio.random_spec(rng, shape, axes)})
         elif kind == "transpose":
             perm = list(range(len(shape)))
             while perm == sorted(perm):
@@ -92,7 +71,7 @@ def _random_chain(rng, axes):
             steps.append({"op": "sum", "axis": axis})
         else:
             wshape = [shape[-1], rng.choice([8, 16])]
-            inputs.append((wshape, _random_spec(rng, wshape, axes)))
+            inputs.append((wshape, refio.random_spec(rng, wshape, axes)))
             shape = shape[:-1] + [wshape[1]]
             steps.append({"op": "matmul", "input": len(inputs) - 1})
     return inputs, steps

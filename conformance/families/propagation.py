@@ -72,47 +72,12 @@ def _random_concatenations(case, count=256, seed=20261126):
         for k in range(rng.choice([2, 3])):
             shape = list(base)
             shape[axis] = rng.choice([2, 4, 6, 8])
-            free = list(axes)
-            rng.shuffle(free)
-            spec = []
-            for d in range(nd):
-                r = rng.random()
-                take = 0 if r < 0.4 or not free else (1 if r < 0.8 else min(2, len(free)))
-                dim = [free.pop() for _ in range(take)]
-                product = 1
-                for a in dim:
-                    product *= axes[a]
-                if shape[d] % product:
-                    free.extend(dim)
-                    dim = []
-                spec.append(dim)
-            while spec and not spec[-1]:
-                spec.pop()
-            inputs.append((tuple(shape), "float32", spec))
+            inputs.append((tuple(shape), "float32", refio.random_spec(rng, shape, axes)))
         case(f"concatenate_random_{n:02d}", "concatenate", {"axis": axis},
              lambda *xs, a=axis: jnp_concatenate(xs, a), inputs, mesh=mesh)
 
 
-def _random_spec(rng, shape, axes):
-    """A spec naming each of the mesh's axes at most once, every split
-    dividing its dimension."""
-    free = list(axes)
-    rng.shuffle(free)
-    spec = []
-    for size in shape:
-        r = rng.random()
-        take = 0 if r < 0.4 or not free else (1 if r < 0.8 else min(2, len(free)))
-        dim = [free.pop() for _ in range(take)]
-        product = 1
-        for a in dim:
-            product *= axes[a]
-        if size % product:
-            free.extend(dim)
-            dim = []
-        spec.append(dim)
-    while spec and not spec[-1]:
-        spec.pop()
-    return spec
+_random_spec = refio.random_spec
 
 
 _MESH_AXES = {"2x4": {"x": 2, "y": 4}, "2x2x2": {"x": 2, "y": 2, "z": 2}, "8": {"x": 8},
