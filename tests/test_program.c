@@ -449,6 +449,7 @@ static void a_donated_input_gives_its_buffers(void **state) {
     assert_ok(spmd_x_program_output(p, z, NULL));
     assert_ok(spmd_x_program_compile(p));
     assert_fails(spmd_x_program_donate(p, 0), SPMD_ERR_INVALID_ARGUMENT, "program: is compiled");
+    assert_text_has(p, "into donated input 0");
     arena_free(&rec);
     float *v = values_for(SPMD_F32, 128, 3), *vw = values_for(SPMD_F32, 128, 4);
     spmd_array *in[2] = {test_put(mesh, "x, y", SPMD_F32, 2, shape, v), test_put(mesh, "None, y", SPMD_F32, 2, shape, vw)};

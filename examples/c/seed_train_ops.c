@@ -249,9 +249,9 @@ static spmd_status eager_step(seed_ops_trainer *t, spmd_array *x, spmd_array *y,
 }
 
 /* Records the step as a program (spmd/experimental/program.h) for x and
- * y laid out as these are: inputs x, y, the parameters, the moments and
- * the two corrections; outputs the loss and the new parameters and
- * moments. The same functions as the eager step record it. */
+ * y laid out as these are: inputs x, y, the parameters, the moments (both
+ * donated) and the two corrections; outputs the loss and the new
+ * parameters and moments. The same functions as the eager step record it. */
 static spmd_status record_step(seed_ops_trainer *t, spmd_array *x, spmd_array *y, const char *fn) {
   spmd_x_program *prog = NULL;
   TRY(spmd_x_program_create(t->runtime, &prog));
@@ -288,6 +288,9 @@ static spmd_status record_step(seed_ops_trainer *t, spmd_array *x, spmd_array *y
     st = adam(t->learning_rate, in[2 + i], in[2 + N_PARAMS + i], in[2 + 2 * N_PARAMS + i], g[i], &c,
               &tm, &out[i], &out[N_PARAMS + i], &out[2 * N_PARAMS + i], fn);
   for (int k = 0; k < 3 * N_PARAMS && st == SPMD_OK; ++k) st = spmd_x_program_output(prog, out[k], NULL);
+  /* The parameters and moments are donated (jax.jit's donate_argnums): each
+   * step's update writes the new ones into the old ones' memory. */
+  for (int k = 2; k < 2 + 3 * N_PARAMS && st == SPMD_OK; ++k) st = spmd_x_program_donate(prog, (size_t)k);
   if (st == SPMD_OK) st = spmd_x_program_compile(prog);
   for (int k = 0; k < 3 * N_PARAMS; ++k) spmd_array_destroy(out[k]);
   for (int k = 0; k < n_in; ++k) spmd_array_destroy(in[k]);
@@ -323,6 +326,8 @@ static spmd_status recorded_step(seed_ops_trainer *t, spmd_array *x, spmd_array 
   if (st == SPMD_OK) st = spmd_x_program_run(t->program, 3 * N_PARAMS + 4, in, 3 * N_PARAMS + 1, out);
   spmd_array_destroy(bc[0]);
   spmd_array_destroy(bc[1]);
+  /* A failed run may have consumed donated parameters: the trainer is
+   * done then. */
   if (st != SPMD_OK) return seed_lib_fail(st, fn, "spmd_x_program_run");
   for (int i = 0; i < N_PARAMS; ++i) {
     replace(&t->p[i], out[1 + i]);

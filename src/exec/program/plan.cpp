@@ -56,6 +56,10 @@ void Program::plan_donations() {
     } else if (n.multi || n.steps.size() != 1) {
       continue;  // not one elementwise pass: nothing to write in place
     }
+    // Only a result of the input's type and layout can take its buffers.
+    const Array &in = *values_[static_cast<size_t>(v)].abstract;
+    const Array &r = *values_[static_cast<size_t>(nodes_[static_cast<size_t>(last)].result)].abstract;
+    if (in.dtype() != r.dtype() || in.shape() != r.shape() || !in.sharding()->equivalent(*r.sharding())) continue;
     Donation &d = donations_[static_cast<size_t>(last)];
     if (d.input >= 0) continue;  // one donation per op
     d = {operand, static_cast<int>(k)};
