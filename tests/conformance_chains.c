@@ -53,6 +53,8 @@ static spmd_status run_step(const json_value *step, spmd_array *v, spmd_array **
     return spmd_reduce(SPMD_REDUCE_SUM, v, 1, &axis, 0, NULL, out);
   }
   if (strcmp(op, "matmul") == 0) return spmd_matmul(v, w, NULL, out);
+  if (strcmp(op, "einsum") == 0)
+    return spmd_einsum(json_string(conformance_member(step, "eq", where)), v, w, NULL, out);
   if (strcmp(op, "constraint") == 0) {
     spmd_sharding *c = conformance_sharding(mesh, conformance_member(step, "spec", where), where);
     const spmd_status st = spmd_array_reshard(v, c, out);

@@ -19,6 +19,7 @@ Writes tests/conformance/chains/cases.json:
                {"op": "transpose", "perm": [...]}
                {"op": "sum", "axis": a}                           (keepdims false)
                {"op": "matmul", "input": k}                       (v @ inputs[k])
+               {"op": "einsum", "eq": e, "input": k}   (jnp.einsum(e, v, inputs[k]))
                {"op": "constraint", "spec": dims}  (with_sharding_constraint)
     outputs  [{"value": i, "spec": dims of JAX's layout, "array": {...}}]:
              the chain's last value and some of the others, returned
@@ -47,7 +48,7 @@ def _random_chain(rng, axes):
     while len(steps) < n:
         kinds = ["unary", "scalar", "binary", "constraint", "constraint"]
         if len(shape) >= 2:
-            kinds += ["transpose", "sum", "matmul"]
+            kinds += ["transpose", "sum", "matmul", "einsum"]
         kind = rng.choice(kinds)
         if kind == "unary":
             steps.append({"op": "unary", "fn": rng.choice(["sin", "tanh", "neg", "abs"])})
@@ -69,6 +70,19 @@ def _random_chain(rng, axes):
             axis = rng.randrange(len(shape))
             shape = shape[:axis] + shape[axis + 1:]
             steps.append({"op": "sum", "axis": axis})
+        elif kind == "einsum":
+            if len(shape) == 2:
+                eq, wshape = "ij,kj->ik", [rng.choice([8, 16]), shape[1]]
+                out = [shape[0], wshape[0]]
+            elif rng.random() < 0.5:
+                eq, wshape = "bsh,hk->bsk", [shape[2], 8]
+                out = [shape[0], shape[1], 8]
+            else:
+                eq, wshape = "bqd,bkd->bqk", list(shape)
+                out = [shape[0], shape[1], shape[1]]
+            inputs.append((wshape, refio.random_spec(rng, wshape, axes)))
+            shape = out
+            steps.append({"op": "einsum", "eq": eq, "input": len(inputs) - 1})
         else:
             wshape = [shape[-1], rng.choice([8, 16])]
             inputs.append((wshape, refio.random_spec(rng, wshape, axes)))
@@ -95,6 +109,8 @@ def _apply(step, v, args, mesh):
         return jnp.sum(v, axis=step["axis"])
     if op == "matmul":
         return v @ args[step["input"]]
+    if op == "einsum":
+        return jnp.einsum(step["eq"], v, args[step["input"]])
     return jax.lax.with_sharding_constraint(v, NamedSharding(mesh, refio.jax_spec(step["spec"])))
 
 

@@ -281,6 +281,26 @@ ArrayPtr einsum(const std::string &subscripts, const ArrayPtr &a_in, const Array
     }
     check_result("subscripts", out_shape, t);
   }
+  if (Recording *r = current_recording()) {
+    // One factor per letter; those the output lacks are summed over.
+    Recording::Factors f;
+    f.kind = propagate::ProgramOp::Kind::Contraction;
+    f.operands = {a_in.get(), b_in.get()};
+    std::string letters;
+    auto factor = [&](char ch, int64_t size) {
+      const auto at = letters.find(ch);
+      if (at != std::string::npos) return static_cast<int>(at);
+      letters += ch;
+      f.sizes.push_back(size);
+      f.summed.push_back(so.find(ch) == std::string::npos);
+      return static_cast<int>(letters.size() - 1);
+    };
+    f.operand_factors.resize(2);
+    for (size_t k = 0; k < sa.size(); ++k) f.operand_factors[0].push_back(factor(sa[k], a_in->shape()[k]));
+    for (size_t k = 0; k < sb.size(); ++k) f.operand_factors[1].push_back(factor(sb[k], b_in->shape()[k]));
+    for (char ch : so) f.result_factors.push_back(factor(ch, 0));
+    r->note_factors(std::move(f));
+  }
   // Both operands in their promoted type first, as jnp.einsum converts
   // them; then letters only one operand has and the output lacks are
   // summed in that type (uint8 wraps, bool ORs, as lax.reduce_sum does).

@@ -254,13 +254,15 @@ void Program::note_factors(Factors factors) {
   if (!recording_ || recording_->factors_noted) return;
   Node &n = *recording_;
   n.factors_noted = true;
-  // Only the ops that are themselves one op of jax.jit's placement (an
-  // einsum or a softmax is several there).
+  // Only the ops that are themselves one op of jax.jit's placement (a
+  // softmax is several there; an einsum of two operands is one product
+  // there, whatever transposes come with it).
   using Kind = propagate::ProgramOp::Kind;
   const std::string_view fn = n.options.function ? n.options.function : "";
   const bool own = factors.kind == Kind::Transpose     ? fn == "spmd_transpose"
                    : factors.kind == Kind::Reduction   ? fn == "spmd_reduce"
-                   : factors.kind == Kind::Contraction ? (fn == "spmd_matmul" || fn == "spmd_dot_general")
+                   : factors.kind == Kind::Contraction
+                       ? (fn == "spmd_matmul" || fn == "spmd_dot_general" || fn == "spmd_einsum")
                                                        : false;
   if (!own) return;
   Rule r;
