@@ -28,8 +28,20 @@ const Mesh *named_mesh(const Array &a) {
 }  // namespace
 
 void Program::place() {
-  for (int round = 0; round < 4; ++round)
-    if (!place_once()) return;
+  // Placement only moves layouts; should re-recording an op fail, the
+  // program keeps the layouts recording gave it, which compute the same
+  // values.
+  const std::vector<Node> nodes = nodes_;
+  const std::vector<Value> values = values_;
+  const std::unordered_map<const Array *, int> ids = value_ids_;
+  try {
+    for (int round = 0; round < 4; ++round)
+      if (!place_once()) return;
+  } catch (const Error &) {
+    nodes_ = nodes;
+    values_ = values;
+    value_ids_ = ids;
+  }
 }
 
 bool Program::place_once() {
@@ -152,9 +164,11 @@ bool Program::place_once() {
     for (const Source &s : n.operands) operands.push_back(array_of(s));
     if (!n.asked) n.options.out_sharding = nullptr;
     ArrayPtr r = trace(n, operands, n.options, n.replay);
+    values_[v].placed_for_uses = false;
     if (target && !r->sharding()->equivalent(*target)) {
       n.options.out_sharding = target;
       r = trace(n, operands, n.options, n.replay);
+      values_[v].placed_for_uses = true;
     }
     if (!n.rule && !n.constraint && !fixed[v] && !r->sharding()->equivalent(*before->sharding()))
       eager_moved = true;

@@ -139,6 +139,7 @@ class Program final : public Recording, public std::enable_shared_from_this<Prog
     int producer = -1;    // the node making it; -1 for an input
     int uses = 0;         // operands of nodes reading it
     bool output = false;
+    bool placed_for_uses = false;  // laid out for what follows, not as its op would lay it out
   };
   // An elementwise pass the op would run, its operands as the op's.
   struct Step {

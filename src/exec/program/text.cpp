@@ -105,6 +105,8 @@ std::string Program::text() const {
       tail += cat(tail.empty() ? "" : "; ", "one launch");
     if (n.group >= 0 && pass[static_cast<size_t>(n.group)] >= 0)
       tail += cat(tail.empty() ? "" : "; ", "pass ", pass[static_cast<size_t>(n.group)]);
+    if (values_[static_cast<size_t>(n.result)].placed_for_uses)
+      tail += cat(tail.empty() ? "" : "; ", "laid out for its uses");
     if (compiled_ && donations_[i].input >= 0)
       tail += cat(tail.empty() ? "" : "; ", "into donated input ", donations_[i].input);
     line(cat("%", n.result, " = ", n.name, "(", args, ")"), *values_[static_cast<size_t>(n.result)].abstract,
