@@ -124,11 +124,14 @@ static void chain_case(conformance_file *f, const json_value *c, conformance_tal
   values[0] = v[0];
   for (size_t k = 0; k < n_steps && st == SPMD_OK; ++k)
     st = run_step(json_at(steps, k), values[k], v, n_in, mesh, &values[k + 1], name);
+  /* The last output's asked layout, where the case has one. */
+  spmd_sharding *asked = json_get(c, "out_spec") ? conformance_sharding(mesh, json_get(c, "out_spec"), name) : NULL;
   for (size_t k = 0; k < n_out && st == SPMD_OK; ++k) {
     const int64_t value = json_int(conformance_member(json_at(outputs, k), "value", name), -1);
     if (value < 0 || (size_t)value > n_steps) fail_msg("%s: output value out of range", name);
-    st = spmd_x_program_output(p, values[value], NULL);
+    st = spmd_x_program_output(p, values[value], k + 1 == n_out ? asked : NULL);
   }
+  spmd_sharding_destroy(asked);
   if (st == SPMD_OK) st = spmd_x_program_compile(p);
   if (st == SPMD_OK) st = spmd_x_program_run(p, n_in, (const spmd_array *const *)in, n_out, outs);
   int ok = st == SPMD_OK;

@@ -23,6 +23,8 @@ Writes tests/conformance/chains/cases.json:
                {"op": "constraint", "spec": dims}  (with_sharding_constraint)
     outputs  [{"value": i, "spec": dims of JAX's layout, "array": {...}}]:
              the chain's last value and some of the others, returned
+    out_spec where present, the layout asked of the last output
+             (out_shardings)
     rtol, atol   the agreement asked of the values (sums and products are
              reassociated by a different split)
 Specs are lists of dims, each a list of axis names ([] for None).
@@ -142,12 +144,25 @@ def generate(out_dir: pathlib.Path, count: int = 256, seed: int = 20261127) -> N
                 vals.append(_apply(step, vals[-1], xs, mesh))
             return tuple(vals[i] for i in returned)
 
-        outs = jax.jit(program)(*args)
-        cases.append({
+        # A third of the cases ask for the last output's layout
+        # (out_shardings), which jax.jit also places backward.
+        out_spec = None
+        if rng.random() < 0.33:
+            out_spec = refio.random_spec(rng, [int(d) for d in jax.eval_shape(program, *args)[-1].shape],
+                                         _MESH_AXES[mesh_name])
+        kw = {}
+        if out_spec is not None:
+            kw["out_shardings"] = tuple([None] * (len(returned) - 1) +
+                                        [NamedSharding(mesh, refio.jax_spec(out_spec))])
+        outs = jax.jit(program, **kw)(*args)
+        case = {
             "name": f"chain_{n:03d}", "mesh": mesh_name, "inputs": records, "steps": steps,
             "outputs": [{"value": i, "spec": refio.spec_dims(o.sharding.spec, o.ndim),
                          "array": refio.array_hex(o)} for i, o in zip(returned, outs)],
             "rtol": 1e-5, "atol": 1e-5,
-        })
+        }
+        if out_spec is not None:
+            case["out_spec"] = out_spec
+        cases.append(case)
     refio.write_json(out_dir / "cases.json",
                      {"meshes": refio.mesh_table(list(_MESH_AXES)), "cases": cases})

@@ -80,15 +80,16 @@ bool Program::place_once() {
   // input) unless another constraint asks another layout of it.
   std::vector<ShardingPtr> fixed(values_.size());
   std::vector<bool> refused(values_.size(), false);
-  for (const Node &n : nodes_) {
-    if (!n.constraint || n.operands[0].value < 0) continue;
-    const size_t v = static_cast<size_t>(n.operands[0].value);
+  auto fix = [&](int value, const ShardingPtr &c) {
+    if (value < 0) return;
+    const size_t v = static_cast<size_t>(value);
     const int p = values_[v].producer;
-    if (p < 0 || nodes_[static_cast<size_t>(p)].asked) continue;
-    const ShardingPtr &c = values_[static_cast<size_t>(n.result)].abstract->sharding();
+    if (p < 0 || nodes_[static_cast<size_t>(p)].asked) return;
     if (fixed[v] && !fixed[v]->equivalent(*c)) refused[v] = true;
     if (!fixed[v]) fixed[v] = c;
-  }
+  };
+  for (const Node &n : nodes_)
+    if (n.constraint) fix(n.operands[0].value, values_[static_cast<size_t>(n.result)].abstract->sharding());
   for (size_t v = 0; v < values_.size(); ++v) {
     if (refused[v]) fixed[v].reset();
     if (!fixed[v] || !named_mesh(*values_[v].abstract) || fixed[v]->kind() != Sharding::Kind::Named) {
@@ -99,9 +100,105 @@ bool Program::place_once() {
     g.tensors[v].closed = true;
     open[v] = false;
   }
+  // An output's asked layout (jax.jit's out_shardings) is where its open
+  // value starts, not a layout it must keep: what propagates back into the
+  // program from it, and the output is resharded to it afterwards when the
+  // value ends up otherwise. Two outputs of one value asking two layouts
+  // start it from neither.
+  // (Only a layout over axes the program's meshes name alike.)
+  std::vector<ShardingPtr> start(values_.size());
+  std::vector<bool> torn(values_.size(), false);
+  auto same_axes = [&](const Mesh &m) {
+    for (size_t a = 0; a < m.axis_names().size(); ++a) {
+      const auto it = g.axis_sizes.find(m.axis_names()[a]);
+      if (it == g.axis_sizes.end() || it->second != m.shape()[a]) return false;
+    }
+    return true;
+  };
+  for (const Output &o : outputs_) {
+    const size_t v = static_cast<size_t>(o.value);
+    if (!o.sharding || !open[v] || o.sharding->kind() != Sharding::Kind::Named || !same_axes(*o.sharding->mesh()))
+      continue;
+    if (start[v] && !start[v]->equivalent(*o.sharding)) torn[v] = true;
+    if (!start[v]) start[v] = o.sharding;
+  }
+  for (size_t v = 0; v < values_.size(); ++v)
+    if (start[v] && !torn[v]) g.tensors[v].dims = propagate::padded(start[v]->spec(), g.tensors[v].shape.size());
+
+  // As jax.jit simplifies a program before placing it: a transpose of a
+  // transpose reads the first one's operand, the permutations composed
+  // (when they cancel, its result is that operand itself); and an op whose
+  // result nothing reads is gone, and so are its reads.
+  using Kind = propagate::ProgramOp::Kind;
+  auto is_transpose = [&](int node) {
+    const Node &m = nodes_[static_cast<size_t>(node)];
+    return m.rule && m.rule->kind == Kind::Transpose && !m.asked && !m.multi;
+  };
+  std::vector<int> reads(nodes_.size(), -1);       // a folded transpose's source value
+  std::vector<std::vector<int>> perms(nodes_.size());  // and its composed permutation
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const Node &n = nodes_[i];
+    if (!is_transpose(static_cast<int>(i)) || n.operands[0].value < 0) continue;
+    int src = n.operands[0].value;
+    std::vector<int> perm = n.rule->result_factors;
+    for (int p; (p = values_[static_cast<size_t>(src)].producer) >= 0 && is_transpose(p);) {
+      const Node &m = nodes_[static_cast<size_t>(p)];
+      if (m.operands[0].value < 0) break;
+      for (int &k : perm) k = m.rule->result_factors[static_cast<size_t>(k)];
+      src = m.operands[0].value;
+    }
+    if (src == n.operands[0].value) continue;
+    reads[i] = src;
+    perms[i] = std::move(perm);
+    --g.tensors[static_cast<size_t>(n.operands[0].value)].uses;
+    ++g.tensors[static_cast<size_t>(src)].uses;
+  }
+  std::vector<bool> dead(nodes_.size(), false);
+  for (size_t i = nodes_.size(); i-- > 0;) {
+    const Node &n = nodes_[i];
+    const size_t v = static_cast<size_t>(n.result);
+    if (n.multi || g.tensors[v].uses > 0) continue;
+    dead[i] = true;
+    open[v] = false;  // placed as the eager op places it
+    if (reads[i] >= 0) {
+      --g.tensors[static_cast<size_t>(reads[i])].uses;
+      continue;
+    }
+    for (const Source &s : n.operands)
+      if (s.value >= 0) --g.tensors[static_cast<size_t>(s.value)].uses;
+  }
+
   // The ops with factors; constants are closed tensors of their own.
-  for (const Node &n : nodes_) {
-    if (!n.rule) continue;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const Node &n = nodes_[i];
+    if (!n.rule || dead[i]) continue;
+    if (reads[i] >= 0) {
+      // A folded transpose, from its source; the identity is the source
+      // itself: a closed source fixes it.
+      const size_t v = static_cast<size_t>(n.result), src = static_cast<size_t>(reads[i]);
+      const std::vector<int> &perm = perms[i];
+      bool identity = true;
+      for (size_t k = 0; k < perm.size(); ++k) identity = identity && perm[k] == static_cast<int>(k);
+      if (identity && g.tensors[src].closed && open[v]) {
+        fixed[v] = values_[src].abstract->sharding();
+        g.tensors[v].closed = true;
+        g.tensors[v].dims = g.tensors[src].dims;
+        open[v] = false;
+        continue;
+      }
+      propagate::ProgramOp op;
+      op.kind = Kind::Transpose;
+      op.factor_sizes = values_[src].abstract->shape();
+      op.summed.assign(op.factor_sizes.size(), false);
+      std::vector<int> in(op.factor_sizes.size());
+      for (size_t d = 0; d < in.size(); ++d) in[d] = static_cast<int>(d);
+      op.operands = {reads[i]};
+      op.operand_factors = {in};
+      op.results = {n.result};
+      op.result_factors = {perm};
+      g.ops.push_back(std::move(op));
+      continue;
+    }
     propagate::ProgramOp op;
     op.kind = n.rule->kind;
     op.factor_sizes = n.rule->sizes;

@@ -2913,7 +2913,9 @@ extern "C" {
     /// @param program A program still recording; not NULL.
     /// @param value The value; not NULL.
     /// @param sharding The layout the output is brought to (jax.jit's
-    ///        out_shardings), over the value's devices; NULL keeps the layout
+    ///        out_shardings), over the value's devices: placement starts the
+    ///        value from it, as jax.jit does, and a reshard after the program
+    ///        brings it there if it ends up otherwise; NULL keeps the layout
     ///        the program places it in.
     /// @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT naming the argument for a
     ///         NULL handle, a value of another program or an array with values,
