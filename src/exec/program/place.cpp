@@ -5,9 +5,11 @@
 // tensors of core/program_placement.hpp, the ops with factors (elementwise
 // ops, transposes, reductions, contractions) its ops, and a layout
 // constraint fixes the value it constrains, as Shardy applies a
-// constraint to its operand. Each op is then recorded again on its
-// operands' new layouts, asked for its result's placed layout where its
-// own rule would give another. Ops without factors keep the eager op's
+// constraint to its operand, and an output's asked layout is where its
+// value starts; the graph is first simplified as jax.jit simplifies
+// (transposes of transposes folded, ops nothing reads left out). Each op
+// is then recorded again on its operands' new layouts, asked for its
+// result's placed layout where its own rule would give another. Ops without factors keep the eager op's
 // placement from their (new) operands, and act as fixed points; when one
 // of them comes out differently the whole placement runs again.
 #include <map>
@@ -44,8 +46,33 @@ void Program::place() {
   }
 }
 
-bool Program::place_once() {
+// What one round of placement works on: the graph over the values (and
+// the tensors it adds), and per value whether placement may lay it out
+// (open) or a constraint fixed it; per node, a folded transpose's source
+// and permutation, and whether nothing reads its result.
+struct Program::PlaceState {
   propagate::ProgramGraph g;
+  std::vector<bool> open;
+  std::vector<ShardingPtr> fixed;
+  std::vector<int> reads;
+  std::vector<std::vector<int>> perms;
+  std::vector<bool> dead;
+};
+
+bool Program::place_once() {
+  PlaceState st;
+  if (!seed_values(st)) return false;
+  fix_constraints(st);
+  seed_outputs(st);
+  simplify(st);
+  add_ops(st);
+  propagate::place_program(st.g);
+  return rerecord(st);
+}
+
+bool Program::seed_values(PlaceState &st) const {
+  auto &g = st.g;
+  auto &open = st.open;
   // Every value's axes, by name; a program over meshes that name one axis
   // with two sizes is left as recorded.
   for (const Value &v : values_) {
@@ -59,7 +86,7 @@ bool Program::place_once() {
   // The values, as recorded: closed unless an op with factors makes them
   // and nothing asked for their layout.
   g.tensors.resize(values_.size());
-  std::vector<bool> open(values_.size(), false);
+  open.assign(values_.size(), false);
   for (size_t v = 0; v < values_.size(); ++v) {
     const Array &a = *values_[v].abstract;
     propagate::ProgramTensor &t = g.tensors[v];
@@ -76,9 +103,16 @@ bool Program::place_once() {
     if (open[v]) t.dims.assign(a.shape().size(), {});
   }
   for (const Output &o : outputs_) ++g.tensors[static_cast<size_t>(o.value)].uses;
+  return true;
+}
+
+void Program::fix_constraints(PlaceState &st) const {
+  auto &g = st.g;
+  auto &open = st.open;
+  auto &fixed = st.fixed;
   // A constraint fixes the value it constrains (made by an op, not an
   // input) unless another constraint asks another layout of it.
-  std::vector<ShardingPtr> fixed(values_.size());
+  fixed.assign(values_.size(), nullptr);
   std::vector<bool> refused(values_.size(), false);
   auto fix = [&](int value, const ShardingPtr &c) {
     if (value < 0) return;
@@ -100,6 +134,11 @@ bool Program::place_once() {
     g.tensors[v].closed = true;
     open[v] = false;
   }
+}
+
+void Program::seed_outputs(PlaceState &st) const {
+  auto &g = st.g;
+  const auto &open = st.open;
   // An output's asked layout (jax.jit's out_shardings) is where its open
   // value starts, not a layout it must keep: what propagates back into the
   // program from it, and the output is resharded to it afterwards when the
@@ -124,7 +163,14 @@ bool Program::place_once() {
   }
   for (size_t v = 0; v < values_.size(); ++v)
     if (start[v] && !torn[v]) g.tensors[v].dims = propagate::padded(start[v]->spec(), g.tensors[v].shape.size());
+}
 
+void Program::simplify(PlaceState &st) const {
+  auto &g = st.g;
+  auto &open = st.open;
+  auto &reads = st.reads;
+  auto &perms = st.perms;
+  auto &dead = st.dead;
   // As jax.jit simplifies a program before placing it: a transpose of a
   // transpose reads the first one's operand, the permutations composed
   // (when they cancel, its result is that operand itself); and an op whose
@@ -134,8 +180,8 @@ bool Program::place_once() {
     const Node &m = nodes_[static_cast<size_t>(node)];
     return m.rule && m.rule->kind == Kind::Transpose && !m.asked && !m.multi;
   };
-  std::vector<int> reads(nodes_.size(), -1);       // a folded transpose's source value
-  std::vector<std::vector<int>> perms(nodes_.size());  // and its composed permutation
+  reads.assign(nodes_.size(), -1);
+  perms.assign(nodes_.size(), {});
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const Node &n = nodes_[i];
     if (!is_transpose(static_cast<int>(i)) || n.operands[0].value < 0) continue;
@@ -153,7 +199,7 @@ bool Program::place_once() {
     --g.tensors[static_cast<size_t>(n.operands[0].value)].uses;
     ++g.tensors[static_cast<size_t>(src)].uses;
   }
-  std::vector<bool> dead(nodes_.size(), false);
+  dead.assign(nodes_.size(), false);
   for (size_t i = nodes_.size(); i-- > 0;) {
     const Node &n = nodes_[i];
     const size_t v = static_cast<size_t>(n.result);
@@ -167,7 +213,16 @@ bool Program::place_once() {
     for (const Source &s : n.operands)
       if (s.value >= 0) --g.tensors[static_cast<size_t>(s.value)].uses;
   }
+}
 
+void Program::add_ops(PlaceState &st) const {
+  using Kind = propagate::ProgramOp::Kind;
+  auto &g = st.g;
+  auto &open = st.open;
+  auto &fixed = st.fixed;
+  const auto &reads = st.reads;
+  const auto &perms = st.perms;
+  const auto &dead = st.dead;
   // The ops with factors; constants are closed tensors of their own.
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const Node &n = nodes_[i];
@@ -245,8 +300,12 @@ bool Program::place_once() {
     op.result_factors = {n.rule->result_factors};
     g.ops.push_back(std::move(op));
   }
-  propagate::place_program(g);
+}
 
+bool Program::rerecord(const PlaceState &st) {
+  const auto &g = st.g;
+  const auto &open = st.open;
+  const auto &fixed = st.fixed;
   // Each op again, on its operands' new layouts, asked for the placed one
   // where its own rule gives another.
   bool eager_moved = false;

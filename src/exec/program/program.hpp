@@ -221,7 +221,14 @@ class Program final : public Recording, public std::enable_shared_from_this<Prog
   // jax.jit's placement of the whole program (exec/program/place.cpp):
   // values re-recorded in the layouts later constraints and uses ask for.
   void place();
+  struct PlaceState;
   bool place_once();
+  bool seed_values(PlaceState &st) const;  // false: a program placement leaves alone
+  void fix_constraints(PlaceState &st) const;
+  void seed_outputs(PlaceState &st) const;
+  void simplify(PlaceState &st) const;
+  void add_ops(PlaceState &st) const;
+  bool rerecord(const PlaceState &st);  // true: an op without factors moved
   bool fusable(const Node &n) const;
   void plan_groups();
   std::shared_ptr<const ew::Chain> chain_of(Group &g) const;
