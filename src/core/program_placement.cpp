@@ -9,7 +9,9 @@ namespace spmd::propagate {
 
 namespace {
 
-enum Direction { kNone = 0, kForward = 1, kBackward = 2, kBoth = 3 };
+// Which way a factor propagates at an op: not at all, from its results to
+// its operands only, or every way.
+enum Direction { kNone, kBackward, kBoth };
 
 // The last priority level: every op along every factor, either way.
 constexpr int kLastPriority = 4;
@@ -91,8 +93,7 @@ class OpVisit {
     return d < 0 ? nullptr : &g_.tensors[static_cast<size_t>(m.tensor)].dims[static_cast<size_t>(d)];
   }
 
-  // The axes a factor's tensors agree on. Going one way, the tensors it
-  // comes from may extend the list; those it goes to only stop it.
+  // The axes a factor's tensors agree on.
   Dim agreed_axes(size_t f, Direction dir) const {
     Dim agreed;
     if (dir == kNone) return agreed;
@@ -102,10 +103,11 @@ class OpVisit {
         if (const Dim *axes = axes_of(members_[m], f)) can_expand = agree(agreed, *axes, can_expand);
       return can_expand;
     };
-    const bool from_operands = dir != kBackward;
-    bool can_expand = fold(from_operands, true);
-    if (dir != kBoth) can_expand = false;
-    fold(!from_operands, can_expand);
+    // Going backward, the results may extend the list and the operands only
+    // stop it; going every way, operands then results all extend it.
+    const bool backward = dir == kBackward;
+    const bool can_expand = fold(!backward, true);
+    fold(backward, !backward && can_expand);
     return agreed;
   }
 

@@ -53,8 +53,8 @@ void Program::plan_donations() {
     if (n.group >= 0) {
       last = groups_[static_cast<size_t>(n.group)].nodes.back();
       operand = -1;
-    } else if (n.multi || n.steps.size() != 1) {
-      continue;  // not one elementwise pass: nothing to write in place
+    } else if (n.multi || n.steps.size() != 1 || operand >= 3) {
+      continue;  // not one elementwise pass of at most 3 operands: nothing to write in place
     }
     // Only a result of the input's type and layout can take its buffers.
     const Array &in = *values_[static_cast<size_t>(v)].abstract;

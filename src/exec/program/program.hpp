@@ -209,6 +209,7 @@ class Program final : public Recording, public std::enable_shared_from_this<Prog
   };
 
   int value_of(const Array *a) const;  // -1 when not a value of this program
+  Node new_node(const char *fn, const std::vector<ArrayPtr> &operands) const;
   int add_value(ArrayPtr abstract, int producer);
   const ArrayPtr &array_of(const Source &s) const {
     return s.value >= 0 ? values_[static_cast<size_t>(s.value)].abstract : s.constant;

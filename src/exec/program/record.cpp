@@ -58,6 +58,20 @@ std::shared_ptr<Program> Program::of(const std::vector<ArrayPtr> &operands,
   return found;
 }
 
+// A node for the call `fn` ("sin" for spmd_sin) on `operands`: values of
+// this program, or concrete arrays it keeps as constants.
+Program::Node Program::new_node(const char *fn, const std::vector<ArrayPtr> &operands) const {
+  Node n;
+  n.name = std::string_view(fn).rfind("spmd_", 0) == 0 ? fn + 5 : fn;
+  for (const ArrayPtr &a : operands) {
+    Source s;
+    s.value = value_of(a.get());
+    if (s.value < 0) s.constant = a;
+    n.operands.push_back(std::move(s));
+  }
+  return n;
+}
+
 ArrayPtr Program::record(const char *fn, const std::vector<ArrayPtr> &operands,
                          const ops::OpOptions &options, Replay replay) {
   if (compiled_)
@@ -67,16 +81,8 @@ ArrayPtr Program::record(const char *fn, const std::vector<ArrayPtr> &operands,
   // entry point retires its handle), but the recorded op gets no donation:
   // a value has no buffers to give, and the plan decides reuse itself. So
   // a function written for eager arrays, donations and all, records as it is.
-  Node n;
-  const char *bare = fn;
-  if (std::string_view(fn).rfind("spmd_", 0) == 0) bare += 5;
-  n.name = options.label ? options.label : bare;
-  for (const ArrayPtr &a : operands) {
-    Source s;
-    s.value = value_of(a.get());
-    if (s.value < 0) s.constant = a;  // a concrete array the program keeps
-    n.operands.push_back(std::move(s));
-  }
+  Node n = new_node(fn, operands);
+  if (options.label) n.name = options.label;
   n.options.out_sharding = options.out_sharding;
   n.options.function = fn;
   n.constraint = std::string_view(fn) == "spmd_array_reshard";
@@ -105,24 +111,15 @@ std::vector<ArrayPtr> Program::record_multi(const char *fn, const std::vector<Ar
     invalid(fn, ": its inputs are values of a compiled program; record steps before "
                 "spmd_x_program_compile, or record a new program");
   if (examples.empty()) invalid(fn, ": a step recorded into a program needs at least one output");
-  Node n;
-  const char *bare = fn;
-  if (std::string_view(fn).rfind("spmd_", 0) == 0) bare += 5;
-  n.name = bare;
+  Node n = new_node(fn, operands);
   n.options.function = fn;
   n.asked = true;  // its results' layouts are its own (out_specs)
-  for (const ArrayPtr &a : operands) {
-    Source s;
-    s.value = value_of(a.get());
-    if (s.value < 0) s.constant = a;
-    n.operands.push_back(std::move(s));
-  }
   std::vector<ArrayPtr> results;
   {
     RecordingScope scope(shared_from_this());
     for (const ArrayPtr &e : examples) results.push_back(std::make_shared<Array>(e->sharding(), e->dtype(), e->shape()));
   }
-  n.multi = [replay = std::move(replay), want = results, fn = std::string(bare)](const std::vector<ArrayPtr> &xs) {
+  n.multi = [replay = std::move(replay), want = results, fn = n.name](const std::vector<ArrayPtr> &xs) {
     std::vector<ArrayPtr> got = replay(xs);
     for (size_t k = 0; k < want.size() && k < got.size(); ++k) {
       const Array &w = *want[k], &g = *got[k];

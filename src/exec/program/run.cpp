@@ -18,20 +18,15 @@ ArrayPtr Program::run_group(const Group &g, const std::vector<ArrayPtr> &values,
     in.push_back(s.value >= 0 ? values[static_cast<size_t>(s.value)] : s.constant);
     reads.push_back(in.back().get());
   }
-  // A donated input of the result's type and layout that the pass reads
-  // for the last time gives it its buffers (each element is read before it
-  // is written); not one another library views.
+  // A donated input the pass reads for the last time gives the result its
+  // buffers (plan_donations chose one of the result's type and layout;
+  // each element is read before it is written); not one another library
+  // views.
   ArrayPtr out;
-  if (reuse) {
-    const Array &d = *reuse->array();
-    if (d.dtype() == r.dtype() && d.shape() == r.shape() && d.sharding()->equivalent(*r.sharding()) &&
-        !d.viewed_externally() && reuse->consume("spmd_x_program_run")) {
-      std::vector<BufferPtr> buffers;
-      for (size_t i = 0; i < d.shard_count(); ++i) buffers.push_back(d.buffer_ptr(i));
-      out = Array::from_buffers(r.sharding(), r.dtype(), r.shape(), std::move(buffers));
-    }
-  }
-  if (!out) out = std::make_shared<Array>(r.sharding(), r.dtype(), r.shape());
+  if (reuse && !reuse->array()->viewed_externally() && reuse->consume("spmd_x_program_run"))
+    out = reuse->array()->relabeled(r.sharding());
+  else
+    out = std::make_shared<Array>(r.sharding(), r.dtype(), r.shape());
   std::vector<std::pair<size_t, Kernel>> kernels;
   kernels.reserve(out->shard_count());
   for (size_t i = 0; i < out->shard_count(); ++i) {
@@ -123,50 +118,39 @@ std::vector<ArrayPtr> Program::run_nodes(std::vector<ArrayPtr> values, const std
     const Node &n = nodes_[i];
     ArrayPtr &result = values[static_cast<size_t>(n.result)];
     const Donation &d = donations_[i];
-    ArraySlot *donated = d.input >= 0 && static_cast<size_t>(d.input) < slots.size() && d.operand < 3
+    ArraySlot *donated = d.input >= 0 && static_cast<size_t>(d.input) < slots.size()
                              ? slots[static_cast<size_t>(d.input)]
                              : nullptr;
     if (n.group >= 0) {
       const Group &g = groups_[static_cast<size_t>(n.group)];
       if (g.nodes.back() == static_cast<int>(i)) result = run_group(g, values, donated);
-    } else if (donated && !(launches_[i] && !learn)) {
-      // The op itself takes the donation, as an eager call given it.
-      operands.clear();
-      for (const Source &s : n.operands)
-        operands.push_back(s.value >= 0 ? values[static_cast<size_t>(s.value)] : s.constant);
-      ops::OpOptions options = n.options;
-      options.donate[static_cast<size_t>(d.operand)] = donated;
-      options.function = "spmd_x_program_run";  // whom later users of the input are told of
-      CollectiveCacheScope collectives(*collectives_[i]);
-      if (learn) {
-        WorkLog work;
-        result = n.replay(operands, options);
-        launches_[i] = learn_launch(operands, result, work);
-      } else {
-        result = n.replay(operands, options);
-      }
-    } else if (n.multi) {
-      operands.clear();
-      for (const Source &s : n.operands)
-        operands.push_back(s.value >= 0 ? values[static_cast<size_t>(s.value)] : s.constant);
-      std::vector<ArrayPtr> outs = n.multi(operands);
-      result = std::move(outs[0]);
-      for (size_t k = 0; k < n.more_results.size(); ++k)
-        values[static_cast<size_t>(n.more_results[k])] = std::move(outs[k + 1]);
     } else {
       operands.clear();
       for (const Source &s : n.operands)
         operands.push_back(s.value >= 0 ? values[static_cast<size_t>(s.value)] : s.constant);
-      if (!learn && launches_[i]) {
+      if (n.multi) {
+        std::vector<ArrayPtr> outs = n.multi(operands);
+        result = std::move(outs[0]);
+        for (size_t k = 0; k < n.more_results.size(); ++k)
+          values[static_cast<size_t>(n.more_results[k])] = std::move(outs[k + 1]);
+      } else if (!learn && launches_[i] && !donated) {
         result = run_launch(*launches_[i], operands);
       } else {
+        // A donation is the op's own, as an eager call given one takes it.
+        ops::OpOptions donating;
+        if (donated) {
+          donating = n.options;
+          donating.donate[static_cast<size_t>(d.operand)] = donated;
+          donating.function = "spmd_x_program_run";  // whom later users of the input are told of
+        }
+        const ops::OpOptions &options = donated ? donating : n.options;
         CollectiveCacheScope collectives(*collectives_[i]);
         if (learn) {
           WorkLog work;
-          result = n.replay(operands, n.options);
+          result = n.replay(operands, options);
           launches_[i] = learn_launch(operands, result, work);
         } else {
-          result = n.replay(operands, n.options);
+          result = n.replay(operands, options);
         }
       }
     }
