@@ -12,9 +12,11 @@ set -euo pipefail
 # libopenmpi-dev and openmpi-bin: the MPI plugin of runtimes over several
 # processes, and mpirun for its tests. libdlpack-dev: DLPack's header
 # (spmd/dlpack.h). libdnnl-dev: oneDNN, whose sgemm runs the float32
-# products.
+# products; ocl-icd-opencl-dev: OpenCL's headers, which Debian's oneDNN
+# CMake package asks for (only recommended by libdnnl-dev, so
+# --no-install-recommends would leave it out).
 packages=(cmake make g++ gcc pkg-config libcmocka-dev libopenblas-dev libsleef-dev abigail-tools binutils python3
-          clang libclang-rt-14-dev swig golang-go python3-venv libopenmpi-dev openmpi-bin libdlpack-dev libdnnl-dev)
+          clang libclang-rt-14-dev swig golang-go python3-venv libopenmpi-dev openmpi-bin libdlpack-dev libdnnl-dev ocl-icd-opencl-dev)
 # Rust: Debian's cargo unless a toolchain (rustup's, say) is already on PATH.
 command -v cargo >/dev/null || packages+=(cargo)
 
