@@ -5,7 +5,7 @@
 // written, so an output has one block at most; except that few outputs of
 // many elements each are cut into parts (red::Teams), a block per part
 // writing a partial to the logical device's scratch and a second kernel
-// combining each output's partials in order. The running sum (cumsum) is
+// combining each output's partials pairwise. The running sum (cumsum) is
 // one thread per line, in XLA's order of additions (kernels/device/scan.hpp).
 #include "backend/cuda/launch.hpp"
 #include "base/dtype.hpp"
@@ -74,15 +74,27 @@ __global__ void __launch_bounds__(red::kThreads)
   }
 }
 
-// Thread o combines output o's partials in order.
+// Block b combines output b's partials (and b + gridDim.x's, ...)
+// pairwise, part q with part q + s as red::reduce_output does; blockDim.x
+// is red::parts_span(parts).
 template <typename K>
-__global__ void finish_parts_kernel(red::Plan p, const typename K::Acc *partials,
-                                    unsigned char *out, int parts) {
-  const int64_t o = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (o >= p.outputs) return;
-  typename K::Acc acc = partials[o * parts];
-  for (int q = 1; q < parts; ++q) acc = K::combine(p, acc, partials[o * parts + q]);
-  K::put(p, acc, out + o * dev::dtype_bytes(p.out));
+__global__ void __launch_bounds__(red::kMaxParts)
+    finish_parts_kernel(red::Plan p, const typename K::Acc *partials, unsigned char *out, int parts) {
+  using Acc = typename K::Acc;
+  __shared__ alignas(16) unsigned char raw[red::kMaxParts * sizeof(Acc)];
+  Acc *part = reinterpret_cast<Acc *>(raw);
+  const int t = threadIdx.x;
+  const int os = dev::dtype_bytes(p.out);
+  for (int64_t o = blockIdx.x; o < p.outputs; o += gridDim.x) {
+    if (t < parts) part[t] = partials[o * parts + t];
+    __syncthreads();
+    for (int s = static_cast<int>(blockDim.x) / 2; s >= 1; s /= 2) {
+      if (t < s && t + s < parts) part[t] = K::combine(p, part[t], part[t + s]);
+      __syncthreads();
+    }
+    if (t == 0) K::put(p, part[0], out + o * os);
+    __syncthreads();
+  }
 }
 
 template <typename K, typename A, int In>
@@ -96,8 +108,8 @@ void launch_parts(const red::Plan &p, const red::Teams &teams, unsigned char *ou
   auto *partials = static_cast<Acc *>(env.scratch);
   reduce_parts_kernel<K, A, In><<<grid_for(items, 1, env), red::kThreads, 0, env.stream>>>(
       p, partials, in, teams.parts, teams.part_len);
-  const unsigned blocks = static_cast<unsigned>((p.outputs + kBlockThreads - 1) / kBlockThreads);
-  finish_parts_kernel<K><<<blocks, kBlockThreads, 0, env.stream>>>(p, partials, out, teams.parts);
+  finish_parts_kernel<K><<<grid_for(p.outputs, 1, env), red::parts_span(teams.parts), 0, env.stream>>>(
+      p, partials, out, teams.parts);
 }
 
 // Thread l scans line l (consecutive threads on consecutive lines, which
