@@ -73,6 +73,9 @@
 //	out, err := p.Run(a)
 //
 // It wraps spmd/experimental/program.h, which may change in any release.
+// Random numbers in a program draw from a key given as an input: KeyData
+// makes a key a uint32[2] array, and NormalFrom and co. draw from such an
+// array (spmd/experimental/random.h, experimental too).
 //
 // # Device memory
 //

@@ -186,7 +186,7 @@ func replaceWord(s, old, new string) string {
 // goNames are the Go names of the handle types and of the C functions
 // libspmd's messages may quote in the middle of a message: "not a live
 // spmd_array", the call that failed a device in a ShardMap, "call
-// spmd_ctx_set_output".
+// spmd_ctx_set_output", "key data is uint32[2] (spmd_x_random_key_data)".
 var goNames = map[string]string{
 	"spmd_runtime":          "Runtime",
 	"spmd_mesh":             "Mesh",
@@ -215,6 +215,8 @@ var goNames = map[string]string{
 	"spmd_ctx_psum_scatter": "ShardContext.PsumScatter",
 	"spmd_ctx_all_to_all":   "ShardContext.AllToAll",
 	"spmd_ctx_ppermute":     "ShardContext.Ppermute",
+
+	"spmd_x_random_key_data": "KeyData",
 }
 
 // invalid is an argument error found by the binding before calling

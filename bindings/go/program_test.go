@@ -2,6 +2,7 @@ package spmd_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"sync"
@@ -345,4 +346,97 @@ func TestProgramDonatedInputIsConsumed(t *testing.T) {
 	if !errors.Is(err, spmd.ErrInvalidArgument) || !strings.Contains(err.Error(), "input: 1 for a program of 1 input") {
 		t.Errorf("Donate of a missing input: %v", err)
 	}
+}
+
+// Draws from key data (KeyData) are the draws from the key, bit for bit.
+func TestKeyDataDrawsAsTheKey(t *testing.T) {
+	noLeaks(t)
+	m := mesh(t, []int{2, 4}, "x", "y")
+	s := named(t, m, "x, y")
+	rep := named(t, m, "")
+	shape := []int{8, 4}
+	key := must(must(spmd.Key(42)).FoldIn(7))
+	data := must(spmd.KeyData(rep, key))
+	defer data.Close()
+	equal(t, "key data", must(spmd.ToHost[uint32](data)), key[:])
+
+	want := must(spmd.Normal(s, key, spmd.F32, shape))
+	defer want.Close()
+	got := must(spmd.NormalFrom(s, data, spmd.F32, shape))
+	defer got.Close()
+	sameArray(t, "NormalFrom", got, want)
+	want = must(spmd.Uniform(s, key, spmd.F32, shape, -1, 2))
+	defer want.Close()
+	got = must(spmd.UniformFrom(s, data, spmd.F32, shape, -1, 2))
+	defer got.Close()
+	sameArray(t, "UniformFrom", got, want)
+	want = must(spmd.TruncatedNormal(s, key, spmd.F32, shape, -0.5, 1))
+	defer want.Close()
+	got = must(spmd.TruncatedNormalFrom(s, data, spmd.F32, shape, -0.5, 1))
+	defer got.Close()
+	sameArray(t, "TruncatedNormalFrom", got, want)
+	wantBits := must(spmd.Bits(s, key, spmd.U32, shape))
+	defer wantBits.Close()
+	gotBits := must(spmd.BitsFrom(s, data, spmd.U32, shape))
+	defer gotBits.Close()
+	equal(t, "BitsFrom", must(spmd.ToHost[uint32](gotBits)), must(spmd.ToHost[uint32](wantBits)))
+
+	// A key that is not uint32[2] is named.
+	floats := must(spmd.FromHost(rep, []int{2}, []float32{0, 42}))
+	defer floats.Close()
+	_, err := spmd.NormalFrom(s, floats, spmd.F32, shape)
+	wantErr(t, err, spmd.ErrInvalidArgument, "NormalFrom: key: float32[2]", "uint32[2] (KeyData)")
+	three := must(spmd.FromHost(rep, []int{3}, []uint32{0, 42, 7}))
+	defer three.Close()
+	_, err = spmd.BitsFrom(s, three, spmd.U32, shape)
+	wantErr(t, err, spmd.ErrInvalidArgument, "BitsFrom: key: uint32[3]")
+	_, err = spmd.NormalFrom(s, nil, spmd.F32, shape)
+	wantErr(t, err, spmd.ErrInvalidArgument, "NormalFrom: key")
+}
+
+// A program whose input is key data draws from the key each run is given,
+// as jax.jit(lambda k: jax.random.normal(k, shape)) does.
+func TestProgramDrawsFromItsKeyInput(t *testing.T) {
+	noLeaks(t)
+	m := mesh(t, []int{2, 4}, "x", "y")
+	s := named(t, m, "x, y")
+	rep := named(t, m, "")
+	shape := []int{8, 4}
+	p, err := spmd.Record(rt, []spmd.InputSpec{{Sharding: rep, DType: spmd.U32, Shape: []int{2}}},
+		func(in []*spmd.Array) ([]*spmd.Array, error) {
+			y, err := spmd.NormalFrom(s, in[0], spmd.F32, shape)
+			return []*spmd.Array{y}, err
+		})
+	ok(t, err)
+	defer p.Close()
+
+	base := must(spmd.Key(0))
+	var runs []*spmd.Array
+	for step := uint32(1); step <= 2; step++ {
+		key := must(base.FoldIn(step))
+		data := must(spmd.KeyData(rep, key))
+		defer data.Close()
+		out := must(p.Run(data))
+		defer out[0].Close()
+		want := must(spmd.Normal(s, key, spmd.F32, shape))
+		defer want.Close()
+		sameArray(t, fmt.Sprintf("run %d", step), out[0], want)
+		runs = append(runs, out[0])
+	}
+	a, b := must(spmd.ToHost[float32](runs[0])), must(spmd.ToHost[float32](runs[1]))
+	same := true
+	for i := range a {
+		same = same && a[i] == b[i]
+	}
+	if same {
+		t.Errorf("two runs with two keys drew the same numbers: %v", a)
+	}
+
+	// A key input that is not uint32[2] fails the draw that reads it.
+	_, err = spmd.Record(rt, []spmd.InputSpec{{Sharding: rep, DType: spmd.F32, Shape: []int{2}}},
+		func(in []*spmd.Array) ([]*spmd.Array, error) {
+			y, err := spmd.NormalFrom(s, in[0], spmd.F32, shape)
+			return []*spmd.Array{y}, err
+		})
+	wantErr(t, err, spmd.ErrInvalidArgument, "NormalFrom: key: float32[2]")
 }

@@ -83,3 +83,66 @@ func TruncatedNormal(sharding *Sharding, key PRNGKey, dtype DType, shape []int, 
 		return capi.Spmd_random_truncated_normal(sharding.handle(), key.words(), dtypeC(dtype), int64s(shape), lower, upper, h)
 	})
 }
+
+// Keys as arrays (experimental: spmd/experimental/random.h, which may
+// change in any release). The draws above read their key when called, so
+// recorded into a Program they would draw the same numbers at every Run.
+// KeyData makes a key an array, jax.random.key_data's uint32[2], and the
+// draws below read their key from such an array: given an input of Record,
+// they record the draw, and each Run draws from the key data bound to that
+// input, as a function under jax.jit draws from the key it is passed.
+// Outside programs they give what Bits, Uniform, Normal and TruncatedNormal
+// give for the same key, bit for bit.
+
+// KeyData is jax.random.key_data(key): the key's two words as a uint32[2]
+// array laid out by sharding (a replicated one, normally; its spec names
+// at most one dimension). Experimental.
+func KeyData(sharding *Sharding, key PRNGKey) (*Array, error) {
+	defer runtime.KeepAlive(sharding)
+	return made("KeyData", newArray, func(h *uintptr) error {
+		return capi.Spmd_x_random_key_data(sharding.handle(), key.words(), h)
+	})
+}
+
+// drawFrom runs call, a draw from the key data key, and wraps the new
+// array, a value of the program being recorded when key is one (derived).
+func drawFrom(fn string, sharding *Sharding, key *Array, call func(out *uintptr) error) (*Array, error) {
+	defer runtime.KeepAlive(sharding)
+	defer runtime.KeepAlive(key)
+	a, err := made(fn, newArray, call)
+	return derived(a, err, key)
+}
+
+// BitsFrom is Bits with the key read from key, a uint32[2] array of key
+// data (KeyData; any layout). ErrInvalidArgument for a key of another
+// dtype or shape, or on another runtime (the message names key).
+// Experimental.
+func BitsFrom(sharding *Sharding, key *Array, dtype DType, shape []int) (*Array, error) {
+	return drawFrom("BitsFrom", sharding, key, func(h *uintptr) error {
+		return capi.Spmd_x_random_bits_from(sharding.handle(), key.handle(), dtypeC(dtype), int64s(shape), h)
+	})
+}
+
+// UniformFrom is Uniform with the key read from key, as BitsFrom.
+// Experimental.
+func UniformFrom(sharding *Sharding, key *Array, dtype DType, shape []int, minval, maxval float64) (*Array, error) {
+	return drawFrom("UniformFrom", sharding, key, func(h *uintptr) error {
+		return capi.Spmd_x_random_uniform_from(sharding.handle(), key.handle(), dtypeC(dtype), int64s(shape), minval, maxval, h)
+	})
+}
+
+// NormalFrom is Normal with the key read from key, as BitsFrom.
+// Experimental.
+func NormalFrom(sharding *Sharding, key *Array, dtype DType, shape []int) (*Array, error) {
+	return drawFrom("NormalFrom", sharding, key, func(h *uintptr) error {
+		return capi.Spmd_x_random_normal_from(sharding.handle(), key.handle(), dtypeC(dtype), int64s(shape), h)
+	})
+}
+
+// TruncatedNormalFrom is TruncatedNormal with the key read from key, as
+// BitsFrom. Experimental.
+func TruncatedNormalFrom(sharding *Sharding, key *Array, dtype DType, shape []int, lower, upper float64) (*Array, error) {
+	return drawFrom("TruncatedNormalFrom", sharding, key, func(h *uintptr) error {
+		return capi.Spmd_x_random_truncated_normal_from(sharding.handle(), key.handle(), dtypeC(dtype), int64s(shape), lower, upper, h)
+	})
+}

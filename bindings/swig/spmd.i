@@ -26,6 +26,7 @@
 #include "spmd/spmd.h"
 #include "spmd/dlpack.h"
 #include "spmd/experimental/program.h"
+#include "spmd/experimental/random.h"
 %}
 
 %include <stdint.i>
@@ -273,3 +274,4 @@ SPMD_GO_SCALAR_OUT(spmd_sharding_kind, int)
  * APIs not yet promised stable, wrapped by every binding as experimental
  * (docs/bindings.md). */
 %include "spmd/experimental/program.h"
+%include "spmd/experimental/random.h"

@@ -1,7 +1,12 @@
+// Random arrays (spmd/random.h, and spmd/experimental/random.h's draws
+// from key data): argument checks, then exec/ops/random.
+#define SPMD_EXPERIMENTAL
+#include "base/dtype.hpp"
 #include "capi/guard.hpp"
 #include "capi/handles.hpp"
-#include "base/dtype.hpp"
 #include "exec/ops/random.hpp"
+#include "exec/program/program.hpp"
+#include "spmd/experimental/random.h"
 #include "spmd/random.h"
 
 using namespace spmd;
@@ -32,6 +37,36 @@ spmd_status draw(const char *function, const spmd_sharding *sharding, const spmd
     request.dtype = valid_dtype(dtype);
     Shape global = checked_shape("shape", ndim, shape);
     *out = new_handle<spmd_array>(random_array(s.impl, request, std::move(global)));
+  });
+}
+
+// The draws from key data: as draw, the key read from an array; or, given
+// a value of a program being recorded, recorded there under `label` (each
+// run reads the key it is given).
+spmd_status draw_from(const char *function, const char *label, const spmd_sharding *sharding,
+                      const spmd_array *key, const spmd_dtype &dtype, rng::Request request,
+                      size_t ndim, const int64_t *shape, spmd_array **out) {
+  return guard(function, [&] {
+    const auto &s = use(sharding, "sharding");
+    const ArrayHold k(key, "key", Abstract::Allowed);
+    out_arg(out);
+    check_dtype("dtype", dtype);
+    request.dtype = valid_dtype(dtype);
+    auto make = [layout = s.impl, request, global = checked_shape("shape", ndim, shape)](
+                    const std::vector<ArrayPtr> &x, const ops::OpOptions &) {
+      return random_array_from(layout, request, global, *x[0]);
+    };
+    const std::vector<ArrayPtr> operands{k.ptr()};
+    ArrayPtr result;
+    if (!k->abstract()) {
+      result = make(operands, {});
+    } else {
+      ops::OpOptions c;
+      c.function = function;
+      c.label = label;
+      result = Program::of(operands, {"key"})->record(function, operands, c, make);
+    }
+    *out = new_handle<spmd_array>(std::move(result));
   });
 }
 
@@ -90,6 +125,53 @@ spmd_status spmd_random_truncated_normal(const spmd_sharding *sharding, const sp
   r.minval = lower;
   r.maxval = upper;
   return draw(__func__, sharding, key, dtype, r, ndim, shape, out);
+}
+
+spmd_status spmd_x_random_key_data(const spmd_sharding *sharding, const spmd_key *key,
+                                   spmd_array **out) {
+  return guard(__func__, [&] {
+    const auto &s = use(sharding, "sharding");
+    const rng::Key k = key_arg(key);
+    out_arg(out);
+    *out = new_handle<spmd_array>(key_data_array(s.impl, k));
+  });
+}
+
+spmd_status spmd_x_random_bits_from(const spmd_sharding *sharding, const spmd_array *key,
+                                    spmd_dtype dtype, size_t ndim, const int64_t *shape,
+                                    spmd_array **out) {
+  rng::Request r;
+  r.distribution = rng::Distribution::Bits;
+  return draw_from(__func__, "random_bits", sharding, key, dtype, r, ndim, shape, out);
+}
+
+spmd_status spmd_x_random_uniform_from(const spmd_sharding *sharding, const spmd_array *key,
+                                       spmd_dtype dtype, size_t ndim, const int64_t *shape,
+                                       double minval, double maxval, spmd_array **out) {
+  rng::Request r;
+  r.distribution = rng::Distribution::Uniform;
+  r.minval = minval;
+  r.maxval = maxval;
+  return draw_from(__func__, "random_uniform", sharding, key, dtype, r, ndim, shape, out);
+}
+
+spmd_status spmd_x_random_normal_from(const spmd_sharding *sharding, const spmd_array *key,
+                                      spmd_dtype dtype, size_t ndim, const int64_t *shape,
+                                      spmd_array **out) {
+  rng::Request r;
+  r.distribution = rng::Distribution::Normal;
+  return draw_from(__func__, "random_normal", sharding, key, dtype, r, ndim, shape, out);
+}
+
+spmd_status spmd_x_random_truncated_normal_from(const spmd_sharding *sharding,
+                                                const spmd_array *key, spmd_dtype dtype,
+                                                size_t ndim, const int64_t *shape, double lower,
+                                                double upper, spmd_array **out) {
+  rng::Request r;
+  r.distribution = rng::Distribution::TruncatedNormal;
+  r.minval = lower;
+  r.maxval = upper;
+  return draw_from(__func__, "random_truncated_normal", sharding, key, dtype, r, ndim, shape, out);
 }
 
 }  // extern "C"

@@ -1,5 +1,9 @@
 #include "exec/ops/random.hpp"
 
+#include "base/dtype.hpp"
+#include "base/error.hpp"
+#include "runtime/runtime.hpp"
+
 namespace spmd {
 
 ArrayPtr random_array(ShardingPtr sharding, const rng::Request &request, Shape shape) {
@@ -17,6 +21,31 @@ ArrayPtr random_array(ShardingPtr sharding, const rng::Request &request, Shape s
   }
   a->write_shards(std::move(writes));
   return a;
+}
+
+ArrayPtr key_data_array(ShardingPtr sharding, rng::Key key) {
+  const uint32_t words[2] = {key.w0, key.w1};
+  return Array::from_host(std::move(sharding), SPMD_U32, Shape{2}, words, sizeof words);
+}
+
+ArrayPtr random_array_from(ShardingPtr sharding, rng::Request request, Shape shape, const Array &key) {
+  if (key.dtype() != SPMD_U32 || key.shape() != Shape{2}) {
+    std::string type = cat(dtype_name(key.dtype()), "[");
+    for (size_t d = 0; d < key.shape().size(); ++d) type += cat(d ? "," : "", key.shape()[d]);
+    invalid("key: ", type, "] where key data is uint32[2] (spmd_x_random_key_data)");
+  }
+  if (&Runtime::of(*key.sharding()) != &Runtime::of(*sharding))
+    invalid("key: on another runtime than sharding");
+  if (key.abstract()) {
+    // What random_array checks, and a result without values.
+    rng::validate(request);
+    sharding->check_rank(shape);
+    return std::make_shared<Array>(std::move(sharding), request.dtype, std::move(shape));
+  }
+  uint32_t words[2];
+  key.to_host(words, sizeof words);
+  request.key = {words[0], words[1]};
+  return random_array(std::move(sharding), request, std::move(shape));
 }
 
 }  // namespace spmd

@@ -13,4 +13,14 @@ namespace spmd {
 // `request` says. Throws INVALID_ARGUMENT for what rng::validate refuses.
 ArrayPtr random_array(ShardingPtr sharding, const rng::Request &request, Shape shape);
 
+// jax.random.key_data(key): the key's words as a uint32[2] array laid out
+// by `sharding`.
+ArrayPtr key_data_array(ShardingPtr sharding, rng::Key key);
+
+// random_array with request.key read from `key`, uint32[2] key data in
+// any layout. Given an abstract key (a value of a program being recorded),
+// the abstract result, for the program to replay with each run's key.
+// Throws INVALID_ARGUMENT, naming the argument `key`, for another type.
+ArrayPtr random_array_from(ShardingPtr sharding, rng::Request request, Shape shape, const Array &key);
+
 }  // namespace spmd

@@ -4889,4 +4889,133 @@ function spmd_x_program_text(program, out)
           program, out)
 end
 
+"""
+    spmd_x_random_key_data(sharding, key, out) -> spmd_status
+
+C (spmd/experimental/random.h): `spmd_status spmd_x_random_key_data(const spmd_sharding *sharding, const spmd_key *key, spmd_array **out)`
+
+jax.random.key_data(key): the key's two words as a uint32[2] array laid
+out by `sharding` (a replicated one, normally).
+
+@param sharding The layout of the key data; not NULL, its spec at most
+       one dimension long.
+@param key The key; not NULL.
+@param out Receives the new array; not NULL. Left untouched on failure.
+@return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a NULL or destroyed
+        sharding, a NULL key or out, or a spec of more than one
+        dimension.
+"""
+function spmd_x_random_key_data(sharding, key, out)
+    ccall((:spmd_x_random_key_data, libspmd[]), spmd_status,
+          (Ptr{spmd_sharding}, Ptr{spmd_key}, Ptr{Ptr{spmd_array}}),
+          sharding, key, out)
+end
+
+"""
+    spmd_x_random_bits_from(sharding, key, dtype, ndim, shape, out) -> spmd_status
+
+C (spmd/experimental/random.h): `spmd_status spmd_x_random_bits_from(const spmd_sharding *sharding, const spmd_array *key, spmd_dtype dtype, size_t ndim, const int64_t *shape, spmd_array **out)`
+
+spmd_random_bits with the key read from `key`, a uint32[2] array of key
+data (spmd_x_random_key_data; any layout). Given a value of a program
+being recorded, records the draw there: each run reads the key it is
+given. The caller owns *out.
+
+@param sharding The result's layout; not NULL.
+@param key The key data; not NULL, uint32 of shape (2), on sharding's
+       runtime, in any layout, or a value of a program being recorded.
+@param dtype The element type, as spmd_random_bits takes it.
+@param ndim Number of dimensions, at most SPMD_MAX_NDIM.
+@param shape ndim sizes, none negative; may be NULL when ndim is 0.
+@param out Receives the new array (or the program's new value); not
+       NULL. Left untouched on failure.
+@return SPMD_OK, or the errors of spmd_random_bits, and
+        SPMD_ERR_INVALID_ARGUMENT for a NULL or released key, one of
+        another dtype or shape, or one on another runtime than sharding.
+"""
+function spmd_x_random_bits_from(sharding, key, dtype, ndim, shape, out)
+    ccall((:spmd_x_random_bits_from, libspmd[]), spmd_status,
+          (Ptr{spmd_sharding}, Ptr{spmd_array}, spmd_dtype, Csize_t, Ptr{Int64}, Ptr{Ptr{spmd_array}}),
+          sharding, key, dtype, ndim, shape, out)
+end
+
+"""
+    spmd_x_random_uniform_from(sharding, key, dtype, ndim, shape, minval, maxval, out) -> spmd_status
+
+C (spmd/experimental/random.h): `spmd_status spmd_x_random_uniform_from(const spmd_sharding *sharding, const spmd_array *key, spmd_dtype dtype, size_t ndim, const int64_t *shape, double minval, double maxval, spmd_array **out)`
+
+spmd_random_uniform with the key read from `key`, as
+spmd_x_random_bits_from does.
+
+@param sharding The result's layout; not NULL.
+@param key The key data; not NULL, uint32 of shape (2), on sharding's
+       runtime, in any layout, or a value of a program being recorded.
+@param dtype The element type: a float.
+@param ndim Number of dimensions, at most SPMD_MAX_NDIM.
+@param shape ndim sizes, none negative; may be NULL when ndim is 0.
+@param minval The lower bound, included.
+@param maxval The upper bound, excluded.
+@param out Receives the new array (or the program's new value); not
+       NULL. Left untouched on failure.
+@return SPMD_OK, or the errors of spmd_random_uniform and of
+        spmd_x_random_bits_from's key.
+"""
+function spmd_x_random_uniform_from(sharding, key, dtype, ndim, shape, minval, maxval, out)
+    ccall((:spmd_x_random_uniform_from, libspmd[]), spmd_status,
+          (Ptr{spmd_sharding}, Ptr{spmd_array}, spmd_dtype, Csize_t, Ptr{Int64}, Cdouble, Cdouble, Ptr{Ptr{spmd_array}}),
+          sharding, key, dtype, ndim, shape, minval, maxval, out)
+end
+
+"""
+    spmd_x_random_normal_from(sharding, key, dtype, ndim, shape, out) -> spmd_status
+
+C (spmd/experimental/random.h): `spmd_status spmd_x_random_normal_from(const spmd_sharding *sharding, const spmd_array *key, spmd_dtype dtype, size_t ndim, const int64_t *shape, spmd_array **out)`
+
+spmd_random_normal with the key read from `key`, as
+spmd_x_random_bits_from does.
+
+@param sharding The result's layout; not NULL.
+@param key The key data; not NULL, uint32 of shape (2), on sharding's
+       runtime, in any layout, or a value of a program being recorded.
+@param dtype The element type: a float.
+@param ndim Number of dimensions, at most SPMD_MAX_NDIM.
+@param shape ndim sizes, none negative; may be NULL when ndim is 0.
+@param out Receives the new array (or the program's new value); not
+       NULL. Left untouched on failure.
+@return SPMD_OK, or the errors of spmd_random_normal and of
+        spmd_x_random_bits_from's key.
+"""
+function spmd_x_random_normal_from(sharding, key, dtype, ndim, shape, out)
+    ccall((:spmd_x_random_normal_from, libspmd[]), spmd_status,
+          (Ptr{spmd_sharding}, Ptr{spmd_array}, spmd_dtype, Csize_t, Ptr{Int64}, Ptr{Ptr{spmd_array}}),
+          sharding, key, dtype, ndim, shape, out)
+end
+
+"""
+    spmd_x_random_truncated_normal_from(sharding, key, dtype, ndim, shape, lower, upper, out) -> spmd_status
+
+C (spmd/experimental/random.h): `spmd_status spmd_x_random_truncated_normal_from(const spmd_sharding *sharding, const spmd_array *key, spmd_dtype dtype, size_t ndim, const int64_t *shape, double lower, double upper, spmd_array **out)`
+
+spmd_random_truncated_normal with the key read from `key`, as
+spmd_x_random_bits_from does.
+
+@param sharding The result's layout; not NULL.
+@param key The key data; not NULL, uint32 of shape (2), on sharding's
+       runtime, in any layout, or a value of a program being recorded.
+@param dtype The element type: a float.
+@param ndim Number of dimensions, at most SPMD_MAX_NDIM.
+@param shape ndim sizes, none negative; may be NULL when ndim is 0.
+@param lower The lower bound, below upper in dtype (may be -INFINITY).
+@param upper The upper bound (may be INFINITY).
+@param out Receives the new array (or the program's new value); not
+       NULL. Left untouched on failure.
+@return SPMD_OK, or the errors of spmd_random_truncated_normal and of
+        spmd_x_random_bits_from's key.
+"""
+function spmd_x_random_truncated_normal_from(sharding, key, dtype, ndim, shape, lower, upper, out)
+    ccall((:spmd_x_random_truncated_normal_from, libspmd[]), spmd_status,
+          (Ptr{spmd_sharding}, Ptr{spmd_array}, spmd_dtype, Csize_t, Ptr{Int64}, Cdouble, Cdouble, Ptr{Ptr{spmd_array}}),
+          sharding, key, dtype, ndim, shape, lower, upper, out)
+end
+
 end # module LibSPMD

@@ -23,7 +23,8 @@ threads, which Julia adopts (Julia 1.9 or newer).
 
 Programs (experimental): [`record`](@ref) traces a Julia function of sharded
 arrays once, as `jax.jit`, into a [`Program`](@ref) called as often as
-needed.
+needed; [`key_data`](@ref) makes a key an argument, whose draws each call
+reads anew.
 
 The raw layer, one function per C function, is the submodule `SPMD.LibSPMD`.
 """
@@ -45,7 +46,7 @@ export ShardedArray, BFloat16, device_put, sharding, device, block_until_ready, 
        shard_to_dlpack, from_dlpack
 export astype, onehot, take, scatter_add, dynamic_slice, select, rsqrt, relu, sigmoid, gelu, softmax, logsoftmax, dot_general, matmul,
        einsum, reshape_rowmajor, broadcast_to, concatenate
-export Key, PRNGKey, fold_in, random_bits, uniform, normal, truncated_normal
+export Key, PRNGKey, fold_in, random_bits, uniform, normal, truncated_normal, key_data
 export shard_map, ShardContext, Block, device_id, stream, axis_index, axis_size, input_count,
        input, alloc, set_output, rowmajor, memory_kind, psum, pmean, pmax, pmin, all_gather,
        psum_scatter, all_to_all, ppermute

@@ -48,6 +48,12 @@ fold_in(k::Key, data::Integer) =
     Key(_value_out(out -> LibSPMD.spmd_random_fold_in(_raw(k), data % UInt32, out),
                    LibSPMD.spmd_key).words)
 
+# The dtype random_bits makes for T (UInt64 fields in an Int64 array).
+_bits_dtype(::Type{T}) where {T} =
+    T === UInt8 ? LibSPMD.SPMD_U8 : T === UInt16 ? LibSPMD.SPMD_U16 :
+    T === UInt32 ? LibSPMD.SPMD_U32 : T === UInt64 ? LibSPMD.SPMD_I64 :
+    throw(ArgumentError("random_bits makes UInt8, UInt16, UInt32 or UInt64 fields, not $T"))
+
 """
     random_bits(key, sharding, T, dims...) -> ShardedArray
 
@@ -57,9 +63,7 @@ bit-exact with JAX (`spmd_random_bits`). libspmd has no uint64: it stores
 unsigned values.
 """
 function random_bits(k::Key, s::Sharding, ::Type{T}, dims::Integer...) where {T}
-    dt = T === UInt8 ? LibSPMD.SPMD_U8 : T === UInt16 ? LibSPMD.SPMD_U16 :
-         T === UInt32 ? LibSPMD.SPMD_U32 : T === UInt64 ? LibSPMD.SPMD_I64 :
-         throw(ArgumentError("random_bits makes UInt8, UInt16, UInt32 or UInt64 fields, not $T"))
+    dt = _bits_dtype(T)
     shape = _shape(dims)
     return _array_out() do out
         LibSPMD.spmd_random_bits(s, _raw(k), dt, Csize_t(length(shape)), shape, out)
@@ -105,5 +109,84 @@ function truncated_normal(k::Key, s::Sharding, ::Type{T}, dims::Integer...; lowe
     return _array_out() do out
         LibSPMD.spmd_random_truncated_normal(s, _raw(k), dtype(T), Csize_t(length(shape)),
                                              shape, Float64(lower), Float64(upper), out)
+    end
+end
+
+# Keys as arrays (experimental: spmd/experimental/random.h, which may change
+# in any release). The draws above read their key when called, so recorded
+# into a program they would draw the same numbers at every call. key_data
+# makes a key an array, jax.random.key_data's uint32[2], and the methods
+# below, taking such an array for the key, read it from there: given an
+# argument of a `record` function they record the draw, and each call of
+# the program draws from the key data it is given, as a function under
+# jax.jit draws from the key it is passed. Outside programs they give what
+# the draws from the Key give, bit for bit.
+
+"""
+    key_data(key, sharding) -> ShardedArray{UInt32,1}
+
+`jax.random.key_data(key)`: the key's two words as a 2-element UInt32 array
+laid out by `sharding`, a replicated one normally
+(`spmd_x_random_key_data`). `random_bits`, `uniform`, `normal` and
+`truncated_normal` take it in place of the key. Experimental.
+"""
+key_data(k::Key, s::Sharding) = _array_out(out -> LibSPMD.spmd_x_random_key_data(s, _raw(k), out))
+
+"""
+    random_bits(key::ShardedArray, sharding, T, dims...) -> ShardedArray
+
+`random_bits` with the key read from `key`, a UInt32 array of 2 elements
+([`key_data`](@ref), any layout); given a value of a program being recorded,
+records the draw (`spmd_x_random_bits_from`). An `SPMDError` naming `key`
+for another element type or size. Experimental.
+"""
+function random_bits(k::ShardedArray, s::Sharding, ::Type{T}, dims::Integer...) where {T}
+    dt = _bits_dtype(T)
+    shape = _shape(dims)
+    return _array_out() do out
+        LibSPMD.spmd_x_random_bits_from(s, k, dt, Csize_t(length(shape)), shape, out)
+    end
+end
+
+"""
+    uniform(key::ShardedArray, sharding, T, dims...; minval=0, maxval=1) -> ShardedArray
+
+`uniform` with the key read from `key`, as `random_bits` reads it
+(`spmd_x_random_uniform_from`). Experimental.
+"""
+function uniform(k::ShardedArray, s::Sharding, ::Type{T}, dims::Integer...; minval::Real=0,
+                 maxval::Real=1) where {T}
+    shape = _shape(dims)
+    return _array_out() do out
+        LibSPMD.spmd_x_random_uniform_from(s, k, dtype(T), Csize_t(length(shape)), shape,
+                                           Float64(minval), Float64(maxval), out)
+    end
+end
+
+"""
+    normal(key::ShardedArray, sharding, T, dims...) -> ShardedArray
+
+`normal` with the key read from `key`, as `random_bits` reads it
+(`spmd_x_random_normal_from`). Experimental.
+"""
+function normal(k::ShardedArray, s::Sharding, ::Type{T}, dims::Integer...) where {T}
+    shape = _shape(dims)
+    return _array_out() do out
+        LibSPMD.spmd_x_random_normal_from(s, k, dtype(T), Csize_t(length(shape)), shape, out)
+    end
+end
+
+"""
+    truncated_normal(key::ShardedArray, sharding, T, dims...; lower=-2, upper=2) -> ShardedArray
+
+`truncated_normal` with the key read from `key`, as `random_bits` reads it
+(`spmd_x_random_truncated_normal_from`). Experimental.
+"""
+function truncated_normal(k::ShardedArray, s::Sharding, ::Type{T}, dims::Integer...;
+                          lower::Real=-2, upper::Real=2) where {T}
+    shape = _shape(dims)
+    return _array_out() do out
+        LibSPMD.spmd_x_random_truncated_normal_from(s, k, dtype(T), Csize_t(length(shape)),
+                                                    shape, Float64(lower), Float64(upper), out)
     end
 end

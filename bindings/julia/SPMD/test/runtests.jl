@@ -675,6 +675,45 @@ end
     @test settled_handles() <= before
 end
 
+@testset "keys as arrays (experimental): draws from key data, recorded" begin
+    before = settled_handles()
+    m24 = Mesh(rt, (2, 4), ("x", "y"))
+    s = Sharding(m24, P("x", "y"))
+    rep = replicated(m24)
+    k = fold_in(PRNGKey(42), 7)
+    d = key_data(k, rep)
+    @test d isa ShardedArray{UInt32,1}
+    @test Array(d) == [k.words...]
+    same(x, y) = reinterpret(UInt32, Array(x)) == reinterpret(UInt32, Array(y))  # bit for bit
+    @test same(normal(d, s, Float32, 8, 4), normal(k, s, Float32, 8, 4))
+    @test same(uniform(d, s, Float32, 8, 4; minval=-1, maxval=2),
+               uniform(k, s, Float32, 8, 4; minval=-1, maxval=2))
+    @test same(truncated_normal(d, s, Float32, 8, 4; lower=-0.5, upper=1),
+               truncated_normal(k, s, Float32, 8, 4; lower=-0.5, upper=1))
+    @test Array(random_bits(d, s, UInt32, 8, 4)) == Array(random_bits(k, s, UInt32, 8, 4))
+
+    # A program of the key data draws from the key each call is given.
+    p = record(rt, [InputSpec(UInt32, (2,), rep)]) do key
+        normal(key, s, Float32, 8, 4)
+    end
+    runs = map(1:2) do step
+        ks = fold_in(PRNGKey(0), step)
+        y = p(key_data(ks, rep))
+        @test same(y, normal(ks, s, Float32, 8, 4))
+        Array(y)
+    end
+    @test runs[1] != runs[2]
+
+    # A key that is not uint32[2] is named.
+    e = error_of(() -> normal(device_put(Float32[0, 42], rep), s, Float32, 8, 4))
+    @test e isa SPMDError && e.status == LibSPMD.SPMD_ERR_INVALID_ARGUMENT
+    @test occursin("key: float32[2] where key data is uint32[2]", e.message)
+    e = error_of(() -> random_bits(device_put(UInt32[0, 42, 7], rep), s, UInt32, 8))
+    @test e isa SPMDError && occursin("key: uint32[3]", e.message)
+    foreach(close, (p, d, s, rep, m24))
+    @test settled_handles() <= before
+end
+
 @testset "bad input: SPMDError with the library's message, no leak" begin
     x = device_put(A, rows)
     before = settled_handles()

@@ -3030,3 +3030,88 @@ extern "C" {
     /// ```
     pub fn spmd_array_str(array: *const spmd_array, out: *mut *mut c_char) -> spmd_status;
 }
+
+// ---- spmd/experimental/random.h --------------------------------------------
+extern "C" {
+    /// jax.random.key_data(key): the key's two words as a uint32\[2\] array laid out by `sharding` (a replicated one, normally).
+    ///
+    /// ```text
+    /// @param sharding The layout of the key data; not NULL, its spec at most
+    ///        one dimension long.
+    /// @param key The key; not NULL.
+    /// @param out Receives the new array; not NULL. Left untouched on failure.
+    /// @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a NULL or destroyed
+    ///         sharding, a NULL key or out, or a spec of more than one
+    ///         dimension.
+    /// ```
+    pub fn spmd_x_random_key_data(sharding: *const spmd_sharding, key: *const spmd_key, out: *mut *mut spmd_array) -> spmd_status;
+
+    /// spmd_random_bits with the key read from `key`, a uint32\[2\] array of key data (spmd_x_random_key_data; any layout). Given a value of a program being recorded, records the draw there: each run reads the key it is given. The caller owns \*out.
+    ///
+    /// ```text
+    /// @param sharding The result's layout; not NULL.
+    /// @param key The key data; not NULL, uint32 of shape (2), on sharding's
+    ///        runtime, in any layout, or a value of a program being recorded.
+    /// @param dtype The element type, as spmd_random_bits takes it.
+    /// @param ndim Number of dimensions, at most SPMD_MAX_NDIM.
+    /// @param shape ndim sizes, none negative; may be NULL when ndim is 0.
+    /// @param out Receives the new array (or the program's new value); not
+    ///        NULL. Left untouched on failure.
+    /// @return SPMD_OK, or the errors of spmd_random_bits, and
+    ///         SPMD_ERR_INVALID_ARGUMENT for a NULL or released key, one of
+    ///         another dtype or shape, or one on another runtime than sharding.
+    /// ```
+    pub fn spmd_x_random_bits_from(sharding: *const spmd_sharding, key: *const spmd_array, dtype: spmd_dtype, ndim: usize, shape: *const i64, out: *mut *mut spmd_array) -> spmd_status;
+
+    /// spmd_random_uniform with the key read from `key`, as spmd_x_random_bits_from does.
+    ///
+    /// ```text
+    /// @param sharding The result's layout; not NULL.
+    /// @param key The key data; not NULL, uint32 of shape (2), on sharding's
+    ///        runtime, in any layout, or a value of a program being recorded.
+    /// @param dtype The element type: a float.
+    /// @param ndim Number of dimensions, at most SPMD_MAX_NDIM.
+    /// @param shape ndim sizes, none negative; may be NULL when ndim is 0.
+    /// @param minval The lower bound, included.
+    /// @param maxval The upper bound, excluded.
+    /// @param out Receives the new array (or the program's new value); not
+    ///        NULL. Left untouched on failure.
+    /// @return SPMD_OK, or the errors of spmd_random_uniform and of
+    ///         spmd_x_random_bits_from's key.
+    /// ```
+    pub fn spmd_x_random_uniform_from(sharding: *const spmd_sharding, key: *const spmd_array, dtype: spmd_dtype, ndim: usize, shape: *const i64, minval: f64, maxval: f64, out: *mut *mut spmd_array) -> spmd_status;
+
+    /// spmd_random_normal with the key read from `key`, as spmd_x_random_bits_from does.
+    ///
+    /// ```text
+    /// @param sharding The result's layout; not NULL.
+    /// @param key The key data; not NULL, uint32 of shape (2), on sharding's
+    ///        runtime, in any layout, or a value of a program being recorded.
+    /// @param dtype The element type: a float.
+    /// @param ndim Number of dimensions, at most SPMD_MAX_NDIM.
+    /// @param shape ndim sizes, none negative; may be NULL when ndim is 0.
+    /// @param out Receives the new array (or the program's new value); not
+    ///        NULL. Left untouched on failure.
+    /// @return SPMD_OK, or the errors of spmd_random_normal and of
+    ///         spmd_x_random_bits_from's key.
+    /// ```
+    pub fn spmd_x_random_normal_from(sharding: *const spmd_sharding, key: *const spmd_array, dtype: spmd_dtype, ndim: usize, shape: *const i64, out: *mut *mut spmd_array) -> spmd_status;
+
+    /// spmd_random_truncated_normal with the key read from `key`, as spmd_x_random_bits_from does.
+    ///
+    /// ```text
+    /// @param sharding The result's layout; not NULL.
+    /// @param key The key data; not NULL, uint32 of shape (2), on sharding's
+    ///        runtime, in any layout, or a value of a program being recorded.
+    /// @param dtype The element type: a float.
+    /// @param ndim Number of dimensions, at most SPMD_MAX_NDIM.
+    /// @param shape ndim sizes, none negative; may be NULL when ndim is 0.
+    /// @param lower The lower bound, below upper in dtype (may be -INFINITY).
+    /// @param upper The upper bound (may be INFINITY).
+    /// @param out Receives the new array (or the program's new value); not
+    ///        NULL. Left untouched on failure.
+    /// @return SPMD_OK, or the errors of spmd_random_truncated_normal and of
+    ///         spmd_x_random_bits_from's key.
+    /// ```
+    pub fn spmd_x_random_truncated_normal_from(sharding: *const spmd_sharding, key: *const spmd_array, dtype: spmd_dtype, ndim: usize, shape: *const i64, lower: f64, upper: f64, out: *mut *mut spmd_array) -> spmd_status;
+}

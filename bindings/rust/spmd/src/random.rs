@@ -1,4 +1,14 @@
 //! Random numbers identical to jax.random (threefry2x32), generated sharded.
+//!
+//! The draws of [`Key`] read the key when called: recorded into a
+//! [`Program`](crate::Program), such a draw gives the same numbers at every
+//! run. [`Key::data`] makes the key an array, `jax.random.key_data`'s
+//! uint32\[2\], and [`Key::normal_from`] and co. read the key from such an
+//! array: given an input of [`Program::record`](crate::Program::record),
+//! they record the draw, and each run draws from the key data it is given,
+//! as a function under `jax.jit` draws from the key it is passed. These are
+//! experimental (`spmd/experimental/random.h`): they may change in any
+//! release.
 use crate::error::Result;
 use crate::{c_sizes, mut_ptr_or_null, ptr_or_null, sys, Array, DType, Sharding};
 
@@ -104,6 +114,115 @@ impl Key {
             sys::spmd_random_truncated_normal(
                 sharding.as_ptr(),
                 &self.0,
+                dtype.to_raw(),
+                shape.len(),
+                ptr_or_null(&shape),
+                lower,
+                upper,
+                out,
+            )
+        })
+    }
+}
+
+/// Keys as arrays (experimental: `spmd/experimental/random.h`).
+impl Key {
+    /// `jax.random.key_data(key)`: the key's two words as a uint32\[2\]
+    /// array laid out by `sharding` (a replicated one, normally; its spec
+    /// names at most one dimension), what [`Key::normal_from`] and co. read.
+    ///
+    /// Experimental (`spmd/experimental/random.h`): it may change in any
+    /// release.
+    #[doc(alias = "key_data")]
+    pub fn data(&self, sharding: &Sharding) -> Result<Array> {
+        // SAFETY: live handle, valid key and out pointer.
+        Array::from_call(|out| unsafe { sys::spmd_x_random_key_data(sharding.as_ptr(), &self.0, out) })
+    }
+
+    /// [`Key::bits`] with the key read from `key`, a uint32\[2\] array of
+    /// key data ([`Key::data`]; any layout). Given a value of a program
+    /// being recorded, records the draw: each run reads the key it is
+    /// given. Outside programs the values are those of [`Key::bits`] for
+    /// the same key, bit for bit. Errors: those of [`Key::bits`], and a
+    /// `key` of another dtype or shape or on another runtime (the message
+    /// names `key`).
+    ///
+    /// Experimental (`spmd/experimental/random.h`): it may change in any
+    /// release.
+    pub fn bits_from(key: &Array, sharding: &Sharding, dtype: DType, shape: &[usize]) -> Result<Array> {
+        let shape = c_sizes("shape", shape)?;
+        // SAFETY: live handles; shape holds ndim sizes.
+        Array::from_call(|out| unsafe {
+            sys::spmd_x_random_bits_from(
+                sharding.as_ptr(),
+                key.as_ptr(),
+                dtype.to_raw(),
+                shape.len(),
+                ptr_or_null(&shape),
+                out,
+            )
+        })
+    }
+
+    /// [`Key::uniform`] with the key read from `key`, as
+    /// [`Key::bits_from`]. Experimental.
+    pub fn uniform_from(
+        key: &Array,
+        sharding: &Sharding,
+        dtype: DType,
+        shape: &[usize],
+        minval: f64,
+        maxval: f64,
+    ) -> Result<Array> {
+        let shape = c_sizes("shape", shape)?;
+        // SAFETY: live handles; shape holds ndim sizes.
+        Array::from_call(|out| unsafe {
+            sys::spmd_x_random_uniform_from(
+                sharding.as_ptr(),
+                key.as_ptr(),
+                dtype.to_raw(),
+                shape.len(),
+                ptr_or_null(&shape),
+                minval,
+                maxval,
+                out,
+            )
+        })
+    }
+
+    /// [`Key::normal`] with the key read from `key`, as
+    /// [`Key::bits_from`]. Experimental.
+    pub fn normal_from(key: &Array, sharding: &Sharding, dtype: DType, shape: &[usize]) -> Result<Array> {
+        let shape = c_sizes("shape", shape)?;
+        // SAFETY: live handles; shape holds ndim sizes.
+        Array::from_call(|out| unsafe {
+            sys::spmd_x_random_normal_from(
+                sharding.as_ptr(),
+                key.as_ptr(),
+                dtype.to_raw(),
+                shape.len(),
+                ptr_or_null(&shape),
+                out,
+            )
+        })
+    }
+
+    /// [`Key::truncated_normal`] with the key read from `key`, as
+    /// [`Key::bits_from`]. Experimental.
+    pub fn truncated_normal_from(
+        key: &Array,
+        sharding: &Sharding,
+        dtype: DType,
+        shape: &[usize],
+        lower: f64,
+        upper: f64,
+    ) -> Result<Array> {
+        let shape = c_sizes("shape", shape)?;
+        // SAFETY: live handles; shape holds ndim sizes.
+        Array::from_call(|out| unsafe {
+            sys::spmd_x_random_truncated_normal_from(
+                sharding.as_ptr(),
+                key.as_ptr(),
                 dtype.to_raw(),
                 shape.len(),
                 ptr_or_null(&shape),

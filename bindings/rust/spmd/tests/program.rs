@@ -6,7 +6,7 @@ mod common;
 
 use common::{no_leak, serial};
 
-use spmd::{Array, DType, InputSpec, Mesh, Program, RecordOptions, Result, Runtime, Sharding, Status};
+use spmd::{Array, DType, InputSpec, Key, Mesh, Program, RecordOptions, Result, Runtime, Sharding, Status};
 
 /// A runtime of 8 CPU devices and a 2 x 4 mesh ("x", "y") of them.
 fn mesh8() -> (Runtime, Mesh) {
@@ -235,5 +235,75 @@ fn a_donated_input_is_consumed_by_the_run() {
         )
         .unwrap_err();
         assert!(e.message.contains("input: 1 for a program of 1 input"), "{}", e.message);
+    });
+}
+
+/// Draws from key data (`Key::data`) are the draws from the key, bit for
+/// bit; a key array that is not uint32\[2\] is named.
+#[test]
+fn draws_from_key_data_are_the_draws_from_the_key() {
+    let _serial = serial();
+    no_leak(|| {
+        let (_rt, mesh) = mesh8();
+        let s = Sharding::named_text(&mesh, "x, y").unwrap();
+        let replicated = Sharding::replicated(&mesh).unwrap();
+        let shape = [8, 4];
+        let key = Key::new(42).fold_in(7);
+        let data = key.data(&replicated).unwrap();
+        assert_eq!(data.to_host::<u32>().unwrap(), key.words());
+
+        let got = Key::normal_from(&data, &s, DType::F32, &shape).unwrap();
+        assert_same(&got, &key.normal(&s, DType::F32, &shape).unwrap(), "normal_from");
+        let got = Key::uniform_from(&data, &s, DType::F32, &shape, -1.0, 2.0).unwrap();
+        assert_same(&got, &key.uniform(&s, DType::F32, &shape, -1.0, 2.0).unwrap(), "uniform_from");
+        let got = Key::truncated_normal_from(&data, &s, DType::F32, &shape, -0.5, 1.0).unwrap();
+        assert_same(&got, &key.truncated_normal(&s, DType::F32, &shape, -0.5, 1.0).unwrap(), "truncated_normal_from");
+        let got = Key::bits_from(&data, &s, DType::U32, &shape).unwrap();
+        let want = key.bits(&s, DType::U32, &shape).unwrap();
+        assert_eq!(got.to_host::<u32>().unwrap(), want.to_host::<u32>().unwrap(), "bits_from");
+
+        let floats = Array::from_host(&replicated, &[2], &[0.0f32, 42.0]).unwrap();
+        let e = Key::normal_from(&floats, &s, DType::F32, &shape).unwrap_err();
+        assert_eq!(e.status, Status::InvalidArgument);
+        assert!(e.message.contains("key: float32[2] where key data is uint32[2]"), "{e}");
+        let three = Array::from_host(&replicated, &[3], &[0u32, 42, 7]).unwrap();
+        let e = Key::bits_from(&three, &s, DType::U32, &shape).unwrap_err();
+        assert_eq!(e.status, Status::InvalidArgument);
+        assert!(e.message.contains("key: uint32[3]"), "{e}");
+    });
+}
+
+/// A program whose input is key data draws from the key each run is
+/// given, as `jax.jit(lambda k: jax.random.normal(k, shape))` does.
+#[test]
+fn a_program_draws_from_the_key_data_it_is_given() {
+    let _serial = serial();
+    no_leak(|| {
+        let (rt, mesh) = mesh8();
+        let s = Sharding::named_text(&mesh, "x, y").unwrap();
+        let replicated = Sharding::replicated(&mesh).unwrap();
+        let shape = [8, 4];
+        let f = Program::record(&rt, &[InputSpec::new(&replicated, DType::U32, &[2])], |k| {
+            Ok(vec![Key::normal_from(&k[0], &s, DType::F32, &shape)?])
+        })
+        .unwrap();
+        let base = Key::new(0);
+        let runs: Vec<Array> = (1..=2)
+            .map(|step| {
+                let key = base.fold_in(step);
+                let mut out = f.run(&[&key.data(&replicated).unwrap()]).unwrap();
+                assert_same(&out[0], &key.normal(&s, DType::F32, &shape).unwrap(), &format!("run {step}"));
+                out.remove(0)
+            })
+            .collect();
+        assert_ne!(runs[0].to_host::<f32>().unwrap(), runs[1].to_host::<f32>().unwrap(), "two keys, one draw");
+
+        // A key input that is not uint32[2] fails the draw that reads it.
+        let e = Program::record(&rt, &[InputSpec::new(&replicated, DType::F32, &[2])], |k| {
+            Ok(vec![Key::normal_from(&k[0], &s, DType::F32, &shape)?])
+        })
+        .unwrap_err();
+        assert_eq!(e.status, Status::InvalidArgument);
+        assert!(e.message.contains("key: float32[2]"), "{e}");
     });
 }
