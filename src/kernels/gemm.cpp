@@ -6,6 +6,7 @@
 #endif
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -27,6 +28,24 @@ std::vector<float> widen(spmd_dtype d, const void *p, size_t n) {
 #ifdef SPMD_HAVE_ONEDNN
 // Multiply-adds from which a float32 product goes to oneDNN (128^3).
 constexpr int64_t kOneDnnMinWork = int64_t(1) << 21;
+
+// Whether float32 products of some size go to oneDNN: where the CPU has
+// AVX-512, where it was the faster library (2048^3: 213-220 GFLOP/s
+// against OpenBLAS's 196-205). On an AVX2-only CPU (a 2-core AMD EPYC) its
+// sgemm ran operands aligned to 64 bytes, as every array's buffers are, at
+// 80 GFLOP/s against OpenBLAS's 140 (the same call on operands 16 bytes
+// off that alignment: 117-155), so OpenBLAS takes them there.
+// SPMD_CPU_GEMM=onednn|openblas forces one.
+bool onednn_products() {
+  static const bool chosen = [] {
+    const char *forced = std::getenv("SPMD_CPU_GEMM");
+    if (forced != nullptr && std::strcmp(forced, "onednn") == 0) return true;
+    if (forced != nullptr && std::strcmp(forced, "openblas") == 0) return false;
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") != 0;
+  }();
+  return chosen;
+}
 #endif
 
 template <typename T>
@@ -47,7 +66,7 @@ void blas(const Params &p, T *c, const T *a, const T *b) {
     // call costs less and allocates nothing. Its status is refused
     // arguments only, which checked shapes never are.
     if constexpr (sizeof(T) == 4) {
-      if (p.m * p.n * p.k >= kOneDnnMinWork) {
+      if (p.m * p.n * p.k >= kOneDnnMinWork && onednn_products()) {
         const dnnl_status_t s = dnnl_sgemm(p.trans_a ? 'T' : 'N', p.trans_b ? 'T' : 'N', p.m, p.n, p.k, 1.0f,
                                            a + i * sa, lda, b + i * sb, ldb, 0.0f, c + i * sc, p.n);
         if (s != dnnl_success) fail(SPMD_ERR_INTERNAL, "gemm kernel: dnnl_sgemm status ", static_cast<int>(s));
