@@ -2,7 +2,8 @@
  * words; a draw from key data, in any layout, is the draw from the key
  * itself, bit for bit; a program whose input is key data draws from each
  * run's key, as a function under jax.jit draws from the key it is passed;
- * and bad keys fail naming `key`. */
+ * key data splits and folds in as keys do, in programs too; and bad keys
+ * fail naming `key`. */
 #define SPMD_EXPERIMENTAL
 #include "spmd_test.h"
 
@@ -178,6 +179,87 @@ static void programs_draw_from_each_runs_key(void **state) {
   spmd_mesh_destroy(m);
 }
 
+
+static void assert_key_data_is(const spmd_array *a, const spmd_key *want) {
+  uint32_t words[2] = {0, 0};
+  assert_ok(spmd_array_to_host(a, words, sizeof words));
+  assert_int_equal(words[0], want->words[0]);
+  assert_int_equal(words[1], want->words[1]);
+}
+
+static void key_data_splits_and_folds_in_as_keys_do(void **state) {
+  (void)state;
+  spmd_mesh *m = mesh42();
+  spmd_sharding *rep = test_sharding(m, "");
+  spmd_key key, want[3], folded;
+  assert_ok(spmd_random_key(99, &key));
+  assert_ok(spmd_random_split(&key, 3, want));
+  assert_ok(spmd_random_fold_in(&key, 12345, &folded));
+  spmd_array *data = key_data(rep, &key), *keys[3] = {NULL, NULL, NULL}, *f = NULL;
+  assert_ok(spmd_x_random_split_from(data, 3, keys));
+  for (int i = 0; i < 3; ++i) {
+    assert_key_data_is(keys[i], &want[i]);
+    spmd_array_destroy(keys[i]);
+  }
+  assert_ok(spmd_x_random_fold_in_from(data, 12345, &f));
+  assert_key_data_is(f, &folded);
+  spmd_array_destroy(f);
+  assert_ok(spmd_x_random_split_from(data, 0, NULL)); /* none asked, none made */
+  spmd_array_destroy(data);
+  spmd_sharding_destroy(rep);
+  spmd_mesh_destroy(m);
+}
+
+/* key -> split into two; draw from the first, fold 3 into the second and
+ * draw from that: the step's keys derived inside the program. */
+static void programs_derive_keys_from_their_input(void **state) {
+  (void)state;
+  spmd_mesh *m = mesh42();
+  spmd_sharding *out = test_sharding(m, "x, y"), *rep = test_sharding(m, "");
+  const int64_t two = 2;
+  spmd_x_program *p = NULL;
+  spmd_array *key_in = NULL, *halves[2] = {NULL, NULL}, *folded = NULL, *a = NULL, *b = NULL;
+  assert_ok(spmd_x_program_create(suite_rt, &p));
+  assert_ok(spmd_x_program_input(p, rep, SPMD_U32, 1, &two, &key_in));
+  assert_ok(spmd_x_random_split_from(key_in, 2, halves));
+  assert_ok(spmd_x_random_fold_in_from(halves[1], 3, &folded));
+  assert_ok(spmd_x_random_normal_from(out, halves[0], SPMD_F32, 2, shape, &a));
+  assert_ok(spmd_x_random_uniform_from(out, folded, SPMD_F32, 2, shape, 0.0, 1.0, &b));
+  assert_ok(spmd_x_program_output(p, a, NULL));
+  assert_ok(spmd_x_program_output(p, b, NULL));
+  assert_ok(spmd_x_program_output(p, folded, NULL));
+  assert_ok(spmd_x_program_compile(p));
+  char *text = NULL;
+  assert_ok(spmd_x_program_text(p, &text));
+  assert_non_null(strstr(text, "random_split(%0)"));
+  assert_non_null(strstr(text, "random_fold_in(%2)"));
+  spmd_string_free(text);
+  for (uint64_t seed = 5; seed < 7; ++seed) {
+    spmd_key k, parts[2], k3;
+    assert_ok(spmd_random_key(seed, &k));
+    assert_ok(spmd_random_split(&k, 2, parts));
+    assert_ok(spmd_random_fold_in(&parts[1], 3, &k3));
+    spmd_array *in = key_data(rep, &k), *outputs[3] = {NULL, NULL, NULL};
+    assert_ok(spmd_x_program_run(p, 1, (const spmd_array *const *)&in, 3, outputs));
+    spmd_array *want_a = NULL, *want_b = NULL;
+    assert_ok(spmd_random_normal(out, &parts[0], SPMD_F32, 2, shape, &want_a));
+    assert_ok(spmd_random_uniform(out, &k3, SPMD_F32, 2, shape, 0.0, 1.0, &want_b));
+    assert_same_values(outputs[0], want_a, 32 * 4);
+    assert_same_values(outputs[1], want_b, 32 * 4);
+    assert_key_data_is(outputs[2], &k3);
+    for (int i = 0; i < 3; ++i) spmd_array_destroy(outputs[i]);
+    spmd_array_destroy(want_a);
+    spmd_array_destroy(want_b);
+    spmd_array_destroy(in);
+  }
+  spmd_array *values[6] = {key_in, halves[0], halves[1], folded, a, b};
+  for (int i = 0; i < 6; ++i) spmd_array_destroy(values[i]);
+  spmd_x_program_destroy(p);
+  spmd_sharding_destroy(out);
+  spmd_sharding_destroy(rep);
+  spmd_mesh_destroy(m);
+}
+
 static void bad_keys_fail_naming_the_key(void **state) {
   (void)state;
   spmd_mesh *m = mesh42();
@@ -207,6 +289,17 @@ static void bad_keys_fail_naming_the_key(void **state) {
                SPMD_ERR_INVALID_ARGUMENT, "out: NULL output pointer");
   assert_fails(spmd_x_random_truncated_normal_from(out, data, SPMD_F32, 2, shape, 2.0, 1.0, &a),
                SPMD_ERR_INVALID_ARGUMENT, "lower");
+  assert_fails(spmd_x_random_fold_in_from(floats, 1, &a), SPMD_ERR_INVALID_ARGUMENT,
+               "key: float32[2] where key data is uint32[2]");
+  assert_fails(spmd_x_random_fold_in_from(NULL, 1, &a), SPMD_ERR_INVALID_ARGUMENT, "key: NULL");
+  assert_fails(spmd_x_random_fold_in_from(data, 1, NULL), SPMD_ERR_INVALID_ARGUMENT, "out: NULL");
+  spmd_array *pair[2] = {sentinel, sentinel};
+  assert_fails(spmd_x_random_split_from(long_key, 2, pair), SPMD_ERR_INVALID_ARGUMENT,
+               "key: uint32[3] where key data is uint32[2]");
+  assert_fails(spmd_x_random_split_from(NULL, 2, pair), SPMD_ERR_INVALID_ARGUMENT, "key: NULL");
+  assert_fails(spmd_x_random_split_from(data, 2, NULL), SPMD_ERR_INVALID_ARGUMENT, "out: NULL");
+  assert_ptr_equal(pair[0], sentinel);
+  assert_ptr_equal(pair[1], sentinel);
   assert_fails(spmd_x_random_key_data(rep, NULL, &a), SPMD_ERR_INVALID_ARGUMENT,
                "key: NULL spmd_key pointer");
   assert_fails(spmd_x_random_key_data(two_dims, &key, &a), SPMD_ERR_INVALID_ARGUMENT, "names 2");
@@ -235,6 +328,10 @@ static void bad_keys_fail_naming_the_key(void **state) {
                SPMD_ERR_INVALID_ARGUMENT, "key: float32[2] where key data is uint32[2]");
   assert_fails(spmd_x_random_normal_from(out, key_in, SPMD_I32, 2, shape, &a),
                SPMD_ERR_INVALID_ARGUMENT, "dtype: int32 is not a floating-point type");
+  assert_fails(spmd_x_random_split_from(bad_in, 2, pair), SPMD_ERR_INVALID_ARGUMENT,
+               "key: float32[2] where key data is uint32[2]");
+  assert_fails(spmd_x_random_fold_in_from(bad_in, 2, &a), SPMD_ERR_INVALID_ARGUMENT,
+               "key: float32[2] where key data is uint32[2]");
   assert_ptr_equal(a, sentinel); /* outputs untouched on failure */
   spmd_array_destroy(bad_in);
   spmd_array_destroy(key_in);
@@ -254,6 +351,8 @@ int main(void) {
       cmocka_unit_test(key_data_holds_the_keys_words),
       cmocka_unit_test(draws_from_key_data_are_draws_from_the_key),
       cmocka_unit_test(programs_draw_from_each_runs_key),
+      cmocka_unit_test(key_data_splits_and_folds_in_as_keys_do),
+      cmocka_unit_test(programs_derive_keys_from_their_input),
       cmocka_unit_test(bad_keys_fail_naming_the_key),
   };
   return cmocka_run_group_tests(tests, suite_setup, suite_teardown);

@@ -74,8 +74,9 @@
 //
 // It wraps spmd/experimental/program.h, which may change in any release.
 // Random numbers in a program draw from a key given as an input: KeyData
-// makes a key a uint32[2] array, and NormalFrom and co. draw from such an
-// array (spmd/experimental/random.h, experimental too).
+// makes a key a uint32[2] array, NormalFrom and co. draw from such an
+// array, and SplitFrom and FoldInFrom derive a step's keys from it
+// (spmd/experimental/random.h, experimental too).
 //
 // # Device memory
 //

@@ -440,3 +440,119 @@ func TestProgramDrawsFromItsKeyInput(t *testing.T) {
 		})
 	wantErr(t, err, spmd.ErrInvalidArgument, "NormalFrom: key: float32[2]")
 }
+
+// Key data derives key data as the key derives keys: SplitFrom and
+// FoldInFrom give the words of Split's and FoldIn's keys, laid out as the
+// key data they read.
+func TestKeyDataSplitsAndFoldsAsTheKey(t *testing.T) {
+	noLeaks(t)
+	m := mesh(t, []int{2, 4}, "x", "y")
+	rep := named(t, m, "")
+	byX := named(t, m, "x")
+	key := must(must(spmd.Key(42)).FoldIn(7))
+	for _, layout := range []*spmd.Sharding{rep, byX} {
+		data := must(spmd.KeyData(layout, key))
+		defer data.Close()
+		keys := must(spmd.SplitFrom(data, 3))
+		want := must(key.Split(3))
+		if len(keys) != len(want) {
+			t.Fatalf("SplitFrom(data, 3): %d arrays", len(keys))
+		}
+		for i, k := range keys {
+			defer k.Close()
+			what := fmt.Sprintf("SplitFrom %v [%d]", layout, i)
+			equal(t, what, must(spmd.ToHost[uint32](k)), want[i][:])
+			if g, w := must(k.Sharding()).String(), layout.String(); g != w {
+				t.Errorf("%s: laid out as %s, not as the key (%s)", what, g, w)
+			}
+		}
+		folded := must(spmd.FoldInFrom(data, 3))
+		defer folded.Close()
+		wantKey := must(key.FoldIn(3))
+		equal(t, fmt.Sprintf("FoldInFrom %v", layout), must(spmd.ToHost[uint32](folded)), wantKey[:])
+		if g, w := must(folded.Sharding()).String(), layout.String(); g != w {
+			t.Errorf("FoldInFrom: laid out as %s, not as the key (%s)", g, w)
+		}
+		if none := must(spmd.SplitFrom(data, 0)); len(none) != 0 {
+			t.Errorf("SplitFrom(data, 0): %d arrays", len(none))
+		}
+		_, err := spmd.SplitFrom(data, -1)
+		wantErr(t, err, spmd.ErrInvalidArgument, "SplitFrom: n: -1 is negative")
+	}
+
+	// A key that is not uint32[2] is named.
+	floats := must(spmd.FromHost(rep, []int{2}, []float32{0, 42}))
+	defer floats.Close()
+	_, err := spmd.SplitFrom(floats, 2)
+	wantErr(t, err, spmd.ErrInvalidArgument, "SplitFrom: key: float32[2]", "uint32[2] (KeyData)")
+	_, err = spmd.FoldInFrom(floats, 3)
+	wantErr(t, err, spmd.ErrInvalidArgument, "FoldInFrom: key: float32[2]", "uint32[2] (KeyData)")
+	_, err = spmd.FoldInFrom(nil, 3)
+	wantErr(t, err, spmd.ErrInvalidArgument, "FoldInFrom: key")
+}
+
+// A program derives each run's keys from its key input: split in two, 3
+// folded into the second, a draw from each, as under jax.jit.
+func TestProgramDerivesKeysFromItsKeyInput(t *testing.T) {
+	noLeaks(t)
+	m := mesh(t, []int{2, 4}, "x", "y")
+	s := named(t, m, "x, y")
+	rep := named(t, m, "")
+	shape := []int{8, 4}
+	p, err := spmd.Record(rt, []spmd.InputSpec{{Sharding: rep, DType: spmd.U32, Shape: []int{2}}},
+		func(in []*spmd.Array) ([]*spmd.Array, error) {
+			keys, err := spmd.SplitFrom(in[0], 2)
+			if err != nil {
+				return nil, err
+			}
+			folded, err := spmd.FoldInFrom(keys[1], 3)
+			if err != nil {
+				return nil, err
+			}
+			y, err := spmd.NormalFrom(s, keys[0], spmd.F32, shape)
+			if err != nil {
+				return nil, err
+			}
+			z, err := spmd.UniformFrom(s, folded, spmd.F32, shape, -1, 2)
+			return []*spmd.Array{y, z}, err
+		})
+	ok(t, err)
+	defer p.Close()
+
+	base := must(spmd.Key(0))
+	var firsts [][]float32
+	for step := uint32(1); step <= 2; step++ {
+		key := must(base.FoldIn(step))
+		data := must(spmd.KeyData(rep, key))
+		defer data.Close()
+		out := must(p.Run(data))
+		for _, o := range out {
+			defer o.Close()
+		}
+		keys := must(key.Split(2))
+		folded := must(keys[1].FoldIn(3))
+		wantY := must(spmd.Normal(s, keys[0], spmd.F32, shape))
+		defer wantY.Close()
+		wantZ := must(spmd.Uniform(s, folded, spmd.F32, shape, -1, 2))
+		defer wantZ.Close()
+		sameArray(t, fmt.Sprintf("run %d: normal", step), out[0], wantY)
+		sameArray(t, fmt.Sprintf("run %d: uniform", step), out[1], wantZ)
+		firsts = append(firsts, must(spmd.ToHost[float32](out[0])))
+	}
+	if fmt.Sprint(firsts[0]) == fmt.Sprint(firsts[1]) {
+		t.Errorf("two runs with two keys drew the same numbers: %v", firsts[0])
+	}
+
+	// A key input that is not uint32[2] fails the split that reads it.
+	_, err = spmd.Record(rt, []spmd.InputSpec{{Sharding: rep, DType: spmd.F32, Shape: []int{2}}},
+		func(in []*spmd.Array) ([]*spmd.Array, error) {
+			return spmd.SplitFrom(in[0], 2)
+		})
+	wantErr(t, err, spmd.ErrInvalidArgument, "SplitFrom: key: float32[2]")
+	_, err = spmd.Record(rt, []spmd.InputSpec{{Sharding: rep, DType: spmd.F32, Shape: []int{2}}},
+		func(in []*spmd.Array) ([]*spmd.Array, error) {
+			k, err := spmd.FoldInFrom(in[0], 3)
+			return []*spmd.Array{k}, err
+		})
+	wantErr(t, err, spmd.ErrInvalidArgument, "FoldInFrom: key: float32[2]")
+}

@@ -92,7 +92,9 @@ func TruncatedNormal(sharding *Sharding, key PRNGKey, dtype DType, shape []int, 
 // they record the draw, and each Run draws from the key data bound to that
 // input, as a function under jax.jit draws from the key it is passed.
 // Outside programs they give what Bits, Uniform, Normal and TruncatedNormal
-// give for the same key, bit for bit.
+// give for the same key, bit for bit. FoldInFrom and SplitFrom derive key
+// data from key data as FoldIn and Split derive keys, so that a program
+// derives each step's keys from the one it is given.
 
 // KeyData is jax.random.key_data(key): the key's two words as a uint32[2]
 // array laid out by sharding (a replicated one, normally; its spec names
@@ -145,4 +147,40 @@ func TruncatedNormalFrom(sharding *Sharding, key *Array, dtype DType, shape []in
 	return drawFrom("TruncatedNormalFrom", sharding, key, func(h *uintptr) error {
 		return capi.Spmd_x_random_truncated_normal_from(sharding.handle(), key.handle(), dtypeC(dtype), int64s(shape), lower, upper, h)
 	})
+}
+
+// FoldInFrom is FoldIn on key data: jax.random.fold_in(key, data) with key
+// a uint32[2] array of key data (KeyData), the new key's data laid out as
+// key. Given a value of Record, it records itself, so that a program
+// derives a key from the one each Run is given. ErrInvalidArgument for a
+// key of another dtype or shape (the message names key). Experimental.
+func FoldInFrom(key *Array, data uint32) (*Array, error) {
+	defer runtime.KeepAlive(key)
+	a, err := made("FoldInFrom", newArray, func(h *uintptr) error {
+		return capi.Spmd_x_random_fold_in_from(key.handle(), uint(data), h)
+	})
+	return derived(a, err, key)
+}
+
+// SplitFrom is Split on key data: the data of jax.random.split(key, n)'s n
+// keys, each a uint32[2] array laid out as key, ready for a draw (JAX's
+// split gives one (n, 2) array). Given a value of Record, it records
+// itself as one step of n results. ErrInvalidArgument for a negative n or
+// a key of another dtype or shape (the message names key). Experimental.
+func SplitFrom(key *Array, n int) ([]*Array, error) {
+	const fn = "SplitFrom"
+	defer runtime.KeepAlive(key)
+	if n < 0 {
+		return nil, invalid(fn, "n: %d is negative", n)
+	}
+	hs := make([]uintptr, n)
+	if err := check(fn, capi.Spmd_x_random_split_from(key.handle(), hs)); err != nil {
+		return nil, err
+	}
+	keys := make([]*Array, n)
+	for i, h := range hs {
+		// A value of key's recording when key is one: Record closes it.
+		keys[i], _ = derived(newArray(h), nil, key)
+	}
+	return keys, nil
 }

@@ -155,7 +155,8 @@ SPMD_GO_SCALAR_OUT(spmd_sharding_kind, int)
  * const int64_t *shape) and the like) are []int64; so are caller-sized
  * outputs ((size_t capacity, int64_t *shape): C fills the first ndim
  * values); ppermute's (source, dest) pairs are [][2]int64, split's keys to
- * fill [][2]uint32. */
+ * fill [][2]uint32, and the key data split_from makes []uintptr, one
+ * handle per new array. */
 %typemap(gotype) (size_t ndim, const int64_t *shape) "[]int64"
 %typemap(in) (size_t ndim, const int64_t *shape)
 %{ $1 = (size_t)$input.len; $2 = $input.len ? ($2_ltype)$input.array : NULL; %}
@@ -163,9 +164,11 @@ SPMD_GO_SCALAR_OUT(spmd_sharding_kind, int)
   (size_t ndim, const int64_t *coords), (size_t naxes, const int64_t *axes),
   (size_t naxes, const int64_t *perm), (size_t ndim, const int64_t *start),
   (size_t capacity, int64_t *shape), (size_t capacity, int64_t *coords),
-  (size_t npairs, const int64_t *pairs), (size_t n, spmd_key *out) }
+  (size_t npairs, const int64_t *pairs), (size_t n, spmd_key *out),
+  (size_t n, spmd_array **out) }
 %typemap(gotype) (size_t npairs, const int64_t *pairs) "[][2]int64"
 %typemap(gotype) (size_t n, spmd_key *out) "[][2]uint32"
+%typemap(gotype) (size_t n, spmd_array **out) "[]uintptr"
 /* The slices' stop, strides and sizes have start's count: each copied into
  * a zero-padded buffer, so a short slice never makes libspmd read past its
  * end. */

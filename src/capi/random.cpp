@@ -40,6 +40,18 @@ spmd_status draw(const char *function, const spmd_sharding *sharding, const spmd
   });
 }
 
+// The result of `make` on key data `key`; or, given a value of a program
+// being recorded, `make` recorded there under `label`.
+template <typename Make>
+ArrayPtr on_key_data(const char *function, const char *label, const ArrayHold &key, Make make) {
+  const std::vector<ArrayPtr> operands{key.ptr()};
+  if (!key->abstract()) return make(operands, ops::OpOptions{});
+  ops::OpOptions c;
+  c.function = function;
+  c.label = label;
+  return Program::of(operands, {"key"})->record(function, operands, c, make);
+}
+
 // The draws from key data: as draw, the key read from an array; or, given
 // a value of a program being recorded, recorded there under `label` (each
 // run reads the key it is given).
@@ -56,16 +68,7 @@ spmd_status draw_from(const char *function, const char *label, const spmd_shardi
                     const std::vector<ArrayPtr> &x, const ops::OpOptions &) {
       return random_array_from(layout, request, global, *x[0]);
     };
-    const std::vector<ArrayPtr> operands{k.ptr()};
-    ArrayPtr result;
-    if (!k->abstract()) {
-      result = make(operands, {});
-    } else {
-      ops::OpOptions c;
-      c.function = function;
-      c.label = label;
-      result = Program::of(operands, {"key"})->record(function, operands, c, make);
-    }
+    ArrayPtr result = on_key_data(function, label, k, make);
     *out = new_handle<spmd_array>(std::move(result));
   });
 }
@@ -172,6 +175,49 @@ spmd_status spmd_x_random_truncated_normal_from(const spmd_sharding *sharding,
   r.minval = lower;
   r.maxval = upper;
   return draw_from(__func__, "random_truncated_normal", sharding, key, dtype, r, ndim, shape, out);
+}
+
+spmd_status spmd_x_random_fold_in_from(const spmd_array *key, uint32_t data, spmd_array **out) {
+  const char *fn = __func__;
+  return guard(fn, [&] {
+    const ArrayHold k(key, "key", Abstract::Allowed);
+    out_arg(out);
+    auto make = [data](const std::vector<ArrayPtr> &x, const ops::OpOptions &) {
+      return fold_in_key_data(*x[0], data);
+    };
+    *out = new_handle<spmd_array>(on_key_data(fn, "random_fold_in", k, make));
+  });
+}
+
+spmd_status spmd_x_random_split_from(const spmd_array *key, size_t n, spmd_array **out) {
+  const char *fn = __func__;
+  return guard(fn, [&] {
+    const ArrayHold k(key, "key", Abstract::Allowed);
+    if (n > 0) out_arg(out);
+    std::vector<ArrayPtr> keys;
+    if (!k->abstract()) {
+      keys = split_key_data(*k, n);
+    } else if (n > 0) {
+      // A step of n results; its examples are values of the program too.
+      const std::shared_ptr<Program> program = Program::of({k.ptr()}, {"key"});
+      std::vector<ArrayPtr> examples;
+      {
+        RecordingScope scope(program);
+        examples = split_key_data(*k, n);
+      }
+      keys = program->record_multi(
+          fn, {k.ptr()}, examples, [n](const std::vector<ArrayPtr> &x) { return split_key_data(*x[0], n); },
+          "random_split");
+    }
+    std::vector<spmd_array *> handles;
+    try {
+      for (ArrayPtr &a : keys) handles.push_back(new_handle<spmd_array>(std::move(a)));
+    } catch (...) {
+      for (spmd_array *h : handles) destroy_handle(h);
+      throw;
+    }
+    for (size_t i = 0; i < handles.size(); ++i) out[i] = handles[i];
+  });
 }
 
 }  // extern "C"

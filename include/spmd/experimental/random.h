@@ -12,7 +12,10 @@
  * jax.random.key_data's uint32[2]: a program takes it as an input, and each
  * run draws from the key it is given, as a function under jax.jit draws
  * from the key it is passed. Outside programs the draws below are those of
- * spmd/random.h, bit for bit: the same key gives the same array.
+ * spmd/random.h, bit for bit: the same key gives the same array; and
+ * spmd_x_random_fold_in_from and spmd_x_random_split_from derive key data
+ * from key data, as spmd_random_fold_in and spmd_random_split derive keys,
+ * so a program can derive a step's keys from the one it is given.
  *
  * @code
  *   spmd_key k;
@@ -136,6 +139,38 @@ SPMD_API spmd_status spmd_x_random_truncated_normal_from(const spmd_sharding *sh
                                                          spmd_dtype dtype, size_t ndim,
                                                          const int64_t *shape, double lower,
                                                          double upper, spmd_array **out);
+
+/**
+ * jax.random.fold_in on key data: the key data of spmd_random_fold_in(key,
+ * data), laid out as `key`. Given a value of a program being recorded,
+ * records itself: a program derives a key from the one each run is given.
+ *
+ * @param key The key data; not NULL, uint32 of shape (2).
+ * @param data The value folded in.
+ * @param out Receives the new key data (or the program's new value); not
+ *        NULL. Left untouched on failure.
+ * @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a NULL or released key,
+ *         one of another dtype or shape, or a NULL out.
+ */
+SPMD_API spmd_status spmd_x_random_fold_in_from(const spmd_array *key, uint32_t data,
+                                                spmd_array **out);
+
+/**
+ * jax.random.split on key data: out[i] is the key data of
+ * spmd_random_split(key, n)'s key i, laid out as `key` (JAX's split gives
+ * one (n, 2) array; here each key is an array of its own, ready for a
+ * draw). Given a value of a program being recorded, records itself as one
+ * step of n results.
+ *
+ * @param key The key data; not NULL, uint32 of shape (2).
+ * @param n The number of keys; 0 makes none.
+ * @param out Receives n new arrays the caller destroys; not NULL when n >
+ *        0. Left untouched on failure.
+ * @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a NULL or released key,
+ *         one of another dtype or shape, or a NULL out.
+ */
+SPMD_API spmd_status spmd_x_random_split_from(const spmd_array *key, size_t n,
+                                              spmd_array **out);
 
 SPMD_EXTERN_C_END
 

@@ -1,5 +1,8 @@
 #include "exec/ops/random.hpp"
 
+#include <string>
+#include <vector>
+
 #include "base/dtype.hpp"
 #include "base/error.hpp"
 #include "runtime/runtime.hpp"
@@ -28,12 +31,27 @@ ArrayPtr key_data_array(ShardingPtr sharding, rng::Key key) {
   return Array::from_host(std::move(sharding), SPMD_U32, Shape{2}, words, sizeof words);
 }
 
+namespace {
+
+// Throws, naming `key`, unless it is uint32[2] key data.
+void check_key_data(const Array &key) {
+  if (key.dtype() == SPMD_U32 && key.shape() == Shape{2}) return;
+  std::string type = cat(dtype_name(key.dtype()), "[");
+  for (size_t d = 0; d < key.shape().size(); ++d) type += cat(d ? "," : "", key.shape()[d]);
+  invalid("key: ", type, "] where key data is uint32[2] (spmd_x_random_key_data)");
+}
+
+// The key key data holds (it has values).
+rng::Key read_key_data(const Array &key) {
+  uint32_t words[2];
+  key.to_host(words, sizeof words);
+  return {words[0], words[1]};
+}
+
+}  // namespace
+
 ArrayPtr random_array_from(ShardingPtr sharding, rng::Request request, Shape shape, const Array &key) {
-  if (key.dtype() != SPMD_U32 || key.shape() != Shape{2}) {
-    std::string type = cat(dtype_name(key.dtype()), "[");
-    for (size_t d = 0; d < key.shape().size(); ++d) type += cat(d ? "," : "", key.shape()[d]);
-    invalid("key: ", type, "] where key data is uint32[2] (spmd_x_random_key_data)");
-  }
+  check_key_data(key);
   if (&Runtime::of(*key.sharding()) != &Runtime::of(*sharding))
     invalid("key: on another runtime than sharding");
   if (key.abstract()) {
@@ -42,10 +60,26 @@ ArrayPtr random_array_from(ShardingPtr sharding, rng::Request request, Shape sha
     sharding->check_rank(shape);
     return std::make_shared<Array>(std::move(sharding), request.dtype, std::move(shape));
   }
-  uint32_t words[2];
-  key.to_host(words, sizeof words);
-  request.key = {words[0], words[1]};
+  request.key = read_key_data(key);
   return random_array(std::move(sharding), request, std::move(shape));
+}
+
+ArrayPtr fold_in_key_data(const Array &key, uint32_t data) {
+  check_key_data(key);
+  if (key.abstract()) return std::make_shared<Array>(key.sharding(), SPMD_U32, Shape{2});
+  return key_data_array(key.sharding(), rng::fold_in(read_key_data(key), data));
+}
+
+std::vector<ArrayPtr> split_key_data(const Array &key, size_t n) {
+  check_key_data(key);
+  std::vector<ArrayPtr> keys;
+  if (key.abstract()) {
+    for (size_t i = 0; i < n; ++i) keys.push_back(std::make_shared<Array>(key.sharding(), SPMD_U32, Shape{2}));
+    return keys;
+  }
+  const rng::Key k = read_key_data(key);
+  for (size_t i = 0; i < n; ++i) keys.push_back(key_data_array(key.sharding(), rng::split(k, i)));
+  return keys;
 }
 
 }  // namespace spmd

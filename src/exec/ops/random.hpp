@@ -23,4 +23,10 @@ ArrayPtr key_data_array(ShardingPtr sharding, rng::Key key);
 // Throws INVALID_ARGUMENT, naming the argument `key`, for another type.
 ArrayPtr random_array_from(ShardingPtr sharding, rng::Request request, Shape shape, const Array &key);
 
+// jax.random.fold_in and jax.random.split on key data: new key data laid
+// out as `key` (abstract for an abstract key), checked as random_array_from
+// checks it.
+ArrayPtr fold_in_key_data(const Array &key, uint32_t data);
+std::vector<ArrayPtr> split_key_data(const Array &key, size_t n);
+
 }  // namespace spmd

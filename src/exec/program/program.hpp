@@ -80,7 +80,8 @@ class Program final : public Recording, public std::enable_shared_from_this<Prog
   // layouts of `examples` (what a trial call gave). Each run checks that
   // the step's results still are, naming `fn`'s output otherwise.
   std::vector<ArrayPtr> record_multi(const char *fn, const std::vector<ArrayPtr> &operands,
-                                     const std::vector<ArrayPtr> &examples, MultiReplay replay);
+                                     const std::vector<ArrayPtr> &examples, MultiReplay replay,
+                                     const char *label = nullptr);
 
   // Output number output_count(): `value`, brought to `sharding` when one
   // is given (jax.jit's out_shardings). INVALID_ARGUMENT naming `arg` for a

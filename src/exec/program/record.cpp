@@ -106,12 +106,14 @@ ArrayPtr Program::record(const char *fn, const std::vector<ArrayPtr> &operands,
 }
 
 std::vector<ArrayPtr> Program::record_multi(const char *fn, const std::vector<ArrayPtr> &operands,
-                                            const std::vector<ArrayPtr> &examples, MultiReplay replay) {
+                                            const std::vector<ArrayPtr> &examples, MultiReplay replay,
+                                            const char *label) {
   if (compiled_)
     invalid(fn, ": its inputs are values of a compiled program; record steps before "
                 "spmd_x_program_compile, or record a new program");
   if (examples.empty()) invalid(fn, ": a step recorded into a program needs at least one output");
   Node n = new_node(fn, operands);
+  if (label) n.name = label;
   n.options.function = fn;
   n.asked = true;  // its results' layouts are its own (out_specs)
   std::vector<ArrayPtr> results;

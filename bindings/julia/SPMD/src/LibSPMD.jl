@@ -5018,4 +5018,50 @@ function spmd_x_random_truncated_normal_from(sharding, key, dtype, ndim, shape, 
           sharding, key, dtype, ndim, shape, lower, upper, out)
 end
 
+"""
+    spmd_x_random_fold_in_from(key, data, out) -> spmd_status
+
+C (spmd/experimental/random.h): `spmd_status spmd_x_random_fold_in_from(const spmd_array *key, uint32_t data, spmd_array **out)`
+
+jax.random.fold_in on key data: the key data of spmd_random_fold_in(key,
+data), laid out as `key`. Given a value of a program being recorded,
+records itself: a program derives a key from the one each run is given.
+
+@param key The key data; not NULL, uint32 of shape (2).
+@param data The value folded in.
+@param out Receives the new key data (or the program's new value); not
+       NULL. Left untouched on failure.
+@return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a NULL or released key,
+        one of another dtype or shape, or a NULL out.
+"""
+function spmd_x_random_fold_in_from(key, data, out)
+    ccall((:spmd_x_random_fold_in_from, libspmd[]), spmd_status,
+          (Ptr{spmd_array}, UInt32, Ptr{Ptr{spmd_array}}),
+          key, data, out)
+end
+
+"""
+    spmd_x_random_split_from(key, n, out) -> spmd_status
+
+C (spmd/experimental/random.h): `spmd_status spmd_x_random_split_from(const spmd_array *key, size_t n, spmd_array **out)`
+
+jax.random.split on key data: out[i] is the key data of
+spmd_random_split(key, n)'s key i, laid out as `key` (JAX's split gives
+one (n, 2) array; here each key is an array of its own, ready for a
+draw). Given a value of a program being recorded, records itself as one
+step of n results.
+
+@param key The key data; not NULL, uint32 of shape (2).
+@param n The number of keys; 0 makes none.
+@param out Receives n new arrays the caller destroys; not NULL when n >
+       0. Left untouched on failure.
+@return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a NULL or released key,
+        one of another dtype or shape, or a NULL out.
+"""
+function spmd_x_random_split_from(key, n, out)
+    ccall((:spmd_x_random_split_from, libspmd[]), spmd_status,
+          (Ptr{spmd_array}, Csize_t, Ptr{Ptr{spmd_array}}),
+          key, n, out)
+end
+
 end # module LibSPMD

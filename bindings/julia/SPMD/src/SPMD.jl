@@ -24,7 +24,7 @@ threads, which Julia adopts (Julia 1.9 or newer).
 Programs (experimental): [`record`](@ref) traces a Julia function of sharded
 arrays once, as `jax.jit`, into a [`Program`](@ref) called as often as
 needed; [`key_data`](@ref) makes a key an argument, whose draws each call
-reads anew.
+reads anew, and whose `split` and `fold_in` derive a step's keys.
 
 The raw layer, one function per C function, is the submodule `SPMD.LibSPMD`.
 """

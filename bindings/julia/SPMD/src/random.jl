@@ -120,15 +120,18 @@ end
 # argument of a `record` function they record the draw, and each call of
 # the program draws from the key data it is given, as a function under
 # jax.jit draws from the key it is passed. Outside programs they give what
-# the draws from the Key give, bit for bit.
+# the draws from the Key give, bit for bit. fold_in and split of key data
+# derive key data as those of a Key derive keys, so that a program derives
+# each step's keys from the one it is given.
 
 """
     key_data(key, sharding) -> ShardedArray{UInt32,1}
 
 `jax.random.key_data(key)`: the key's two words as a 2-element UInt32 array
 laid out by `sharding`, a replicated one normally
-(`spmd_x_random_key_data`). `random_bits`, `uniform`, `normal` and
-`truncated_normal` take it in place of the key. Experimental.
+(`spmd_x_random_key_data`). `random_bits`, `uniform`, `normal`,
+`truncated_normal`, `fold_in` and `split` take it in place of the key.
+Experimental.
 """
 key_data(k::Key, s::Sharding) = _array_out(out -> LibSPMD.spmd_x_random_key_data(s, _raw(k), out))
 
@@ -189,4 +192,43 @@ function truncated_normal(k::ShardedArray, s::Sharding, ::Type{T}, dims::Integer
         LibSPMD.spmd_x_random_truncated_normal_from(s, k, dtype(T), Csize_t(length(shape)),
                                                     shape, Float64(lower), Float64(upper), out)
     end
+end
+
+"""
+    fold_in(key::ShardedArray, data) -> ShardedArray{UInt32,1}
+
+`fold_in` on key data: the data of `jax.random.fold_in(key, data)` with the
+key read from `key` ([`key_data`](@ref)), laid out as `key`; data is taken
+modulo 2^32. Given a value of a program being recorded, records itself, so
+that a program derives a key from the one each call is given
+(`spmd_x_random_fold_in_from`). An `SPMDError` naming `key` for another
+element type or size. Experimental.
+"""
+fold_in(k::ShardedArray, data::Integer) =
+    _array_out(out -> LibSPMD.spmd_x_random_fold_in_from(k, data % UInt32, out))
+
+"""
+    split(key::ShardedArray, n=2) -> Vector{ShardedArray{UInt32,1}}
+
+`split` on key data: the data of `jax.random.split(key, n)`'s n keys, each a
+2-element UInt32 array laid out as `key`, ready for a draw (JAX's split
+gives one (n, 2) array). Given a value of a program being recorded, records
+itself as one step of n results (`spmd_x_random_split_from`). An `SPMDError`
+naming `key` for another element type or size. Experimental.
+"""
+function Base.split(k::ShardedArray, n::Integer=2)
+    results = fill(Ptr{LibSPMD.spmd_array}(C_NULL), n)
+    _check(LibSPMD.spmd_x_random_split_from(k, Csize_t(n), n == 0 ? C_NULL : results))
+    keys = ShardedArray{UInt32,1}[]
+    try
+        for r in results
+            push!(keys, _wrap_array(r))
+        end
+    catch
+        # _wrap_array destroyed the one that failed; the others not yet wrapped.
+        foreach(LibSPMD.spmd_array_destroy, results[length(keys)+2:end])
+        foreach(close, keys)
+        rethrow()
+    end
+    return keys
 end

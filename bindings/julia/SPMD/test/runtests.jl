@@ -714,6 +714,57 @@ end
     @test settled_handles() <= before
 end
 
+@testset "keys as arrays (experimental): split and fold_in of key data, recorded" begin
+    before = settled_handles()
+    m24 = Mesh(rt, (2, 4), ("x", "y"))
+    s = Sharding(m24, P("x", "y"))
+    rep = replicated(m24)
+    byx = Sharding(m24, P("x"))
+    k = fold_in(PRNGKey(42), 7)
+    same(x, y) = reinterpret(UInt32, Array(x)) == reinterpret(UInt32, Array(y))  # bit for bit
+    # Key data derives key data as the key derives keys, laid out as the key data.
+    for layout in (rep, byx)
+        d = key_data(k, layout)
+        ks = split(d, 3)
+        @test ks isa Vector{ShardedArray{UInt32,1}} && length(ks) == 3
+        @test [Array(x) for x in ks] == [[w.words...] for w in split(k, 3)]
+        @test all(x -> sharding(x) == layout, ks)
+        f = fold_in(d, 3)
+        @test f isa ShardedArray{UInt32,1}
+        @test Array(f) == [fold_in(k, 3).words...]
+        @test sharding(f) == layout
+        @test isempty(split(d, 0))
+        foreach(close, (ks..., f, d))
+    end
+
+    # A program splits its key input in two, folds 3 into the second and
+    # draws from each, as under jax.jit.
+    p = record(rt, [InputSpec(UInt32, (2,), rep)]) do key
+        k1, k2 = split(key, 2)
+        (normal(k1, s, Float32, 8, 4),
+         uniform(fold_in(k2, 3), s, Float32, 8, 4; minval=-1, maxval=2))
+    end
+    runs = map(1:2) do step
+        ks = fold_in(PRNGKey(0), step)
+        y, z = p(key_data(ks, rep))
+        k1, k2 = split(ks, 2)
+        @test same(y, normal(k1, s, Float32, 8, 4))
+        @test same(z, uniform(fold_in(k2, 3), s, Float32, 8, 4; minval=-1, maxval=2))
+        Array(y)
+    end
+    @test runs[1] != runs[2]
+
+    # A key that is not uint32[2] is named.
+    floats = device_put(Float32[0, 42], rep)
+    e = error_of(() -> split(floats, 2))
+    @test e isa SPMDError && e.status == LibSPMD.SPMD_ERR_INVALID_ARGUMENT
+    @test occursin("key: float32[2] where key data is uint32[2]", e.message)
+    e = error_of(() -> fold_in(floats, 3))
+    @test e isa SPMDError && occursin("key: float32[2]", e.message)
+    foreach(close, (p, floats, s, byx, rep, m24))
+    @test settled_handles() <= before
+end
+
 @testset "bad input: SPMDError with the library's message, no leak" begin
     x = device_put(A, rows)
     before = settled_handles()

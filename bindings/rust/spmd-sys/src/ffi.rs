@@ -3114,4 +3114,28 @@ extern "C" {
     ///         spmd_x_random_bits_from's key.
     /// ```
     pub fn spmd_x_random_truncated_normal_from(sharding: *const spmd_sharding, key: *const spmd_array, dtype: spmd_dtype, ndim: usize, shape: *const i64, lower: f64, upper: f64, out: *mut *mut spmd_array) -> spmd_status;
+
+    /// jax.random.fold_in on key data: the key data of spmd_random_fold_in(key, data), laid out as `key`. Given a value of a program being recorded, records itself: a program derives a key from the one each run is given.
+    ///
+    /// ```text
+    /// @param key The key data; not NULL, uint32 of shape (2).
+    /// @param data The value folded in.
+    /// @param out Receives the new key data (or the program's new value); not
+    ///        NULL. Left untouched on failure.
+    /// @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a NULL or released key,
+    ///         one of another dtype or shape, or a NULL out.
+    /// ```
+    pub fn spmd_x_random_fold_in_from(key: *const spmd_array, data: u32, out: *mut *mut spmd_array) -> spmd_status;
+
+    /// jax.random.split on key data: out\[i\] is the key data of spmd_random_split(key, n)'s key i, laid out as `key` (JAX's split gives one (n, 2) array; here each key is an array of its own, ready for a draw). Given a value of a program being recorded, records itself as one step of n results.
+    ///
+    /// ```text
+    /// @param key The key data; not NULL, uint32 of shape (2).
+    /// @param n The number of keys; 0 makes none.
+    /// @param out Receives n new arrays the caller destroys; not NULL when n >
+    ///        0. Left untouched on failure.
+    /// @return SPMD_OK; SPMD_ERR_INVALID_ARGUMENT for a NULL or released key,
+    ///         one of another dtype or shape, or a NULL out.
+    /// ```
+    pub fn spmd_x_random_split_from(key: *const spmd_array, n: usize, out: *mut *mut spmd_array) -> spmd_status;
 }

@@ -6,10 +6,12 @@
 //! uint32\[2\], and [`Key::normal_from`] and co. read the key from such an
 //! array: given an input of [`Program::record`](crate::Program::record),
 //! they record the draw, and each run draws from the key data it is given,
-//! as a function under `jax.jit` draws from the key it is passed. These are
-//! experimental (`spmd/experimental/random.h`): they may change in any
+//! as a function under `jax.jit` draws from the key it is passed;
+//! [`Key::fold_in_from`] and [`Key::split_from`] derive key data from key
+//! data, so that a program derives each step's keys from the one it is
+//! given. These are experimental (`spmd/experimental/random.h`): they may change in any
 //! release.
-use crate::error::Result;
+use crate::error::{check, Result};
 use crate::{c_sizes, mut_ptr_or_null, ptr_or_null, sys, Array, DType, Sharding};
 
 /// A PRNG key: the two words of JAX's legacy uint32\[2\] key data. A plain
@@ -231,6 +233,39 @@ impl Key {
                 out,
             )
         })
+    }
+
+    /// [`Key::fold_in`] on key data: `jax.random.fold_in` with the key read
+    /// from `key`, a uint32\[2\] array of key data ([`Key::data`]), the
+    /// new key's data laid out as `key`. Given a value of a program being
+    /// recorded, records itself, so that a program derives a key from the
+    /// one each run is given. Errors: a `key` of another dtype or shape (the
+    /// message names `key`).
+    ///
+    /// Experimental (`spmd/experimental/random.h`): it may change in any
+    /// release.
+    #[doc(alias = "fold_in")]
+    pub fn fold_in_from(key: &Array, data: u32) -> Result<Array> {
+        // SAFETY: a live handle and a valid out pointer.
+        Array::from_call(|out| unsafe { sys::spmd_x_random_fold_in_from(key.as_ptr(), data, out) })
+    }
+
+    /// [`Key::split`] on key data: the data of `jax.random.split(key, n)`'s
+    /// n keys, each a uint32\[2\] array laid out as `key`, ready for a
+    /// draw (JAX's split gives one (n, 2) array). Given a value of a program
+    /// being recorded, records itself as one step of n results. Errors: as
+    /// [`Key::fold_in_from`].
+    ///
+    /// Experimental (`spmd/experimental/random.h`): it may change in any
+    /// release.
+    #[doc(alias = "split")]
+    pub fn split_from(key: &Array, n: usize) -> Result<Vec<Array>> {
+        let mut out: Vec<*mut sys::spmd_array> = vec![std::ptr::null_mut(); n];
+        // SAFETY: a live handle; out has room for n handles (NULL when n is
+        // 0), written only on success.
+        check(unsafe { sys::spmd_x_random_split_from(key.as_ptr(), n, mut_ptr_or_null(&mut out)) })?;
+        // SAFETY: on success each is a new array handle that we own.
+        Ok(out.into_iter().map(|p| unsafe { Array::from_raw(p) }).collect())
     }
 }
 

@@ -307,3 +307,88 @@ fn a_program_draws_from_the_key_data_it_is_given() {
         assert!(e.message.contains("key: float32[2]"), "{e}");
     });
 }
+
+/// Key data derives key data as the key derives keys: `split_from` and
+/// `fold_in_from` give the words of `split`'s and `fold_in`'s keys, laid out
+/// as the key data they read; a key array that is not uint32\[2\] is named.
+#[test]
+fn key_data_splits_and_folds_as_the_key() {
+    let _serial = serial();
+    no_leak(|| {
+        let (_rt, mesh) = mesh8();
+        let replicated = Sharding::replicated(&mesh).unwrap();
+        let by_x = Sharding::named_text(&mesh, "x").unwrap();
+        let key = Key::new(42).fold_in(7);
+        for layout in [&replicated, &by_x] {
+            let data = key.data(layout).unwrap();
+            let keys = Key::split_from(&data, 3).unwrap();
+            let want = key.split(3);
+            assert_eq!(keys.len(), want.len(), "split_from: one array per key");
+            for (i, (got, want)) in keys.iter().zip(&want).enumerate() {
+                assert_eq!(got.to_host::<u32>().unwrap(), want.words(), "split_from {layout}: key {i}");
+                assert_eq!(&got.sharding().unwrap(), layout, "split_from: key {i} laid out as the key");
+            }
+            let folded = Key::fold_in_from(&data, 3).unwrap();
+            assert_eq!(folded.to_host::<u32>().unwrap(), key.fold_in(3).words(), "fold_in_from {layout}");
+            assert_eq!(&folded.sharding().unwrap(), layout, "fold_in_from: laid out as the key");
+            assert!(Key::split_from(&data, 0).unwrap().is_empty(), "split_from(key, 0) makes none");
+        }
+
+        let floats = Array::from_host(&replicated, &[2], &[0.0f32, 42.0]).unwrap();
+        let e = Key::split_from(&floats, 2).unwrap_err();
+        assert_eq!(e.status, Status::InvalidArgument);
+        assert!(e.message.contains("key: float32[2] where key data is uint32[2]"), "{e}");
+        let e = Key::fold_in_from(&floats, 3).unwrap_err();
+        assert_eq!(e.status, Status::InvalidArgument);
+        assert!(e.message.contains("key: float32[2] where key data is uint32[2]"), "{e}");
+    });
+}
+
+/// A program derives each run's keys from its key input: split in two, 3
+/// folded into the second, a draw from each, as under `jax.jit`.
+#[test]
+fn a_program_derives_keys_from_the_key_data_it_is_given() {
+    let _serial = serial();
+    no_leak(|| {
+        let (rt, mesh) = mesh8();
+        let s = Sharding::named_text(&mesh, "x, y").unwrap();
+        let replicated = Sharding::replicated(&mesh).unwrap();
+        let shape = [8, 4];
+        let f = Program::record(&rt, &[InputSpec::new(&replicated, DType::U32, &[2])], |k| {
+            let keys = Key::split_from(&k[0], 2)?;
+            let folded = Key::fold_in_from(&keys[1], 3)?;
+            Ok(vec![
+                Key::normal_from(&keys[0], &s, DType::F32, &shape)?,
+                Key::uniform_from(&folded, &s, DType::F32, &shape, -1.0, 2.0)?,
+            ])
+        })
+        .unwrap();
+        let base = Key::new(0);
+        let firsts: Vec<Vec<f32>> = (1..=2)
+            .map(|step| {
+                let key = base.fold_in(step);
+                let out = f.run(&[&key.data(&replicated).unwrap()]).unwrap();
+                let keys = key.split(2);
+                let folded = keys[1].fold_in(3);
+                let normal = keys[0].normal(&s, DType::F32, &shape).unwrap();
+                let uniform = folded.uniform(&s, DType::F32, &shape, -1.0, 2.0).unwrap();
+                assert_same(&out[0], &normal, &format!("run {step}: normal"));
+                assert_same(&out[1], &uniform, &format!("run {step}: uniform"));
+                out[0].to_host::<f32>().unwrap()
+            })
+            .collect();
+        assert_ne!(firsts[0], firsts[1], "two keys, one draw");
+
+        // A key input that is not uint32[2] fails the split that reads it.
+        let e = Program::record(&rt, &[InputSpec::new(&replicated, DType::F32, &[2])], |k| Key::split_from(&k[0], 2))
+            .unwrap_err();
+        assert_eq!(e.status, Status::InvalidArgument);
+        assert!(e.message.contains("key: float32[2]"), "{e}");
+        let e = Program::record(&rt, &[InputSpec::new(&replicated, DType::F32, &[2])], |k| {
+            Ok(vec![Key::fold_in_from(&k[0], 3)?])
+        })
+        .unwrap_err();
+        assert_eq!(e.status, Status::InvalidArgument);
+        assert!(e.message.contains("key: float32[2]"), "{e}");
+    });
+}
