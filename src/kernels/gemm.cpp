@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <vector>
 
 #include "base/dtype.hpp"
@@ -48,6 +49,9 @@ bool onednn_products() {
 }
 #endif
 
+// Set on a thread holding an OnCallingThread.
+thread_local bool t_on_calling_thread = false;
+
 template <typename T>
 void blas(const Params &p, T *c, const T *a, const T *b) {
   const int64_t sa = p.m * p.k, sb = p.k * p.n, sc = p.m * p.n;
@@ -66,7 +70,7 @@ void blas(const Params &p, T *c, const T *a, const T *b) {
     // call costs less and allocates nothing. Its status is refused
     // arguments only, which checked shapes never are.
     if constexpr (sizeof(T) == 4) {
-      if (p.m * p.n * p.k >= kOneDnnMinWork && onednn_products()) {
+      if (p.m * p.n * p.k >= kOneDnnMinWork && !t_on_calling_thread && onednn_products()) {
         const dnnl_status_t s = dnnl_sgemm(p.trans_a ? 'T' : 'N', p.trans_b ? 'T' : 'N', p.m, p.n, p.k, 1.0f,
                                            a + i * sa, lda, b + i * sb, ldb, 0.0f, c + i * sc, p.n);
         if (s != dnnl_success) fail(SPMD_ERR_INTERNAL, "gemm kernel: dnnl_sgemm status ", static_cast<int>(s));
@@ -107,7 +111,26 @@ void integers(const Params &p, char *c, const char *a, const char *b) {
       }
 }
 
+std::mutex g_threads_mu;
+int g_holders = 0;       // OnCallingThread objects alive
+int g_saved_threads = 0;  // OpenBLAS's count before the first
+
 }  // namespace
+
+OnCallingThread::OnCallingThread() {
+  t_on_calling_thread = true;
+  std::lock_guard<std::mutex> lock(g_threads_mu);
+  if (g_holders++ == 0) {
+    g_saved_threads = openblas_get_num_threads();
+    openblas_set_num_threads(1);
+  }
+}
+
+OnCallingThread::~OnCallingThread() {
+  t_on_calling_thread = false;
+  std::lock_guard<std::mutex> lock(g_threads_mu);
+  if (--g_holders == 0) openblas_set_num_threads(g_saved_threads);
+}
 
 void run(const Params &p, void *out, const void *a, const void *b) {
   const int64_t nc = p.batch * p.m * p.n;

@@ -20,4 +20,17 @@ struct Params {
 
 void run(const Params &p, void *out, const void *a, const void *b);
 
+// While one is held, products run on their calling thread alone: OpenBLAS's
+// threads are set to one for the process (its count is process-wide; the
+// last one released restores it) and oneDNN is left out (its OpenMP team
+// would start threads of its own). For threads that run their products
+// side by side, as many as cores.
+class OnCallingThread {
+ public:
+  OnCallingThread();
+  ~OnCallingThread();
+  OnCallingThread(const OnCallingThread &) = delete;
+  OnCallingThread &operator=(const OnCallingThread &) = delete;
+};
+
 }  // namespace spmd::gemm

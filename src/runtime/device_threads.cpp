@@ -3,6 +3,7 @@
 #include <system_error>
 
 #include "base/error.hpp"
+#include "base/side_by_side.hpp"
 
 namespace spmd {
 
@@ -51,9 +52,11 @@ void DeviceThreads::loop(Worker &w) {
     if (w.stop) return;
     const auto *fn = w.fn;
     const size_t index = w.index;
+    side_by_side::set(w.side_by_side);
     lock.unlock();
     (*fn)(index);
     lock.lock();
+    side_by_side::set(0);
     w.fn = nullptr;
     if (--pending_ == 0) done_cv_.notify_all();
   }
@@ -75,6 +78,7 @@ void DeviceThreads::run(const std::vector<int> &devices, const std::function<voi
   for (size_t i = 0; i < devices.size(); ++i) {
     woken[i]->fn = &fn;
     woken[i]->index = i;
+    woken[i]->side_by_side = devices.size();
   }
   // Woken after the lock is released, so they do not wake into it.
   lock.unlock();

@@ -20,8 +20,9 @@ class DeviceThreads {
   DeviceThreads(const DeviceThreads &) = delete;
   DeviceThreads &operator=(const DeviceThreads &) = delete;
 
-  // Runs fn(i) on the thread of devices[i], for every i at once, and returns
-  // when all have returned. fn must not throw. Calls from several threads
+  // Runs fn(i) on the thread of devices[i], for every i at once (each
+  // thread's side_by_side::threads() is devices.size() meanwhile), and
+  // returns when all have returned. fn must not throw. Calls from several threads
   // run one after another; a call from a device thread throws
   // INVALID_ARGUMENT (it would wait for itself).
   void run(const std::vector<int> &devices, const std::function<void(size_t)> &fn);
@@ -35,6 +36,7 @@ class DeviceThreads {
     std::condition_variable cv;
     const std::function<void(size_t)> *fn = nullptr;
     size_t index = 0;
+    size_t side_by_side = 0;  // the threads of the run it is in
     bool stop = false;
   };
   void loop(Worker &w);

@@ -44,6 +44,9 @@ class CpuBackend final : public Backend {
  private:
   // Runs fn(i) for i < n on the pool, or on the calling thread when the
   // work is too small to be worth waking a worker.
+  // Whether the calling thread runs beside as many others as the host has
+  // cores (side_by_side): then its work runs on it alone.
+  bool cores_taken() const;
   void parallel_for(size_t n, size_t bytes, const std::function<void(size_t)> &fn);
 
   int devices_;
