@@ -3,6 +3,7 @@
 #include "capi/guard.hpp"
 #include "spmd/handles.h"
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <shared_mutex>
@@ -73,6 +74,17 @@ ArrayHold::ArrayHold(const spmd_array *h, const char *arg, Abstract abstract) {
   if (abstract == Abstract::Refused && s.array()->abstract())
     invalid(arg, ": a value of a program being recorded, which has a type and a layout but no "
                  "values; ops record it, and spmd_x_program_run gives arrays with values");
+}
+
+void hand_out(std::vector<ArrayPtr> arrays, spmd_array **out) {
+  std::vector<spmd_array *> handles;
+  try {
+    for (ArrayPtr &a : arrays) handles.push_back(new_handle<spmd_array>(std::move(a)));
+  } catch (...) {
+    for (spmd_array *h : handles) destroy_handle(h);
+    throw;
+  }
+  std::copy(handles.begin(), handles.end(), out);
 }
 
 size_t live_count() {

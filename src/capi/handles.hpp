@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <type_traits>
+#include <vector>
 #include <utility>
 
 #include "base/error.hpp"
@@ -150,6 +151,10 @@ class ArrayHold {
  private:
   ArraySlot *slot_ = nullptr;
 };
+
+// Hands arrays[i] out as out[i], all or none: a handle that cannot be made
+// releases those made before it, and out is written only once all exist.
+void hand_out(std::vector<ArrayPtr> arrays, spmd_array **out);
 
 // Fills a caller's spmd_shard_info (whose struct_size the caller set).
 void write_shard_info(const ShardLayout &s, spmd_shard_info *out);

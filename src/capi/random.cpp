@@ -209,14 +209,7 @@ spmd_status spmd_x_random_split_from(const spmd_array *key, size_t n, spmd_array
           fn, {k.ptr()}, examples, [n](const std::vector<ArrayPtr> &x) { return split_key_data(*x[0], n); },
           "random_split");
     }
-    std::vector<spmd_array *> handles;
-    try {
-      for (ArrayPtr &a : keys) handles.push_back(new_handle<spmd_array>(std::move(a)));
-    } catch (...) {
-      for (spmd_array *h : handles) destroy_handle(h);
-      throw;
-    }
-    for (size_t i = 0; i < handles.size(); ++i) out[i] = handles[i];
+    hand_out(std::move(keys), out);
   });
 }
 

@@ -226,14 +226,7 @@ void shard_map_impl(const spmd_mesh *mesh, spmd_shard_fn fn, void *user_data,
     results = record_shard_map(*program, mesh, fn, user_data, ins, std::move(in_specs), std::move(out_specs), o);
   else
     results = run_shard_map(mesh, fn, user_data, ins, in_specs, out_specs, o);
-  std::vector<spmd_array *> handles;
-  try {
-    for (auto &a : results) handles.push_back(new_handle<spmd_array>(std::move(a)));
-  } catch (...) {
-    for (auto *h : handles) destroy_handle(h);
-    throw;
-  }
-  for (size_t i = 0; i < handles.size(); ++i) outputs[i] = handles[i];
+  hand_out(std::move(results), outputs);
 }
 
 // Holds every input until the shard_map returns (its callbacks may read

@@ -501,4 +501,10 @@ bool ArraySlot::consume(const char *op) noexcept {
   return state_.fetch_or(kConsumed, std::memory_order_acq_rel) == 1;
 }
 
+std::string type_text(const Array &a) {
+  std::string s = cat(dtype_name(a.dtype()), "[");
+  for (size_t d = 0; d < a.shape().size(); ++d) s += cat(d ? "," : "", a.shape()[d]);
+  return s + "]";
+}
+
 }  // namespace spmd

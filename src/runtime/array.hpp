@@ -147,6 +147,9 @@ class Array {
   std::weak_ptr<Recording> recording_;
 };
 
+// "float32[8,4]": an array's dtype and shape, for messages and texts.
+std::string type_text(const Array &a);
+
 // The array behind a caller's handle, the calls using it now, and the op
 // that consumed it by donation (donate_argnums). Every call that uses the
 // handle holds the slot while it runs; a donation marks it consumed, after

@@ -1,6 +1,5 @@
 #include "exec/ops/random.hpp"
 
-#include <string>
 #include <vector>
 
 #include "base/dtype.hpp"
@@ -36,9 +35,7 @@ namespace {
 // Throws, naming `key`, unless it is uint32[2] key data.
 void check_key_data(const Array &key) {
   if (key.dtype() == SPMD_U32 && key.shape() == Shape{2}) return;
-  std::string type = cat(dtype_name(key.dtype()), "[");
-  for (size_t d = 0; d < key.shape().size(); ++d) type += cat(d ? "," : "", key.shape()[d]);
-  invalid("key: ", type, "] where key data is uint32[2] (spmd_x_random_key_data)");
+  invalid("key: ", type_text(key), " where key data is uint32[2] (spmd_x_random_key_data)");
 }
 
 // The key key data holds (it has values).

@@ -117,7 +117,6 @@ class Program final : public Recording, public std::enable_shared_from_this<Prog
   std::string text() const;
 
   // "float32[8,16]": a value's type in messages and the text.
-  static std::string type_text(const Array &a);
 
   // Recording's notes, about the op being recorded.
   void note_elementwise(const ElementwiseStep &step) override;

@@ -37,12 +37,6 @@ std::string padded(std::string s, size_t width) {
 
 }  // namespace
 
-std::string Program::type_text(const Array &a) {
-  std::string s = cat(spmd_dtype_name(a.dtype()), "[");
-  for (size_t d = 0; d < a.shape().size(); ++d) s += cat(d ? "," : "", a.shape()[d]);
-  return s + "]";
-}
-
 std::string Program::source_text(const Source &s) const {
   if (s.value >= 0) return cat("%", s.value);
   return cat("const ", type_text(*s.constant));
