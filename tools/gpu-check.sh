@@ -20,6 +20,9 @@
 # not pass.
 #
 # usage: OUT=/an/empty/folder bash tools/gpu-check.sh
+# SPMD_GPU_CHECK_TARGETS (targets to build, space separated) with
+# SPMD_GPU_CHECK_BUILD_ONLY=1 stops after the build, for a profile or one
+# benchmark run by hand on the machine.
 # Writes to $OUT: summary.txt (machine, steps, figures beside JAX's, failed
 # and skipped tests), build.log, ctest.log, bench.txt, jax.txt, and
 # logs.tar.gz (CTest's full logs, CMake's cache).
@@ -294,8 +297,12 @@ step "configure" check 90 "$buildlog" cmake -S . -B "$build" "${generator[@]}" \
   -DSPMD_DLPACK_INCLUDE_DIR="$deps/usr/include" \
   "${nccl_args[@]}"
 grep -h "libspmd platforms" "$buildlog" | tail -n 1 | tee -a "$summary"
-step "build (-j$jobs)" check 170 "$buildlog" cmake --build "$build" -j "$jobs"
+# SPMD_GPU_CHECK_TARGETS and SPMD_GPU_CHECK_BUILD_ONLY: see the usage above.
+targets=()
+for t in ${SPMD_GPU_CHECK_TARGETS:-}; do targets+=(--target "$t"); done
+step "build (-j$jobs)" check 170 "$buildlog" cmake --build "$build" -j "$jobs" "${targets[@]}"
 cp "$build/CMakeCache.txt" "$logs/" 2>/dev/null
+if [ "${SPMD_GPU_CHECK_BUILD_ONLY:-0}" != 1 ]; then
 
 # ---- 4. correctness on the cuda platform ----
 
@@ -355,8 +362,11 @@ step "JAX, the same work (gpu_bench_jax.py)" bench 45 "$logs/jax.txt" \
 cat "$logs/jax.txt" >>"$jaxlog"
 for path in native nccl; do
   bench "spmd-gpu-bench collectives, SPMD_CUDA_COLLECTIVES=$path" 20 "gpu-bench-$path.txt" \
-    env SPMD_CUDA_COLLECTIVES="$path" "$build/tools/spmd-gpu-bench" -o collectives -n 10 -w 3
+    env SPMD_CUDA_COLLECTIVES="$path" "$build/tools/spmd-gpu-bench" -o collectives -n 20 -w 3
 done
+# Tiny adds with few queued: the host's cost when the GPU keeps up.
+bench "spmd-gpu-bench dispatch, 16 queued" 10 gpu-bench-few.txt "$build/tools/spmd-gpu-bench" \
+  -o dispatch -t 16 -n 20 -w 3
 # The sum on one logical device: the kernel without the combining across
 # devices that the 8-device figure includes.
 bench "spmd-gpu-bench sum, one device" 15 gpu-bench-one.txt "$build/tools/spmd-gpu-bench" \
@@ -366,6 +376,8 @@ bench "spmd-ops-bench" 25 spmd-ops-bench.txt "${cuda_env[@]}" SPMD_CALLBACK_MEMO
   "$build/tools/spmd-ops-bench" 3
 bench "spmd-bench" 25 spmd-bench.txt "${cuda_env[@]}" "$build/tools/spmd-bench" \
   -b 1M -e 64M -f 8 -n 5 -w 2
+
+fi # SPMD_GPU_CHECK_BUILD_ONLY
 
 # ---- the summary ----
 
@@ -403,10 +415,12 @@ done
       tiny_add_us) goal="<= 10" ;;
       *) goal= ;;
     esac
-    printf '%-22s %12s %12s %12s %12s %12s  %s\n' "$key" "$(result "$key" "$logs/gpu-bench-auto.txt")" \
-      "$(result "$key" "$logs/gpu-bench-native.txt")" "$(result "$key" "$logs/gpu-bench-nccl.txt")" \
+    printf '%-22s %12s %12s %12s %12s %12s  %s\n' "$key" \
+      "$(result "$key" "$logs/gpu-bench-auto.txt")" "$(result "$key" "$logs/gpu-bench-native.txt")" \
+      "$(result "$key" "$logs/gpu-bench-nccl.txt")" \
       "$(result "$key" "$logs/gpu-bench-one.txt")" "$(result "$key" "$logs/jax.txt")" "$goal"
   done
+  echo "tiny add with 16 queued: $(result tiny_add_us "$logs/gpu-bench-few.txt") us"
   echo "(GB/s count bytes read + written; *_ratio of collectives: 2 * devices * busbw / copy;"
   echo " spmd-gpu-bench -h has every definition)"
 

@@ -11,6 +11,7 @@ extern "C" {
 }
 
 #include <stdlib.h>
+#include <string.h>
 
 static const int kDevices = 8;
 
@@ -175,6 +176,35 @@ static void the_callers_current_device_is_kept(void **state) {
   assert_int_equal(now, last);
 }
 
+/* A setting of the platform's with a value it does not know fails the
+ * runtime's creation, naming the variable and the values it takes. */
+static void unknown_settings_are_refused(void **state) {
+  (void)state;
+  static const struct {
+    const char *name, *needle;
+  } settings[] = {
+      {"SPMD_CUDA_COLLECTIVES", "expected auto, native or nccl"},
+  };
+  for (size_t i = 0; i < sizeof settings / sizeof settings[0]; ++i) {
+    const char *kept = getenv(settings[i].name);
+    char *saved = kept ? strdup(kept) : NULL;
+    assert_int_equal(setenv(settings[i].name, "sideways", 1), 0);
+    spmd_runtime_options o = SPMD_RUNTIME_OPTIONS_INIT;
+    o.platform = SPMD_PLATFORM_CUDA;
+    o.devices_per_gpu = kDevices;
+    spmd_runtime *rt = NULL;
+    assert_fails(spmd_runtime_create(&o, &rt), SPMD_ERR_INVALID_ARGUMENT, settings[i].needle);
+    assert_null(rt);
+    assert_fails(spmd_runtime_create(&o, &rt), SPMD_ERR_INVALID_ARGUMENT, settings[i].name);
+    if (saved) {
+      setenv(settings[i].name, saved, 1);
+      free(saved);
+    } else {
+      unsetenv(settings[i].name);
+    }
+  }
+}
+
 int main(void) {
   if (gpu_count() == 0) {
     printf("test_cuda_platform: no GPU here; the CUDA platform's GPU checks need one\n");
@@ -185,6 +215,7 @@ int main(void) {
       cmocka_unit_test(callbacks_queue_kernels_on_the_device_stream),
       cmocka_unit_test(out_of_memory_is_reported_and_survived),
       cmocka_unit_test(the_callers_current_device_is_kept),
+      cmocka_unit_test(unknown_settings_are_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
