@@ -230,6 +230,19 @@ static double train_loss(trainer *t, const spmd_sharding *sharding, const refere
   return sum / batches;
 }
 
+/* The steps run: all of the reference's, or the first
+ * SPMD_CONFORMANCE_TRAINING_STEPS of them (the sanitizer builds' runs,
+ * where every step takes the same paths and 300 of them take minutes). */
+static int64_t steps_to_run(const reference *r) {
+  const char *v = getenv("SPMD_CONFORMANCE_TRAINING_STEPS");
+  if (v == NULL || *v == '\0') return r->steps;
+  char *end = NULL;
+  const long long n = strtoll(v, &end, 10);
+  if (*end != '\0' || n < 1)
+    fail_msg("SPMD_CONFORMANCE_TRAINING_STEPS='%s': expected a count of steps from 1", v);
+  return n < r->steps ? n : r->steps;
+}
+
 /* The whole run on `mesh`, batches split over `axes`, against JAX. */
 static void training_run(conformance_tally *t, const reference *r, spmd_runtime *rt,
                          const spmd_mesh *mesh, const char *axes, const char *label, int use_ops) {
@@ -243,7 +256,8 @@ static void training_run(conformance_tally *t, const reference *r, spmd_runtime 
   char name[96], detail[2048] = "";
   double max_rel = 0, evals[4] = {0};
   int64_t worst = 0, bad = 0;
-  for (int64_t s = 0; s < r->steps; ++s) {
+  const int64_t steps = steps_to_run(r);
+  for (int64_t s = 0; s < steps; ++s) {
     spmd_array *x = NULL, *y = NULL;
     put_rows(sharding, r, r->batches[s], NULL, r->batch, &x, &y);
     float loss;
@@ -261,13 +275,14 @@ static void training_run(conformance_tally *t, const reference *r, spmd_runtime 
   if (bad)
     conformance_detail(detail, sizeof detail,
                        "  %lld of %lld steps beyond loss_rel %g; max rel %.3g at step %lld\n",
-                       (long long)bad, (long long)r->steps, r->loss_rel, max_rel,
+                       (long long)bad, (long long)steps, r->loss_rel, max_rel,
                        (long long)worst + 1);
   snprintf(name, sizeof name, "losses_%s", label);
   conformance_record(t, name, bad == 0, detail[0] ? detail : NULL);
 
   double max_eval_rel = 0;
   for (size_t e = 0; e < r->n_evals; ++e) {
+    if (r->eval_steps[e] > steps) continue;
     const double rel = fabs(evals[e] - r->eval_loss[e]) / fabs(r->eval_loss[e]);
     if (rel > max_eval_rel) max_eval_rel = rel;
     detail[0] = '\0';
@@ -279,6 +294,14 @@ static void training_run(conformance_tally *t, const reference *r, spmd_runtime 
     conformance_record(t, name, rel <= r->loss_rel, detail[0] ? detail : NULL);
   }
 
+  if (steps < r->steps) {  /* the final parameters are those after every step */
+    printf("training %-16s max loss rel diff %.3g (step %lld) over the first %lld of %lld "
+           "steps\n",
+           label, max_rel, (long long)worst + 1, (long long)steps, (long long)r->steps);
+    trainer_destroy(&tr);
+    spmd_sharding_destroy(sharding);
+    return;
+  }
   float params[SEED_MLP_PARAMS];
   trainer_params(&tr, params);
   double max_abs = 0;
