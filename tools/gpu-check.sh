@@ -364,9 +364,12 @@ for path in native nccl; do
   bench "spmd-gpu-bench collectives, SPMD_CUDA_COLLECTIVES=$path" 20 "gpu-bench-$path.txt" \
     env SPMD_CUDA_COLLECTIVES="$path" "$build/tools/spmd-gpu-bench" -o collectives -n 20 -w 3
 done
-# Tiny adds with few queued: the host's cost when the GPU keeps up.
+# Tiny adds with few queued: the host's cost when the GPU keeps up; then
+# where the host's time goes, call by call (SPMD_CUDA_HOST_TIMES).
 bench "spmd-gpu-bench dispatch, 16 queued" 10 gpu-bench-few.txt "$build/tools/spmd-gpu-bench" \
   -o dispatch -t 16 -n 20 -w 3
+bench "spmd-gpu-bench dispatch, host times" 10 gpu-bench-host-times.txt \
+  env SPMD_CUDA_HOST_TIMES=1 "$build/tools/spmd-gpu-bench" -o dispatch -t 1000 -n 5 -w 1
 # The sum on one logical device: the kernel without the combining across
 # devices that the 8-device figure includes.
 bench "spmd-gpu-bench sum, one device" 15 gpu-bench-one.txt "$build/tools/spmd-gpu-bench" \
@@ -420,7 +423,9 @@ done
       "$(result "$key" "$logs/gpu-bench-nccl.txt")" \
       "$(result "$key" "$logs/gpu-bench-one.txt")" "$(result "$key" "$logs/jax.txt")" "$goal"
   done
-  echo "tiny add with 16 queued: $(result tiny_add_us "$logs/gpu-bench-few.txt") us"
+  echo "tiny add with 16 queued: $(result tiny_add_us "$logs/gpu-bench-few.txt") us;" \
+    "with host times: $(result tiny_add_us "$logs/gpu-bench-host-times.txt") us, where they went:"
+  grep -h "^#   " "$logs/gpu-bench-host-times.txt" 2>/dev/null
   echo "(GB/s count bytes read + written; *_ratio of collectives: 2 * devices * busbw / copy;"
   echo " spmd-gpu-bench -h has every definition)"
 

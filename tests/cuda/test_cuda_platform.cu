@@ -12,6 +12,7 @@ extern "C" {
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const int kDevices = 8;
 
@@ -205,6 +206,45 @@ static void unknown_settings_are_refused(void **state) {
   }
 }
 
+/* SPMD_CUDA_HOST_TIMES=1: the runtime's going prints where the host's
+ * time went, kernel launches and event records among it. */
+static void host_times_are_printed_when_asked(void **state) {
+  (void)state;
+  assert_int_equal(setenv("SPMD_CUDA_HOST_TIMES", "1", 1), 0);
+  FILE *log = tmpfile();
+  assert_non_null(log);
+  fflush(stderr);
+  const int saved = dup(2);
+  assert_true(saved >= 0);
+  assert_true(dup2(fileno(log), 2) >= 0);
+  spmd_runtime *rt = cuda_runtime(SPMD_MEMORY_DEFAULT);
+  const int64_t ms[1] = {kDevices};
+  spmd_mesh *mesh = test_mesh(rt, 1, ms);
+  spmd_sharding *s = test_sharding(mesh, "x");
+  const int64_t shape[1] = {64};
+  spmd_array *a = NULL, *b = NULL;
+  assert_ok(spmd_array_arange(s, SPMD_F32, 1, shape, 0.0, 1.0, &a));
+  assert_ok(spmd_binary(SPMD_BINARY_ADD, a, a, NULL, &b));
+  assert_ok(spmd_array_block_until_ready(b));
+  spmd_array_destroy(b);
+  spmd_array_destroy(a);
+  spmd_sharding_destroy(s);
+  spmd_mesh_destroy(mesh);
+  spmd_runtime_destroy(rt);
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  unsetenv("SPMD_CUDA_HOST_TIMES");
+  char text[8192] = "";
+  rewind(log);
+  const size_t n = fread(text, 1, sizeof text - 1, log);
+  text[n] = '\0';
+  fclose(log);
+  if (strstr(text, "CUDA platform host times") == NULL || strstr(text, "kernel launches") == NULL ||
+      strstr(text, "cudaEventRecord") == NULL || strstr(text, "cudaMallocFromPoolAsync") == NULL)
+    fail_msg("no table of host times on stderr; it held:\n%s", text);
+}
+
 int main(void) {
   if (gpu_count() == 0) {
     printf("test_cuda_platform: no GPU here; the CUDA platform's GPU checks need one\n");
@@ -216,6 +256,7 @@ int main(void) {
       cmocka_unit_test(out_of_memory_is_reported_and_survived),
       cmocka_unit_test(the_callers_current_device_is_kept),
       cmocka_unit_test(unknown_settings_are_refused),
+      cmocka_unit_test(host_times_are_printed_when_asked),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

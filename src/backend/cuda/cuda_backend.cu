@@ -8,6 +8,7 @@
 #include <map>
 
 #include "backend/cuda/backend_impl.hpp"
+#include "backend/cuda/host_times.hpp"
 #include "backend/cuda/kernels.hpp"
 #include "backend/cuda/stream_event.hpp"
 #include "backend/host/copy.hpp"
@@ -208,6 +209,7 @@ CudaBackend::CudaBackend(const PluginConfig &config) : impl_(std::make_unique<Im
             kMaxDevicesPerGpu);
   m.allow_tf32 = env_flag("SPMD_CUDA_ALLOW_TF32");
   m.collectives = collectives_policy_from_env();
+  if (env_flag("SPMD_CUDA_HOST_TIMES")) host_times::enable();
   int count = 0;
   const cudaError_t st = cudaGetDeviceCount(&count);
   if (st != cudaSuccess || count == 0) {
@@ -287,7 +289,10 @@ CudaBackend::CudaBackend(const PluginConfig &config) : impl_(std::make_unique<Im
 #endif
 }
 
-CudaBackend::~CudaBackend() = default;
+CudaBackend::~CudaBackend() {
+  impl_.reset();  // its work finished first
+  if (host_times::enabled()) host_times::report(stderr);
+}
 
 int CudaBackend::device_count() const { return static_cast<int>(impl_->devices.size()); }
 
@@ -320,6 +325,7 @@ void *CudaBackend::device_stream(int device) { return impl_->dev(device).stream;
 // ---- memory ----
 
 DevicePtr CudaBackend::allocate(int device, size_t bytes, MemoryKind kind) {
+  host_times::Scope timed(host_times::Kind::AllocateEntry);
   Impl &m = *impl_;
   LogicalDevice &d = m.dev(device);
   if (bytes == 0) return {};
@@ -331,6 +337,7 @@ DevicePtr CudaBackend::allocate(int device, size_t bytes, MemoryKind kind) {
   {
     std::lock_guard<std::mutex> lock(d.mu);
     DeviceGuard guard(d.gpu->ordinal);
+    host_times::Scope pool(host_times::Kind::PoolAllocate);
     st = cudaMallocFromPoolAsync(&p, bytes, d.pool, d.stream);
   }
   if (st == cudaErrorMemoryAllocation) {
@@ -356,6 +363,7 @@ DevicePtr CudaBackend::allocate(int device, size_t bytes, MemoryKind kind) {
 
 void CudaBackend::deallocate(int device, DevicePtr ptr, size_t bytes, MemoryKind kind,
                              const EventList &after) {
+  host_times::Scope timed(host_times::Kind::FreeEntry);
   Impl &m = *impl_;
   if (!ptr) return;
   if (kind == MemoryKind::Mapped) {
@@ -376,14 +384,19 @@ void CudaBackend::deallocate(int device, DevicePtr ptr, size_t bytes, MemoryKind
   cudaGetDevice(&previous);
   cudaSetDevice(d->gpu->ordinal);
   wait_on_quietly(*d, after);
-  if (cudaFreeAsync(reinterpret_cast<void *>(ptr.bits), d->stream) != cudaSuccess)
-    cudaGetLastError();
+  cudaError_t freed;
+  {
+    host_times::Scope pool(host_times::Kind::PoolFree);
+    freed = cudaFreeAsync(reinterpret_cast<void *>(ptr.bits), d->stream);
+  }
+  if (freed != cudaSuccess) cudaGetLastError();
   if (previous >= 0 && previous != d->gpu->ordinal) cudaSetDevice(previous);
 }
 
 // ---- work ----
 
 EventPtr CudaBackend::copy_boxes(std::span<const BoxCopy> copies, const EventList &after) {
+  host_times::Scope timed(host_times::Kind::CopyEntry);
   Impl &m = *impl_;
   if (EventPtr failed = failed_dependency(after)) return failed;
   // Transfers with the host are staged and finish here; the rest go to the
@@ -429,6 +442,7 @@ EventPtr CudaBackend::copy_boxes(std::span<const BoxCopy> copies, const EventLis
 }
 
 EventPtr CudaBackend::launch(std::span<const Kernel> kernels, const EventList &after) {
+  host_times::Scope timed(host_times::Kind::LaunchEntry);
   Impl &m = *impl_;
   if (EventPtr failed = failed_dependency(after)) return failed;
   // A kernel may write a result the host reads at once (the first
@@ -487,6 +501,7 @@ EventPtr CudaBackend::launch(std::span<const Kernel> kernels, const EventList &a
         env.scratch = d.kernel_scratch;
         env.scratch_bytes = kKernelScratchBytes;
       }
+      host_times::Scope launching(host_times::Kind::KernelLaunch);
       launch_kernel(*k, env);
     }
     event.add(d);

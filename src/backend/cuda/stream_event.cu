@@ -1,6 +1,7 @@
 #include "backend/cuda/stream_event.hpp"
 
 #include "backend/cuda/check.hpp"
+#include "backend/cuda/host_times.hpp"
 #include "base/error.hpp"
 
 namespace spmd::cuda {
@@ -127,7 +128,11 @@ void note_finished(const StreamEvent::Record &r) {
 void StreamEvent::try_settle() const {
   for (const auto &r : records_) {
     if (known_finished(r)) continue;
-    const cudaError_t e = cudaEventQuery(r.event);
+    cudaError_t e;
+    {
+      host_times::Scope timed(host_times::Kind::EventQuery);
+      e = cudaEventQuery(r.event);
+    }
     if (e == cudaErrorNotReady) return;
     if (e != cudaSuccess) return finish(e, false);
     note_finished(r);
@@ -155,7 +160,11 @@ void EventBuilder::add(LogicalDevice &d) {
   event_->pools_.reserve(event_->pools_.size() + 1);
   DeviceGuard guard(d.gpu->ordinal);
   cudaEvent_t ev = d.gpu->events->take();
-  const cudaError_t st = cudaEventRecord(ev, d.stream);
+  cudaError_t st;
+  {
+    host_times::Scope timed(host_times::Kind::EventRecord);
+    st = cudaEventRecord(ev, d.stream);
+  }
   if (st != cudaSuccess) {
     d.gpu->events->give_back(ev);
     check(st, "cudaEventRecord");
@@ -200,8 +209,10 @@ void wait_on(LogicalDevice &device, const EventList &after) {
   for (const auto &e : after.events()) {
     if (auto *se = dynamic_cast<const StreamEvent *>(e.get())) {
       for (const auto &r : se->records())
-        if (r.device != &device)
+        if (r.device != &device) {
+          host_times::Scope timed(host_times::Kind::StreamWait);
           check(cudaStreamWaitEvent(device.stream, r.event, 0), "cudaStreamWaitEvent");
+        }
     } else {
       e->wait();
     }
