@@ -158,7 +158,8 @@ fn default_deps() -> Vec<String> {
         Some(flags) => parse_flags(&flags).deps,
         None => vec!["openblas".to_string(), "sleef".to_string()],
     };
-    let lib_dirs = ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib", "/usr/local/lib"];
+    let lib_dirs =
+        ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib", "/usr/local/lib"];
     if lib_dirs.iter().any(|d| Path::new(d).join("libdnnl.so").exists()) {
         deps.push("dnnl".to_string());
     }

@@ -517,14 +517,27 @@ pub fn slice_strided<'a>(
     let x = x.into();
     // SAFETY: start, stop and strides hold ndim values each.
     run(&[&x], options, |o, out| unsafe {
-        sys::spmd_slice_strided(x.ptr(), start.len(), ptr_or_null(&start), ptr_or_null(&stop), ptr_or_null(&strides), o, out)
+        sys::spmd_slice_strided(
+            x.ptr(),
+            start.len(),
+            ptr_or_null(&start),
+            ptr_or_null(&stop),
+            ptr_or_null(&strides),
+            o,
+            out,
+        )
     })
 }
 
 /// lax.dynamic_slice(x, start, sizes): the window of `sizes` at `start`; a
 /// negative start counts from the end and a window past an edge is moved
 /// back inside x.
-pub fn dynamic_slice<'a>(x: impl Into<Operand<'a>>, start: &[isize], sizes: &[usize], options: &OpOptions<'_>) -> Result<Array> {
+pub fn dynamic_slice<'a>(
+    x: impl Into<Operand<'a>>,
+    start: &[isize],
+    sizes: &[usize],
+    options: &OpOptions<'_>,
+) -> Result<Array> {
     if start.len() != sizes.len() {
         return Err(Error::invalid(format!("dynamic_slice: {} starts but {} sizes", start.len(), sizes.len())));
     }
