@@ -250,6 +250,7 @@ CudaBackend::CudaBackend(const PluginConfig &config) : impl_(std::make_unique<Im
         d.id = static_cast<int>(m.devices.size()) - 1;
         d.gpu = gpu;
         d.index_on_gpu = j;
+        d.name();
         check(cudaStreamCreateWithFlags(&d.stream, cudaStreamNonBlocking), "cudaStreamCreate");
         cudaMemPoolProps props{};
         props.allocType = cudaMemAllocationTypePinned;
@@ -472,17 +473,26 @@ EventPtr CudaBackend::launch(std::span<const Kernel> kernels, const EventList &a
     host_results.push_back({m.mapped.take(bytes), address(k.out), bytes});
     k.out = {MemoryKind::Mapped, k.device, {reinterpret_cast<uintptr_t>(host_results.back().stage)}};
   }
-  std::map<int, std::vector<const Kernel *>> by_device;
+  // The kernels by device, in the order given on each (a sorted list, not
+  // a map: an op's bookkeeping is part of its dispatch time).
+  std::vector<std::pair<int, const Kernel *>> by_device;
+  by_device.reserve(kernels.size());
   for (const auto &k : kernels)
-    if (k.out.kind != MemoryKind::Host) by_device[k.device].push_back(&k);
-  for (const auto &k : staged) by_device[k.device].push_back(&k);
+    if (k.out.kind != MemoryKind::Host) by_device.emplace_back(k.device, &k);
+  for (const auto &k : staged) by_device.emplace_back(k.device, &k);
+  std::stable_sort(by_device.begin(), by_device.end(),
+                   [](const auto &a, const auto &b) { return a.first < b.first; });
+  size_t devices = 0;
+  for (size_t i = 0; i < by_device.size(); ++i)
+    devices += i == 0 || by_device[i].first != by_device[i - 1].first;
   const std::string what =
-      kernels.empty() ? std::string("kernel") : cat(kernel_name(kernels.front().kind), " kernel");
-  EventBuilder event(by_device.size() == 1
-                         ? cat(m.dev(by_device.begin()->first).label(), ": ", what)
-                         : cat(by_device.size(), " devices: ", what));
-  for (const auto &[device, batch] : by_device) {
-    LogicalDevice &d = m.dev(device);
+      kernels.empty() ? std::string("kernel") : std::string(kernel_name(kernels.front().kind)) + " kernel";
+  EventBuilder event(devices == 1 ? m.dev(by_device.front().first).label() + ": " + what
+                                  : std::to_string(devices) + " devices: " + what);
+  for (size_t first = 0; first < by_device.size();) {
+    size_t end = first;
+    while (end < by_device.size() && by_device[end].first == by_device[first].first) ++end;
+    LogicalDevice &d = m.dev(by_device[first].first);
     std::lock_guard<std::mutex> lock(d.mu);
     DeviceGuard guard(d.gpu->ordinal);
     wait_on(d, after);
@@ -490,9 +500,9 @@ EventPtr CudaBackend::launch(std::span<const Kernel> kernels, const EventList &a
     env.stream = d.stream;
     env.allow_tf32 = m.allow_tf32;
     env.sm_count = d.gpu->sm_count;
-    const std::string label = d.label();
-    env.device_label = label.c_str();
-    for (const Kernel *k : batch) {
+    env.device_label = d.label().c_str();
+    for (; first < end; ++first) {
+      const Kernel *k = by_device[first].second;
       if (k->kind == KernelKind::Gemm) {
         m.ensure_blas(d);
         env.blas = d.blas;

@@ -40,9 +40,7 @@ void EventPool::give_back(cudaEvent_t event) noexcept {
   }
 }
 
-std::string LogicalDevice::label() const {
-  return cat("device ", id, " (GPU ", gpu->ordinal, ")");
-}
+void LogicalDevice::name() { label_ = cat("device ", id, " (GPU ", gpu->ordinal, ")"); }
 
 StreamEvent::~StreamEvent() {
   for (size_t i = 0; i < pools_.size(); ++i) pools_[i]->give_back(records_[i].event);
