@@ -243,6 +243,35 @@ static int64_t steps_to_run(const reference *r) {
   return n < r->steps ? n : r->steps;
 }
 
+/* The parameters after every step against JAX's final ones, and the run's
+ * summary line. */
+static void compare_final_params(conformance_tally *t, const reference *r, trainer *tr,
+                                 const char *label, double max_rel, int64_t worst,
+                                 double max_eval_rel) {
+  char name[96], detail[2048] = "";
+  float params[SEED_MLP_PARAMS];
+  trainer_params(tr, params);
+  double max_abs = 0;
+  int worst_param = 0;
+  for (int i = 0; i < SEED_MLP_PARAMS; ++i) {
+    const double d = fabs((double)params[i] - r->final_params[i]);
+    if (!(d <= max_abs)) max_abs = d, worst_param = i;
+  }
+  int local;
+  const char *pname = param_name(worst_param, &local);
+  if (!(max_abs <= r->param_abs))
+    conformance_detail(detail, sizeof detail,
+                       "  max |difference| %.3g at %s[%d]: libspmd %.9g, JAX %.9g "
+                       "(param_abs %g)\n",
+                       max_abs, pname, local, params[worst_param], r->final_params[worst_param],
+                       r->param_abs);
+  snprintf(name, sizeof name, "final_params_%s", label);
+  conformance_record(t, name, max_abs <= r->param_abs, detail[0] ? detail : NULL);
+  printf("training %-16s max loss rel diff %.3g (step %lld), max train-loss rel diff %.3g, "
+         "max param diff %.3g (%s[%d])\n",
+         label, max_rel, (long long)worst + 1, max_eval_rel, max_abs, pname, local);
+}
+
 /* The whole run on `mesh`, batches split over `axes`, against JAX. */
 static void training_run(conformance_tally *t, const reference *r, spmd_runtime *rt,
                          const spmd_mesh *mesh, const char *axes, const char *label, int use_ops) {
@@ -294,37 +323,12 @@ static void training_run(conformance_tally *t, const reference *r, spmd_runtime 
     conformance_record(t, name, rel <= r->loss_rel, detail[0] ? detail : NULL);
   }
 
-  if (steps < r->steps) {  /* the final parameters are those after every step */
+  if (steps == r->steps)
+    compare_final_params(t, r, &tr, label, max_rel, worst, max_eval_rel);
+  else  /* the final parameters are those after every step */
     printf("training %-16s max loss rel diff %.3g (step %lld) over the first %lld of %lld "
            "steps\n",
            label, max_rel, (long long)worst + 1, (long long)steps, (long long)r->steps);
-    trainer_destroy(&tr);
-    spmd_sharding_destroy(sharding);
-    return;
-  }
-  float params[SEED_MLP_PARAMS];
-  trainer_params(&tr, params);
-  double max_abs = 0;
-  int worst_param = 0;
-  for (int i = 0; i < SEED_MLP_PARAMS; ++i) {
-    const double d = fabs((double)params[i] - r->final_params[i]);
-    if (!(d <= max_abs)) max_abs = d, worst_param = i;
-  }
-  detail[0] = '\0';
-  int local;
-  const char *pname = param_name(worst_param, &local);
-  if (!(max_abs <= r->param_abs))
-    conformance_detail(detail, sizeof detail,
-                       "  max |difference| %.3g at %s[%d]: libspmd %.9g, JAX %.9g "
-                       "(param_abs %g)\n",
-                       max_abs, pname, local, params[worst_param], r->final_params[worst_param],
-                       r->param_abs);
-  snprintf(name, sizeof name, "final_params_%s", label);
-  conformance_record(t, name, max_abs <= r->param_abs, detail[0] ? detail : NULL);
-  printf("training %-16s max loss rel diff %.3g (step %lld), max train-loss rel diff %.3g, "
-         "max param diff %.3g (%s[%d])\n",
-         label, max_rel, (long long)worst + 1, max_eval_rel, max_abs, pname, local);
-
   trainer_destroy(&tr);
   spmd_sharding_destroy(sharding);
 }

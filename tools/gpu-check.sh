@@ -418,9 +418,8 @@ done
       tiny_add_us) goal="<= 10" ;;
       *) goal= ;;
     esac
-    printf '%-22s %12s %12s %12s %12s %12s  %s\n' "$key" \
-      "$(result "$key" "$logs/gpu-bench-auto.txt")" "$(result "$key" "$logs/gpu-bench-native.txt")" \
-      "$(result "$key" "$logs/gpu-bench-nccl.txt")" \
+    printf '%-22s %12s %12s %12s %12s %12s  %s\n' "$key" "$(result "$key" "$logs/gpu-bench-auto.txt")" \
+      "$(result "$key" "$logs/gpu-bench-native.txt")" "$(result "$key" "$logs/gpu-bench-nccl.txt")" \
       "$(result "$key" "$logs/gpu-bench-one.txt")" "$(result "$key" "$logs/jax.txt")" "$goal"
   done
   echo "tiny add with 16 queued: $(result tiny_add_us "$logs/gpu-bench-few.txt") us;" \

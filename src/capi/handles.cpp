@@ -78,6 +78,7 @@ ArrayHold::ArrayHold(const spmd_array *h, const char *arg, Abstract abstract) {
 
 void hand_out(std::vector<ArrayPtr> arrays, spmd_array **out) {
   std::vector<spmd_array *> handles;
+  handles.reserve(arrays.size());  // so that no push_back throws once its handle exists
   try {
     for (ArrayPtr &a : arrays) handles.push_back(new_handle<spmd_array>(std::move(a)));
   } catch (...) {

@@ -11,8 +11,8 @@
 #include <cstdint>
 #include <memory>
 #include <type_traits>
-#include <vector>
 #include <utility>
+#include <vector>
 
 #include "base/error.hpp"
 #include "core/mesh.hpp"

@@ -178,54 +178,63 @@ static void the_callers_current_device_is_kept(void **state) {
 }
 
 /* A setting of the platform's with a value it does not know fails the
- * runtime's creation, naming the variable and the values it takes. */
+ * runtime's creation, naming the variable and the values it takes. The
+ * setting is put back before anything is asserted, so that a failure here
+ * cannot fail the tests after it. */
 static void unknown_settings_are_refused(void **state) {
   (void)state;
-  static const struct {
-    const char *name, *needle;
-  } settings[] = {
-      {"SPMD_CUDA_COLLECTIVES", "expected auto, native or nccl"},
-  };
-  for (size_t i = 0; i < sizeof settings / sizeof settings[0]; ++i) {
-    const char *kept = getenv(settings[i].name);
-    char *saved = kept ? strdup(kept) : NULL;
-    assert_int_equal(setenv(settings[i].name, "sideways", 1), 0);
-    spmd_runtime_options o = SPMD_RUNTIME_OPTIONS_INIT;
-    o.platform = SPMD_PLATFORM_CUDA;
-    o.devices_per_gpu = kDevices;
-    spmd_runtime *rt = NULL;
-    assert_fails(spmd_runtime_create(&o, &rt), SPMD_ERR_INVALID_ARGUMENT, settings[i].needle);
-    assert_null(rt);
-    assert_fails(spmd_runtime_create(&o, &rt), SPMD_ERR_INVALID_ARGUMENT, settings[i].name);
-    if (saved) {
-      setenv(settings[i].name, saved, 1);
-      free(saved);
-    } else {
-      unsetenv(settings[i].name);
-    }
-  }
+  const char *kept = getenv("SPMD_CUDA_COLLECTIVES");
+  char *saved = kept ? strdup(kept) : NULL;
+  assert_int_equal(setenv("SPMD_CUDA_COLLECTIVES", "sideways", 1), 0);
+  spmd_runtime_options o = SPMD_RUNTIME_OPTIONS_INIT;
+  o.platform = SPMD_PLATFORM_CUDA;
+  o.devices_per_gpu = kDevices;
+  spmd_runtime *rt = NULL;
+  spmd_clear_error();
+  const spmd_status st = spmd_runtime_create(&o, &rt);
+  char message[1024];
+  snprintf(message, sizeof message, "%s", spmd_last_error());
+  if (saved) setenv("SPMD_CUDA_COLLECTIVES", saved, 1);
+  else unsetenv("SPMD_CUDA_COLLECTIVES");
+  free(saved);
+  assert_int_equal(st, SPMD_ERR_INVALID_ARGUMENT);
+  assert_null(rt);
+  if (strstr(message, "SPMD_CUDA_COLLECTIVES") == NULL ||
+      strstr(message, "expected auto, native or nccl") == NULL)
+    fail_msg("message \"%s\" does not name the setting and its values", message);
 }
 
 /* SPMD_CUDA_HOST_TIMES=1: the runtime's going prints where the host's
- * time went, kernel launches and event records among it. */
+ * time went, kernel launches and event records among it. stderr goes to a
+ * file meanwhile; it and the setting are put back before anything is
+ * asserted, so that a failure's message is seen. */
 static void host_times_are_printed_when_asked(void **state) {
   (void)state;
-  assert_int_equal(setenv("SPMD_CUDA_HOST_TIMES", "1", 1), 0);
   FILE *log = tmpfile();
   assert_non_null(log);
   fflush(stderr);
   const int saved = dup(2);
   assert_true(saved >= 0);
+  assert_int_equal(setenv("SPMD_CUDA_HOST_TIMES", "1", 1), 0);
   assert_true(dup2(fileno(log), 2) >= 0);
-  spmd_runtime *rt = cuda_runtime(SPMD_MEMORY_DEFAULT);
-  const int64_t ms[1] = {kDevices};
-  spmd_mesh *mesh = test_mesh(rt, 1, ms);
-  spmd_sharding *s = test_sharding(mesh, "x");
-  const int64_t shape[1] = {64};
+  spmd_runtime_options o = SPMD_RUNTIME_OPTIONS_INIT;
+  o.platform = SPMD_PLATFORM_CUDA;
+  o.devices_per_gpu = kDevices;
+  spmd_runtime *rt = NULL;
+  spmd_mesh *mesh = NULL;
+  spmd_sharding *s = NULL;
   spmd_array *a = NULL, *b = NULL;
-  assert_ok(spmd_array_arange(s, SPMD_F32, 1, shape, 0.0, 1.0, &a));
-  assert_ok(spmd_binary(SPMD_BINARY_ADD, a, a, NULL, &b));
-  assert_ok(spmd_array_block_until_ready(b));
+  const int64_t ms[1] = {kDevices}, shape[1] = {64};
+  const char *axis[1] = {"x"};
+  const char *failed = NULL;
+  if (spmd_runtime_create(&o, &rt) != SPMD_OK) failed = "spmd_runtime_create";
+  else if (spmd_mesh_create(rt, 1, ms, axis, NULL, &mesh) != SPMD_OK) failed = "spmd_mesh_create";
+  else if (spmd_sharding_named_text(mesh, "x", &s) != SPMD_OK) failed = "spmd_sharding_named_text";
+  else if (spmd_array_arange(s, SPMD_F32, 1, shape, 0.0, 1.0, &a) != SPMD_OK) failed = "spmd_array_arange";
+  else if (spmd_binary(SPMD_BINARY_ADD, a, a, NULL, &b) != SPMD_OK) failed = "spmd_binary";
+  else if (spmd_array_block_until_ready(b) != SPMD_OK) failed = "spmd_array_block_until_ready";
+  char why[1024] = "";
+  if (failed) snprintf(why, sizeof why, "%s", spmd_last_error());
   spmd_array_destroy(b);
   spmd_array_destroy(a);
   spmd_sharding_destroy(s);
@@ -240,6 +249,7 @@ static void host_times_are_printed_when_asked(void **state) {
   const size_t n = fread(text, 1, sizeof text - 1, log);
   text[n] = '\0';
   fclose(log);
+  if (failed) fail_msg("%s: %s", failed, why);
   if (strstr(text, "CUDA platform host times") == NULL || strstr(text, "kernel launches") == NULL ||
       strstr(text, "cudaEventRecord") == NULL || strstr(text, "cudaMallocFromPoolAsync") == NULL)
     fail_msg("no table of host times on stderr; it held:\n%s", text);

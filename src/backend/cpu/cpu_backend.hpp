@@ -42,11 +42,11 @@ class CpuBackend final : public Backend {
   bool run_collective_groups(const std::vector<GroupCall> &groups, EventPtr &done) override;
 
  private:
-  // Runs fn(i) for i < n on the pool, or on the calling thread when the
-  // work is too small to be worth waking a worker.
   // Whether the calling thread runs beside as many others as the host has
   // cores (side_by_side): then its work runs on it alone.
   bool cores_taken() const;
+  // Runs fn(i) for i < n on the pool, or on the calling thread when the
+  // work is too small to be worth waking a worker or the cores are taken.
   void parallel_for(size_t n, size_t bytes, const std::function<void(size_t)> &fn);
 
   int devices_;

@@ -43,8 +43,8 @@ void add(Kind kind, long long ns) {
 }
 
 void report(std::FILE *to) {
-  std::fprintf(to, "# CUDA platform host times (SPMD_CUDA_HOST_TIMES): %-28s %10s %12s %10s\n",
-               "", "calls", "total ms", "us/call");
+  std::fprintf(to, "# CUDA platform host times (SPMD_CUDA_HOST_TIMES)\n#   %-64s %10s %12s %10s\n",
+               "kind", "calls", "total ms", "us/call");
   for (int k = 0; k < kKinds; ++k) {
     const long long calls = g_calls[k].exchange(0), ns = g_ns[k].exchange(0);
     if (calls == 0) continue;

@@ -116,8 +116,6 @@ class Program final : public Recording, public std::enable_shared_from_this<Prog
   // transfers and flops, the fused groups, and the totals.
   std::string text() const;
 
-  // "float32[8,16]": a value's type in messages and the text.
-
   // Recording's notes, about the op being recorded.
   void note_elementwise(const ElementwiseStep &step) override;
   void note_transfer(std::string what, int64_t bytes) override;
