@@ -1,6 +1,6 @@
 /* Family "chains": whole programs placed as jax.jit places them. Each case
- * is a chain of 2-6 ops with layout constraints anywhere
- * (conformance/families/chains.py), recorded as a libspmd program, compiled
+ * is a chain of 2-6 ops with layout constraints anywhere, some with
+ * reshapes, slices and softmaxes (conformance/families/chains.py), recorded as a libspmd program, compiled
  * and run: every value JAX returned must come back in JAX's layout, with
  * JAX's values. Eager ops could not pass: jax.jit also places an op from
  * the constraints that follow it. Then every case of the propagation family
@@ -55,6 +55,20 @@ static spmd_status run_step(const json_value *step, spmd_array *v, spmd_array **
   if (strcmp(op, "matmul") == 0) return spmd_matmul(v, w, NULL, out);
   if (strcmp(op, "einsum") == 0)
     return spmd_einsum(json_string(conformance_member(step, "eq", where)), v, w, NULL, out);
+  if (strcmp(op, "reshape") == 0) {
+    int64_t shape[SPMD_MAX_NDIM];
+    const size_t n = conformance_ints(conformance_member(step, "shape", where), shape, SPMD_MAX_NDIM, where);
+    return spmd_reshape(v, n, shape, NULL, out);
+  }
+  if (strcmp(op, "slice") == 0) {
+    int64_t start[SPMD_MAX_NDIM], limit[SPMD_MAX_NDIM];
+    const size_t n = conformance_ints(conformance_member(step, "start", where), start, SPMD_MAX_NDIM, where);
+    if (conformance_ints(conformance_member(step, "limit", where), limit, SPMD_MAX_NDIM, where) != n)
+      fail_msg("%s: a slice's start and limit differ in length", where);
+    return spmd_slice(v, n, start, limit, NULL, out);
+  }
+  if (strcmp(op, "softmax") == 0)
+    return spmd_softmax(v, json_int(conformance_member(step, "axis", where), 0), 0, NULL, out);
   if (strcmp(op, "constraint") == 0) {
     spmd_sharding *c = conformance_sharding(mesh, conformance_member(step, "spec", where), where);
     const spmd_status st = spmd_array_reshard(v, c, out);

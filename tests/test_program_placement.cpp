@@ -44,8 +44,8 @@ ProgramOp elementwise(int in, int out, size_t nd = 2) {
   op.summed.assign(nd, false);
   std::vector<int> f;
   for (size_t d = 0; d < nd; ++d) f.push_back(static_cast<int>(d));
-  op.operand_factors = {f};
-  op.result_factors = {f};
+  op.operand_factors = {spmd::propagate::one_each(f)};
+  op.result_factors = {spmd::propagate::one_each(f)};
   return op;
 }
 
@@ -134,11 +134,51 @@ void a_contraction_passes_free_dimensions_before_contracting_ones(void **) {
   dot.results = {3};
   dot.factor_sizes = {8, 8, 8};  // m, n, k
   dot.summed = {false, false, true};
-  dot.operand_factors = {{0, 2}, {2, 1}};
-  dot.result_factors = {{0, 1}};
+  dot.operand_factors = {spmd::propagate::one_each({0, 2}), spmd::propagate::one_each({2, 1})};
+  dot.result_factors = {spmd::propagate::one_each({0, 1})};
   g.ops = {elementwise(0, 1), dot};
   spmd::propagate::place_program(g);
   assert_true(g.tensors[1].dims == (Dims{{"x"}, {"y"}}));
+}
+
+// A reshape's factors: the greatest divisors the two shapes share, each
+// side's own where they part (6 x 4 -> 4 x 6 shares only the first 2).
+void a_reshape_splits_dimensions_into_shared_factors(void **) {
+  using spmd::propagate::DimFactors;
+  const ProgramOp merge = spmd::propagate::reshape_op({16, 8}, {128}, 0, 1);
+  assert_true(merge.factor_sizes == (std::vector<int64_t>{16, 8}));
+  assert_true(merge.operand_factors[0] == (DimFactors{{0}, {1}}));
+  assert_true(merge.result_factors[0] == (DimFactors{{0, 1}}));
+  const ProgramOp split = spmd::propagate::reshape_op({8, 1, 8}, {2, 4, 8}, 0, 1);
+  assert_true(split.factor_sizes == (std::vector<int64_t>{2, 4, 8}));
+  assert_true(split.operand_factors[0] == (DimFactors{{0, 1}, {}, {2}}));
+  assert_true(split.result_factors[0] == (DimFactors{{0}, {1}, {2}}));
+  const ProgramOp apart = spmd::propagate::reshape_op({6, 4}, {4, 6}, 0, 1);
+  assert_true(apart.factor_sizes == (std::vector<int64_t>{2, 3, 2, 6, 4}));
+  assert_true(apart.operand_factors[0] == (DimFactors{{0, 1}, {4}}));
+  assert_true(apart.result_factors[0] == (DimFactors{{0, 2}, {3}}));
+}
+
+// As JAX 0.10 answered on a (4, 2) mesh: x (8, 8) laid out (None, 'x'),
+// reshaped to (8, 2, 4) and back. 'x' splits between the factors 2 and 4
+// ("x:(1)2", "x:(2)2"), which no layout names: the middle value is
+// reported replicated; reshaped back, the parts join into 'x' again.
+void a_reshape_splits_an_axis_into_parts_and_joins_them(void **) {
+  ProgramGraph g;
+  g.axis_sizes = {{"x", 4}, {"y", 2}};
+  g.tensors = {tensor({{}, {"x"}}, true, 1), tensor({}, false, 1, {8, 2, 4}), tensor({}, false, 1)};
+  g.ops = {spmd::propagate::reshape_op({8, 8}, {8, 2, 4}, 0, 1),
+           spmd::propagate::reshape_op({8, 2, 4}, {8, 8}, 1, 2)};
+  spmd::propagate::place_program(g);
+  assert_true(g.tensors[1].dims == (Dims{{}, {"x:(1)2"}, {"x:(2)2"}}));
+  assert_true(spmd::propagate::without_parts(g.tensors[1].dims) == (Dims{{}, {}, {}}));
+  assert_true(g.tensors[2].dims == (Dims{{}, {"x"}}));
+  // y then part of x: reported up to the part, ('y', None, None) as JAX.
+  g.tensors = {tensor({{}, {"y", "x"}}, true, 1, {8, 16}), tensor({}, false, 1, {8, 4, 4})};
+  g.ops = {spmd::propagate::reshape_op({8, 16}, {8, 4, 4}, 0, 1)};
+  spmd::propagate::place_program(g);
+  assert_true(g.tensors[1].dims == (Dims{{}, {"y", "x:(1)2"}, {"x:(2)2"}}));
+  assert_true(spmd::propagate::without_parts(g.tensors[1].dims) == (Dims{{}, {"y"}, {}}));
 }
 
 }  // namespace
@@ -148,6 +188,8 @@ int main(void) {
       cmocka_unit_test(constraint_after_an_op_reaches_back_as_jax_measured),
       cmocka_unit_test(closed_tensors_never_change_and_open_ones_only_grow),
       cmocka_unit_test(axes_that_would_not_divide_are_not_added),
+      cmocka_unit_test(a_reshape_splits_dimensions_into_shared_factors),
+      cmocka_unit_test(a_reshape_splits_an_axis_into_parts_and_joins_them),
       cmocka_unit_test(a_contraction_passes_free_dimensions_before_contracting_ones),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);

@@ -21,6 +21,10 @@ Writes tests/conformance/chains/cases.json:
                {"op": "matmul", "input": k}                       (v @ inputs[k])
                {"op": "einsum", "eq": e, "input": k}   (jnp.einsum(e, v, inputs[k]))
                {"op": "constraint", "spec": dims}  (with_sharding_constraint)
+             and, in the cases named chain_shape_*, also
+               {"op": "reshape", "shape": [...]}
+               {"op": "slice", "start": [...], "limit": [...]}    (v[start:limit])
+               {"op": "softmax", "axis": a}               (jax.nn.softmax)
     outputs  [{"value": i, "spec": dims of JAX's layout, "array": {...}}]:
              the chain's last value and some of the others, returned
     out_spec where present, the layout asked of the last output
@@ -40,8 +44,37 @@ import refio
 _MESH_AXES = {"2x4": {"x": 2, "y": 4}, "4x2": {"x": 4, "y": 2}, "2x2x2": {"x": 2, "y": 2, "z": 2}}
 
 
-def _random_chain(rng, axes):
-    """(input shapes and specs, steps) of one chain."""
+def _reshape_step(rng, shape):
+    """A reshape of `shape` that merges two neighbouring dimensions or splits
+    one in two (the shape it makes, the step)."""
+    merges = [d for d in range(len(shape) - 1)]
+    splits = [d for d in range(len(shape)) if shape[d] >= 4 and len(shape) < 4]
+    if merges and (not splits or rng.random() < 0.5):
+        d = rng.choice(merges)
+        out = shape[:d] + [shape[d] * shape[d + 1]] + shape[d + 2:]
+    else:
+        d = rng.choice(splits)
+        major = rng.choice([f for f in (2, 4) if shape[d] % f == 0 and shape[d] // f >= 2])
+        out = shape[:d] + [major, shape[d] // major] + shape[d + 1:]
+    return out, {"op": "reshape", "shape": out}
+
+
+def _slice_step(rng, shape):
+    """Half of one dimension, from its start, middle or a quarter in."""
+    d = rng.randrange(len(shape))
+    half = shape[d] // 2
+    first = rng.choice([0, half, half // 2])
+    start = [0] * len(shape)
+    limit = list(shape)
+    start[d], limit[d] = first, first + half
+    out = list(shape)
+    out[d] = half
+    return out, {"op": "slice", "start": start, "limit": limit}
+
+
+def _random_chain(rng, axes, shape_ops=False):
+    """(input shapes and specs, steps) of one chain; with `shape_ops`, also
+    reshapes, slices and softmaxes."""
     nd = rng.choice([2, 2, 3])
     shape = [rng.choice([8, 16]) if nd == 2 else 8 for _ in range(nd)]
     inputs = [(list(shape), refio.random_spec(rng, shape, axes))]
@@ -50,9 +83,19 @@ def _random_chain(rng, axes):
     while len(steps) < n:
         kinds = ["unary", "scalar", "binary", "constraint", "constraint"]
         if len(shape) >= 2:
-            kinds += ["transpose", "sum", "matmul", "einsum"]
+            kinds += ["transpose", "sum", "matmul"] + (["einsum"] if len(shape) <= 3 else [])
+        if shape_ops:
+            kinds += ["reshape", "reshape", "softmax"] + (["slice"] if min(shape) >= 8 else [])
         kind = rng.choice(kinds)
-        if kind == "unary":
+        if kind == "reshape":
+            shape, step = _reshape_step(rng, shape)
+            steps.append(step)
+        elif kind == "slice":
+            shape, step = _slice_step(rng, shape)
+            steps.append(step)
+        elif kind == "softmax":
+            steps.append({"op": "softmax", "axis": rng.randrange(len(shape))})
+        elif kind == "unary":
             steps.append({"op": "unary", "fn": rng.choice(["sin", "tanh", "neg", "abs"])})
         elif kind == "scalar":
             fn = rng.choice(["mul", "add"])
@@ -113,21 +156,38 @@ def _apply(step, v, args, mesh):
         return v @ args[step["input"]]
     if op == "einsum":
         return jnp.einsum(step["eq"], v, args[step["input"]])
+    if op == "reshape":
+        return jnp.reshape(v, step["shape"])
+    if op == "slice":
+        return v[tuple(slice(a, b) for a, b in zip(step["start"], step["limit"]))]
+    if op == "softmax":
+        return jax.nn.softmax(v, axis=step["axis"])
     return jax.lax.with_sharding_constraint(v, NamedSharding(mesh, refio.jax_spec(step["spec"])))
 
 
-def generate(out_dir: pathlib.Path, count: int = 256, seed: int = 20261127) -> None:
+def generate(out_dir: pathlib.Path, count: int = 256, seed: int = 20261127, shape_count: int = 192,
+             shape_seed: int = 20261128) -> None:
+    meshes = {name: refio.jax_mesh(name) for name in _MESH_AXES}
+    cases = []
+    # The chains of the first set, then (from a generator of their own, so
+    # the first set stays as it was) those with reshapes, slices and softmaxes.
+    plan = [(random.Random(seed), "chain", count, False), (random.Random(shape_seed), "chain_shape", shape_count, True)]
+    for rng, prefix, how_many, shape_ops in plan:
+        cases += _chains(rng, prefix, how_many, shape_ops, meshes)
+    refio.write_json(out_dir / "cases.json",
+                     {"meshes": refio.mesh_table(list(_MESH_AXES)), "cases": cases})
+
+
+def _chains(rng, prefix, count, shape_ops, meshes):
     import jax
     import numpy as np
     from jax.sharding import NamedSharding
 
-    rng = random.Random(seed)
-    meshes = {name: refio.jax_mesh(name) for name in _MESH_AXES}
     cases = []
     for n in range(count):
         mesh_name = rng.choice(list(_MESH_AXES))
         mesh = meshes[mesh_name]
-        inputs, steps = _random_chain(rng, _MESH_AXES[mesh_name])
+        inputs, steps = _random_chain(rng, _MESH_AXES[mesh_name], shape_ops)
         values = len(steps) + 1
         returned = sorted({values - 1} | {i for i in range(1, values - 1) if rng.random() < 0.4})
         args, records = [], []
@@ -156,7 +216,7 @@ def generate(out_dir: pathlib.Path, count: int = 256, seed: int = 20261127) -> N
                                         [NamedSharding(mesh, refio.jax_spec(out_spec))])
         outs = jax.jit(program, **kw)(*args)
         case = {
-            "name": f"chain_{n:03d}", "mesh": mesh_name, "inputs": records, "steps": steps,
+            "name": f"{prefix}_{n:03d}", "mesh": mesh_name, "inputs": records, "steps": steps,
             "outputs": [{"value": i, "spec": refio.spec_dims(o.sharding.spec, o.ndim),
                          "array": refio.array_hex(o)} for i, o in zip(returned, outs)],
             "rtol": 1e-5, "atol": 1e-5,
@@ -164,5 +224,4 @@ def generate(out_dir: pathlib.Path, count: int = 256, seed: int = 20261127) -> N
         if out_spec is not None:
             case["out_spec"] = out_spec
         cases.append(case)
-    refio.write_json(out_dir / "cases.json",
-                     {"meshes": refio.mesh_table(list(_MESH_AXES)), "cases": cases})
+    return cases

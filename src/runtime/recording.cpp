@@ -1,6 +1,9 @@
 #include "runtime/recording.hpp"
 
+#include <numeric>
 #include <utility>
+
+#include "runtime/array.hpp"
 
 namespace spmd {
 
@@ -15,6 +18,18 @@ WorkLog::~WorkLog() { t_work = previous_; }
 WorkLog *note_device_work() noexcept {
   if (t_work) ++t_work->count_;
   return t_work;
+}
+
+Recording::Factors Recording::Factors::per_dimension(propagate::ProgramOp::Kind kind, const Array &x) {
+  Factors f;
+  f.kind = kind;
+  f.operands = {&x};
+  f.sizes = x.shape();
+  f.summed.assign(x.shape().size(), false);
+  f.result_factors.resize(x.shape().size());
+  std::iota(f.result_factors.begin(), f.result_factors.end(), 0);
+  f.operand_factors = {f.result_factors};
+  return f;
 }
 
 Recording *current_recording() noexcept { return t_current.get(); }

@@ -53,10 +53,11 @@ class Recording {
   virtual void note_flops(int64_t flops) = 0;
 
   // The factors of an op that is one op of jax.jit's placement (a
-  // transpose, a reduction, a contraction; see core/program_placement.hpp),
-  // over the arrays it reads: what placing a whole program propagates
-  // through. An op noted by the ops it is made of (an einsum's transposes)
-  // is told apart by its operands, which are not the recorded op's.
+  // transpose, a reduction, a contraction, a reshape, a slice; see
+  // core/program_placement.hpp) or a softmax, over the arrays it reads:
+  // what placing a whole program propagates through. An op noted by the
+  // ops it is made of (an einsum's transposes) is told apart by its
+  // operands, which are not the recorded op's.
   struct Factors {
     propagate::ProgramOp::Kind kind = propagate::ProgramOp::Kind::Elementwise;
     std::vector<const Array *> operands;
@@ -64,6 +65,10 @@ class Recording {
     std::vector<bool> summed;
     std::vector<std::vector<int>> operand_factors;
     std::vector<int> result_factors;
+
+    // One factor per dimension of x, none summed, and the result's
+    // dimensions x's in order.
+    static Factors per_dimension(propagate::ProgramOp::Kind kind, const Array &x);
   };
   virtual void note_factors(Factors factors) = 0;
 };

@@ -198,6 +198,13 @@ ArrayPtr softmax(const ArrayPtr &x_in, int64_t axis, bool log, const OpOptions &
   if (x_in->dtype() == SPMD_BOOL)
     invalid("x: softmax is not defined for bool (JAX raises TypeError: its x - max(x) is a "
             "bool subtraction)");
+  if (Recording *rec = current_recording()) {
+    // One factor per dimension of x, the axis summed (and reaching the
+    // result too): placing a program expands it into jax.jit's ops.
+    Recording::Factors f = Recording::Factors::per_dimension(propagate::ProgramOp::Kind::Softmax, *x_in);
+    f.summed[a] = true;
+    rec->note_factors(std::move(f));
+  }
   // Over an empty axis there is nothing to normalise: JAX's max starts
   // from -inf there, and the result is as empty as x.
   if (x_in->shape()[a] == 0)

@@ -131,6 +131,10 @@ ArrayPtr slice(const ArrayPtr &x, const Shape &start, const Shape &stop, const O
   check_window(x->shape(), start, stop);
   Shape out_shape(start.size());
   for (size_t d = 0; d < out_shape.size(); ++d) out_shape[d] = stop[d] - start[d];
+  if (Recording *rec = current_recording()) {
+    // One factor per dimension, sliced or not.
+    rec->note_factors(Recording::Factors::per_dimension(propagate::ProgramOp::Kind::Slice, *x));
+  }
   return window(x, start, out_shape, propagate::padded(x->sharding()->spec(), out_shape.size()), options);
 }
 
@@ -258,14 +262,8 @@ ArrayPtr transpose(const ArrayPtr &x, std::vector<int64_t> perm, const OpOptions
   const ShardingPtr requested = requested_sharding(options, mesh, nd);
   if (Recording *r = current_recording()) {
     // One factor per dimension of x; result dimension k runs over perm[k].
-    Recording::Factors f;
-    f.kind = propagate::ProgramOp::Kind::Transpose;
-    f.operands = {x.get()};
-    f.sizes = x->shape();
-    f.summed.assign(nd, false);
-    f.operand_factors = {std::vector<int>(nd)};
-    for (size_t d = 0; d < nd; ++d) f.operand_factors[0][d] = static_cast<int>(d);
-    for (int64_t p : perm) f.result_factors.push_back(static_cast<int>(p));
+    Recording::Factors f = Recording::Factors::per_dimension(propagate::ProgramOp::Kind::Transpose, *x);
+    for (size_t k = 0; k < nd; ++k) f.result_factors[k] = static_cast<int>(perm[k]);
     r->note_factors(std::move(f));
   }
   const ArrayPtr in = laid_out(x, mesh, in_dims);
@@ -303,6 +301,13 @@ ArrayPtr reshape(const ArrayPtr &x, Shape shape, const OpOptions &options) {
     invalid("shape: cannot reshape an array of shape ", shape_to_string(x->shape()), " (", total,
             " elements) into shape ", shape_to_string(shape), " (", known, " elements)");
   check_result("shape", shape, x->dtype());
+  if (Recording *rec = current_recording(); rec && total > 0) {
+    // One factor per dimension of x: placing a program splits them as the
+    // two shapes share them (propagate::reshape_op).
+    Recording::Factors f = Recording::Factors::per_dimension(propagate::ProgramOp::Kind::Reshape, *x);
+    f.result_factors.clear();
+    rec->note_factors(std::move(f));
+  }
   const MeshPtr mesh = x->sharding()->mesh();
   const propagate::Reshape r =
       propagate::reshape(propagate::padded(x->sharding()->spec(), x->shape().size()), x->shape(),

@@ -229,12 +229,13 @@ void Program::add_ops(PlaceState &st) const {
     if (!n.rule || dead[i]) continue;
     if (reads[i] >= 0) {
       // A folded transpose, from its source; the identity is the source
-      // itself: a closed source fixes it.
+      // itself: a closed source fixes it (a constraint on it then
+      // constrains the source, and makes a value of its own).
       const size_t v = static_cast<size_t>(n.result), src = static_cast<size_t>(reads[i]);
       const std::vector<int> &perm = perms[i];
       bool identity = true;
       for (size_t k = 0; k < perm.size(); ++k) identity = identity && perm[k] == static_cast<int>(k);
-      if (identity && g.tensors[src].closed && open[v]) {
+      if (identity && g.tensors[src].closed && (open[v] || fixed[v])) {
         fixed[v] = values_[src].abstract->sharding();
         g.tensors[v].closed = true;
         g.tensors[v].dims = g.tensors[src].dims;
@@ -248,10 +249,20 @@ void Program::add_ops(PlaceState &st) const {
       std::vector<int> in(op.factor_sizes.size());
       for (size_t d = 0; d < in.size(); ++d) in[d] = static_cast<int>(d);
       op.operands = {reads[i]};
-      op.operand_factors = {in};
+      op.operand_factors = {propagate::one_each(in)};
       op.results = {n.result};
-      op.result_factors = {perm};
+      op.result_factors = {propagate::one_each(perm)};
       g.ops.push_back(std::move(op));
+      continue;
+    }
+    if (n.rule->kind == Kind::Reshape || n.rule->kind == Kind::Softmax) {
+      const int x = operand_tensor(st, n.operands[0]);
+      if (n.rule->kind == Kind::Reshape)
+        g.ops.push_back(propagate::reshape_op(array_of(n.operands[0])->shape(),
+                                              values_[static_cast<size_t>(n.result)].abstract->shape(), x,
+                                              n.result));
+      else
+        add_softmax(st, *n.rule, x, n.result);
       continue;
     }
     propagate::ProgramOp op;
@@ -260,46 +271,99 @@ void Program::add_ops(PlaceState &st) const {
     op.summed = n.rule->summed;
     for (size_t j = 0; j < n.operands.size(); ++j) {
       if (n.rule->operand_factors[j].empty()) continue;
-      const Source &s = n.operands[j];
-      int id = s.value;
-      if (id < 0) {
-        id = static_cast<int>(g.tensors.size());
-        propagate::ProgramTensor t;
-        t.shape = s.constant->shape();
-        t.dims = named_mesh(*s.constant) ? propagate::padded(s.constant->sharding()->spec(), t.shape.size())
-                                         : propagate::Dims(t.shape.size());
-        t.closed = true;
-        t.uses = 1;
-        g.tensors.push_back(std::move(t));
-      }
+      int id = operand_tensor(st, n.operands[j]);
       if (!n.rule->broadcast.empty() && n.rule->broadcast[j]) {
         // Broadcast first, by an op of its own, to an open tensor of the
         // result's shape that the elementwise op reads along every factor.
-        propagate::ProgramOp b;
-        b.kind = propagate::ProgramOp::Kind::Broadcast;
-        b.factor_sizes = n.rule->sizes;
-        b.summed.assign(n.rule->sizes.size(), false);
-        b.operands = {id};
-        b.operand_factors = {n.rule->operand_factors[j]};
-        id = static_cast<int>(g.tensors.size());
-        propagate::ProgramTensor t;
-        t.shape = values_[static_cast<size_t>(n.result)].abstract->shape();
-        t.dims.assign(t.shape.size(), {});
-        t.uses = 1;
-        g.tensors.push_back(std::move(t));
-        b.results = {id};
-        b.result_factors = {n.rule->result_factors};
-        g.ops.push_back(std::move(b));
-        op.operand_factors.push_back(n.rule->result_factors);
+        id = add_broadcast(st, *n.rule, n.rule->operand_factors[j], id,
+                           values_[static_cast<size_t>(n.result)].abstract->shape());
+        op.operand_factors.push_back(propagate::one_each(n.rule->result_factors));
       } else {
-        op.operand_factors.push_back(n.rule->operand_factors[j]);
+        op.operand_factors.push_back(propagate::one_each(n.rule->operand_factors[j]));
       }
       op.operands.push_back(id);
     }
     op.results = {n.result};
-    op.result_factors = {n.rule->result_factors};
+    op.result_factors = {propagate::one_each(n.rule->result_factors)};
     g.ops.push_back(std::move(op));
   }
+}
+
+int Program::operand_tensor(PlaceState &st, const Source &s) const {
+  // A value is its own tensor; a constant a closed tensor of its own.
+  if (s.value >= 0) return s.value;
+  propagate::ProgramTensor t;
+  t.shape = s.constant->shape();
+  t.dims = named_mesh(*s.constant) ? propagate::padded(s.constant->sharding()->spec(), t.shape.size())
+                                   : propagate::Dims(t.shape.size());
+  t.closed = true;
+  t.uses = 1;
+  st.g.tensors.push_back(std::move(t));
+  return static_cast<int>(st.g.tensors.size()) - 1;
+}
+
+int Program::add_tensor(PlaceState &st, const Shape &shape, int uses) const {
+  propagate::ProgramTensor t;
+  t.shape = shape;
+  t.dims.assign(shape.size(), {});
+  t.uses = uses;
+  st.g.tensors.push_back(std::move(t));
+  return static_cast<int>(st.g.tensors.size()) - 1;
+}
+
+int Program::add_broadcast(PlaceState &st, const Rule &r, const std::vector<int> &from, int operand,
+                           const Shape &shape) const {
+  propagate::ProgramOp b;
+  b.kind = propagate::ProgramOp::Kind::Broadcast;
+  b.factor_sizes = r.sizes;
+  b.summed.assign(r.sizes.size(), false);
+  b.operands = {operand};
+  b.operand_factors = {propagate::one_each(from)};
+  const int result = add_tensor(st, shape, 1);
+  b.results = {result};
+  b.result_factors = {propagate::one_each(r.result_factors)};
+  st.g.ops.push_back(std::move(b));
+  return result;
+}
+
+void Program::add_softmax(PlaceState &st, const Rule &r, int x, int result) const {
+  // As jax.nn.softmax is under jax.jit: m = max(x) along the axis,
+  // broadcast back; s = x - m; e = exp(s); t = sum(e), broadcast back;
+  // e / t. x and e are read twice.
+  using Kind = propagate::ProgramOp::Kind;
+  const Shape &shape = r.sizes;
+  std::vector<int> all(shape.size()), kept;
+  Shape reduced;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    all[d] = static_cast<int>(d);
+    if (!r.summed[d]) {
+      kept.push_back(static_cast<int>(d));
+      reduced.push_back(shape[d]);
+    }
+  }
+  auto op = [&](Kind kind, std::vector<int> operands, int out, const std::vector<int> &out_factors) {
+    propagate::ProgramOp o;
+    o.kind = kind;
+    o.factor_sizes = r.sizes;
+    o.summed = kind == Kind::Reduction ? r.summed : std::vector<bool>(r.sizes.size(), false);
+    o.operand_factors.assign(operands.size(), propagate::one_each(all));
+    o.operands = std::move(operands);
+    o.results = {out};
+    o.result_factors = {propagate::one_each(out_factors)};
+    st.g.ops.push_back(std::move(o));
+  };
+  ++st.g.tensors[static_cast<size_t>(x)].uses;
+  const int m = add_tensor(st, reduced, 1);
+  op(Kind::Reduction, {x}, m, kept);
+  const int m_full = add_broadcast(st, r, kept, m, shape);
+  const int shifted = add_tensor(st, shape, 1);
+  op(Kind::Elementwise, {x, m_full}, shifted, all);
+  const int e = add_tensor(st, shape, 2);
+  op(Kind::Elementwise, {shifted}, e, all);
+  const int t = add_tensor(st, reduced, 1);
+  op(Kind::Reduction, {e}, t, kept);
+  const int t_full = add_broadcast(st, r, kept, t, shape);
+  op(Kind::Elementwise, {e, t_full}, result, all);
 }
 
 bool Program::rerecord(const PlaceState &st) {
@@ -315,7 +379,7 @@ bool Program::rerecord(const PlaceState &st) {
     const size_t v = static_cast<size_t>(n.result);
     const ArrayPtr before = values_[v].abstract;
     ShardingPtr target = fixed[v];
-    if (open[v]) target = ops::sharding_of(before->sharding()->mesh(), g.tensors[v].dims);
+    if (open[v]) target = ops::sharding_of(before->sharding()->mesh(), propagate::without_parts(g.tensors[v].dims));
     operands.clear();
     for (const Source &s : n.operands) operands.push_back(array_of(s));
     if (!n.asked) n.options.out_sharding = nullptr;

@@ -227,6 +227,15 @@ class Program final : public Recording, public std::enable_shared_from_this<Prog
   void seed_outputs(PlaceState &st) const;
   void simplify(PlaceState &st) const;
   void add_ops(PlaceState &st) const;
+  int operand_tensor(PlaceState &st, const Source &s) const;  // the tensor an operand is
+  int add_tensor(PlaceState &st, const Shape &shape, int uses) const;  // an open one
+  // A broadcast of `operand` (read along factors `from`) to the rule's
+  // result factors, in shape `shape`: the tensor it makes.
+  int add_broadcast(PlaceState &st, const Rule &r, const std::vector<int> &from, int operand,
+                    const Shape &shape) const;
+  // A softmax as jax.jit places it: the reductions, broadcasts and
+  // elementwise ops it is made of.
+  void add_softmax(PlaceState &st, const Rule &r, int x, int result) const;
   bool rerecord(const PlaceState &st);  // true: an op without factors moved
   bool fusable(const Node &n) const;
   void plan_groups();

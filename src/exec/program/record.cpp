@@ -253,16 +253,23 @@ void Program::note_factors(Factors factors) {
   if (!recording_ || recording_->factors_noted) return;
   Node &n = *recording_;
   n.factors_noted = true;
-  // Only the ops that are themselves one op of jax.jit's placement (a
-  // softmax is several there; an einsum of two operands is one product
-  // there, whatever transposes come with it).
+  // Only the ops that are themselves one op of jax.jit's placement (an
+  // einsum of two operands is one product there, whatever transposes come
+  // with it), or a softmax, which placement expands into the ops jax.jit
+  // makes of it.
   using Kind = propagate::ProgramOp::Kind;
   const std::string_view fn = n.options.function ? n.options.function : "";
-  const bool own = factors.kind == Kind::Transpose     ? fn == "spmd_transpose"
-                   : factors.kind == Kind::Reduction   ? fn == "spmd_reduce"
-                   : factors.kind == Kind::Contraction
-                       ? (fn == "spmd_matmul" || fn == "spmd_dot_general" || fn == "spmd_einsum")
-                                                       : false;
+  bool own = false;
+  switch (factors.kind) {
+    case Kind::Transpose: own = fn == "spmd_transpose"; break;
+    case Kind::Reduction: own = fn == "spmd_reduce"; break;
+    case Kind::Contraction: own = fn == "spmd_matmul" || fn == "spmd_dot_general" || fn == "spmd_einsum"; break;
+    case Kind::Reshape: own = fn == "spmd_reshape"; break;
+    case Kind::Slice: own = fn == "spmd_slice" || fn == "spmd_slice_strided"; break;
+    case Kind::Softmax: own = fn == "spmd_softmax"; break;
+    case Kind::Elementwise:
+    case Kind::Broadcast: break;
+  }
   if (!own) return;
   Rule r;
   r.kind = factors.kind;
