@@ -1,6 +1,7 @@
 /* Family "chains": whole programs placed as jax.jit places them. Each case
  * is a chain of 2-6 ops with layout constraints anywhere, some with
- * reshapes, slices and softmaxes (conformance/families/chains.py), recorded as a libspmd program, compiled
+ * reshapes, slices and softmaxes, some with einsums of three operands
+ * (conformance/families/chains.py), recorded as a libspmd program, compiled
  * and run: every value JAX returned must come back in JAX's layout, with
  * JAX's values. Eager ops could not pass: jax.jit also places an op from
  * the constraints that follow it. Then every case of the propagation family
@@ -17,7 +18,7 @@
 #include "spmd/experimental/program.h"
 
 #define MAX_VALUES 16
-#define MAX_INPUTS 8
+#define MAX_INPUTS 16
 
 /* One step on value v (program inputs in `inputs`); its status. */
 static spmd_status run_step(const json_value *step, spmd_array *v, spmd_array **inputs, size_t n_inputs,
@@ -55,6 +56,14 @@ static spmd_status run_step(const json_value *step, spmd_array *v, spmd_array **
   if (strcmp(op, "matmul") == 0) return spmd_matmul(v, w, NULL, out);
   if (strcmp(op, "einsum") == 0)
     return spmd_einsum(json_string(conformance_member(step, "eq", where)), v, w, NULL, out);
+  if (strcmp(op, "einsum3") == 0) {
+    int64_t k[2];
+    if (conformance_ints(conformance_member(step, "inputs", where), k, 2, where) != 2 || k[0] < 0 ||
+        (size_t)k[0] >= n_inputs || k[1] < 0 || (size_t)k[1] >= n_inputs)
+      fail_msg("%s: an einsum3 step names two inputs in range", where);
+    const spmd_array *xs[3] = {v, inputs[k[0]], inputs[k[1]]};
+    return spmd_einsum_n(json_string(conformance_member(step, "eq", where)), 3, xs, NULL, out);
+  }
   if (strcmp(op, "reshape") == 0) {
     int64_t shape[SPMD_MAX_NDIM];
     const size_t n = conformance_ints(conformance_member(step, "shape", where), shape, SPMD_MAX_NDIM, where);

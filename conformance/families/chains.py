@@ -25,10 +25,17 @@ Writes tests/conformance/chains/cases.json:
                {"op": "reshape", "shape": [...]}
                {"op": "slice", "start": [...], "limit": [...]}    (v[start:limit])
                {"op": "softmax", "axis": a}               (jax.nn.softmax)
+             and, in the cases named chain_einsum3_*, also
+               {"op": "einsum3", "eq": e, "inputs": [k, l]}
+                                      (jnp.einsum(e, v, inputs[k], inputs[l]))
     outputs  [{"value": i, "spec": dims of JAX's layout, "array": {...}}]:
              the chain's last value and some of the others, returned
     out_spec where present, the layout asked of the last output
              (out_shardings)
+    jax_wrong  where present, the outputs whose values jax.jit got wrong
+             (beyond any rounding, against the program evaluated in float64
+             by NumPy): their "array" is NumPy's, rounded to float32, and
+             this lists JAX's own, as {"value", "array"}
     rtol, atol   the agreement asked of the values (sums and products are
              reassociated by a different split)
 Specs are lists of dims, each a list of axis names ([] for None).
@@ -72,9 +79,30 @@ def _slice_step(rng, shape):
     return out, {"op": "slice", "start": start, "limit": limit}
 
 
-def _random_chain(rng, axes, shape_ops=False):
+def _einsum3_step(rng, shape, inputs, axes):
+    """An einsum of v and two new inputs (the shape it makes, the step)."""
+    if len(shape) == 2:
+        k1, k2 = rng.choice([8, 16]), rng.choice([8, 16])
+        if rng.random() < 0.5:
+            eq, w1, w2 = "ij,jk,kl->il", [shape[1], k1], [k1, k2]
+        else:
+            eq, w1, w2 = "ij,kj,kl->il", [k1, shape[1]], [k1, k2]
+        out = [shape[0], k2]
+    elif rng.random() < 0.5:
+        eq, w1, w2 = "bsh,hk,kd->bsd", [shape[2], 8], [8, 8]
+        out = [shape[0], shape[1], 8]
+    else:
+        eq, w1, w2 = "bqd,bkd,bkv->bqv", [shape[0], 8, shape[2]], [shape[0], 8, 8]
+        out = [shape[0], shape[1], 8]
+    for w in (w1, w2):
+        inputs.append((w, refio.random_spec(rng, w, axes)))
+    return out, {"op": "einsum3", "eq": eq, "inputs": [len(inputs) - 2, len(inputs) - 1]}
+
+
+def _random_chain(rng, axes, shape_ops=False, einsum3=False):
     """(input shapes and specs, steps) of one chain; with `shape_ops`, also
-    reshapes, slices and softmaxes."""
+    reshapes, slices and softmaxes; with `einsum3`, einsums of three
+    operands."""
     nd = rng.choice([2, 2, 3])
     shape = [rng.choice([8, 16]) if nd == 2 else 8 for _ in range(nd)]
     inputs = [(list(shape), refio.random_spec(rng, shape, axes))]
@@ -86,8 +114,13 @@ def _random_chain(rng, axes, shape_ops=False):
             kinds += ["transpose", "sum", "matmul"] + (["einsum"] if len(shape) <= 3 else [])
         if shape_ops:
             kinds += ["reshape", "reshape", "softmax"] + (["slice"] if min(shape) >= 8 else [])
+        if einsum3 and len(shape) in (2, 3):
+            kinds += ["einsum3", "einsum3", "einsum3"]
         kind = rng.choice(kinds)
-        if kind == "reshape":
+        if kind == "einsum3":
+            shape, step = _einsum3_step(rng, shape, inputs, axes)
+            steps.append(step)
+        elif kind == "reshape":
             shape, step = _reshape_step(rng, shape)
             steps.append(step)
         elif kind == "slice":
@@ -136,49 +169,67 @@ def _random_chain(rng, axes, shape_ops=False):
     return inputs, steps
 
 
-def _apply(step, v, args, mesh):
-    import jax
-    import jax.numpy as jnp
-    from jax.sharding import NamedSharding
+def _apply(step, v, args, mesh=None):
+    """One step: under jax.jit on the mesh, or (mesh None) in float64 NumPy,
+    the check of JAX's values."""
+    if mesh is None:
+        import numpy as xp
+
+        def softmax(x, axis):
+            e = xp.exp(x - xp.max(x, axis=axis, keepdims=True))
+            return e / xp.sum(e, axis=axis, keepdims=True)
+    else:
+        import jax
+        import jax.numpy as xp
+        softmax = jax.nn.softmax
     op = step["op"]
     if op == "unary":
-        return {"sin": jnp.sin, "tanh": jnp.tanh, "neg": jnp.negative, "abs": jnp.abs}[step["fn"]](v)
+        return {"sin": xp.sin, "tanh": xp.tanh, "neg": xp.negative, "abs": xp.abs}[step["fn"]](v)
     if op == "scalar":
         return v * step["scalar"] if step["fn"] == "mul" else v + step["scalar"]
     if op == "binary":
         w = args[step["input"]]
         return v + w if step["fn"] == "add" else v * w
     if op == "transpose":
-        return jnp.transpose(v, step["perm"])
+        return xp.transpose(v, step["perm"])
     if op == "sum":
-        return jnp.sum(v, axis=step["axis"])
+        return xp.sum(v, axis=step["axis"])
     if op == "matmul":
         return v @ args[step["input"]]
     if op == "einsum":
-        return jnp.einsum(step["eq"], v, args[step["input"]])
+        return xp.einsum(step["eq"], v, args[step["input"]])
     if op == "reshape":
-        return jnp.reshape(v, step["shape"])
+        return xp.reshape(v, step["shape"])
     if op == "slice":
         return v[tuple(slice(a, b) for a, b in zip(step["start"], step["limit"]))]
     if op == "softmax":
-        return jax.nn.softmax(v, axis=step["axis"])
+        return softmax(v, axis=step["axis"])
+    if op == "einsum3":
+        k, l = step["inputs"]
+        return xp.einsum(step["eq"], v, args[k], args[l])
+    if mesh is None:
+        return v
+    from jax.sharding import NamedSharding
     return jax.lax.with_sharding_constraint(v, NamedSharding(mesh, refio.jax_spec(step["spec"])))
 
 
 def generate(out_dir: pathlib.Path, count: int = 256, seed: int = 20261127, shape_count: int = 192,
-             shape_seed: int = 20261128) -> None:
+             shape_seed: int = 20261128, einsum3_count: int = 96, einsum3_seed: int = 20261129) -> None:
     meshes = {name: refio.jax_mesh(name) for name in _MESH_AXES}
     cases = []
-    # The chains of the first set, then (from a generator of their own, so
-    # the first set stays as it was) those with reshapes, slices and softmaxes.
-    plan = [(random.Random(seed), "chain", count, False), (random.Random(shape_seed), "chain_shape", shape_count, True)]
-    for rng, prefix, how_many, shape_ops in plan:
-        cases += _chains(rng, prefix, how_many, shape_ops, meshes)
+    # The chains of the first set, then (each set from a generator of its
+    # own, so the sets before stay as they were) those with reshapes, slices
+    # and softmaxes, and those with einsums of three operands.
+    plan = [(random.Random(seed), "chain", count, {}),
+            (random.Random(shape_seed), "chain_shape", shape_count, {"shape_ops": True}),
+            (random.Random(einsum3_seed), "chain_einsum3", einsum3_count, {"einsum3": True})]
+    for rng, prefix, how_many, kinds in plan:
+        cases += _chains(rng, prefix, how_many, kinds, meshes)
     refio.write_json(out_dir / "cases.json",
                      {"meshes": refio.mesh_table(list(_MESH_AXES)), "cases": cases})
 
 
-def _chains(rng, prefix, count, shape_ops, meshes):
+def _chains(rng, prefix, count, kinds, meshes):
     import jax
     import numpy as np
     from jax.sharding import NamedSharding
@@ -187,7 +238,7 @@ def _chains(rng, prefix, count, shape_ops, meshes):
     for n in range(count):
         mesh_name = rng.choice(list(_MESH_AXES))
         mesh = meshes[mesh_name]
-        inputs, steps = _random_chain(rng, _MESH_AXES[mesh_name], shape_ops)
+        inputs, steps = _random_chain(rng, _MESH_AXES[mesh_name], **kinds)
         values = len(steps) + 1
         returned = sorted({values - 1} | {i for i in range(1, values - 1) if rng.random() < 0.4})
         args, records = [], []
@@ -221,6 +272,20 @@ def _chains(rng, prefix, count, shape_ops, meshes):
                          "array": refio.array_hex(o)} for i, o in zip(returned, outs)],
             "rtol": 1e-5, "atol": 1e-5,
         }
+        # JAX's values against the program in float64: where jax.jit is
+        # wrong beyond rounding, the case holds NumPy's values.
+        exact = [np.asarray(a, np.float64) for a in args]
+        vals = [exact[0]]
+        for step in steps:
+            vals.append(_apply(step, vals[-1], exact))
+        wrong = []
+        for out, o in zip(case["outputs"], outs):
+            want = vals[out["value"]]
+            if not np.allclose(np.asarray(o, np.float64), want, rtol=1e-3, atol=1e-3):
+                wrong.append({"value": out["value"], "array": out["array"]})
+                out["array"] = refio.array_hex(want.astype(np.float32))
+        if wrong:
+            case["jax_wrong"] = wrong
         if out_spec is not None:
             case["out_spec"] = out_spec
         cases.append(case)

@@ -71,6 +71,11 @@ class Recording {
     static Factors per_dimension(propagate::ProgramOp::Kind kind, const Array &x);
   };
   virtual void note_factors(Factors factors) = 0;
+
+  // Of an op made of several of jax.jit's ops, each noted in turn (an
+  // einsum of three or more operands, pairwise): the array the one noted
+  // last made, which a later one may read.
+  virtual void note_part_made(const Array &result) = 0;
 };
 
 // The device work (kernel launches, copies between shards, collectives)

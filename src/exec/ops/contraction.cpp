@@ -237,8 +237,36 @@ ArrayPtr matmul(const ArrayPtr &a, const ArrayPtr &b, const OpOptions &options) 
   return dot_general(a, b, dd, options, {"a", "b", "a and b"});
 }
 
+namespace {
+
+// Which operand of an einsum of two jnp.einsum's dot_general takes first:
+// its lhs is the operand of the higher id (b of a lone einsum, a of a step
+// of an einsum of several), and it puts the rhs first where that order
+// gives the output's letters without a transpose. True: a first.
+bool a_first_in_jax(const std::string &sa, const std::string &sb, const std::string &so, bool a_is_lhs) {
+  auto remaining = [&](const std::string &x, const std::string &other) {
+    std::string r;
+    for (char ch : x)
+      if (so.find(ch) != std::string::npos && other.find(ch) == std::string::npos) r += ch;
+    return r;
+  };
+  std::string batch;
+  for (char ch : so)
+    if (sa.find(ch) != std::string::npos && sb.find(ch) != std::string::npos) batch += ch;
+  const std::string &lhs = a_is_lhs ? sa : sb, &rhs = a_is_lhs ? sb : sa;
+  const bool rhs_first = batch + remaining(rhs, lhs) + remaining(lhs, rhs) == so;
+  return rhs_first != a_is_lhs;
+}
+
+}  // namespace
+
 ArrayPtr einsum(const std::string &subscripts, const ArrayPtr &a_in, const ArrayPtr &b_in,
                 const OpOptions &options) {
+  return einsum_pair(subscripts, a_in, b_in, options, false);
+}
+
+ArrayPtr einsum_pair(const std::string &subscripts, const ArrayPtr &a_in, const ArrayPtr &b_in,
+                     const OpOptions &options, bool a_is_lhs) {
   const auto arrow = subscripts.find("->");
   const auto comma = subscripts.find(',');
   if (arrow == std::string::npos || comma == std::string::npos || comma > arrow)
@@ -282,10 +310,15 @@ ArrayPtr einsum(const std::string &subscripts, const ArrayPtr &a_in, const Array
     check_result("subscripts", out_shape, t);
   }
   if (Recording *r = current_recording()) {
-    // One factor per letter; those the output lacks are summed over.
+    // One factor per letter; those the output lacks are summed over. The
+    // operands in the order of jnp.einsum's dot_general (which placement
+    // tells apart where two factors would take one axis).
+    const bool a_first = a_first_in_jax(sa, sb, so, a_is_lhs);
+    const std::string &s1 = a_first ? sa : sb, &s2 = a_first ? sb : sa;
+    const Array &x1 = a_first ? *a_in : *b_in, &x2 = a_first ? *b_in : *a_in;
     Recording::Factors f;
     f.kind = propagate::ProgramOp::Kind::Contraction;
-    f.operands = {a_in.get(), b_in.get()};
+    f.operands = {&x1, &x2};
     std::string letters;
     auto factor = [&](char ch, int64_t size) {
       const auto at = letters.find(ch);
@@ -296,8 +329,8 @@ ArrayPtr einsum(const std::string &subscripts, const ArrayPtr &a_in, const Array
       return static_cast<int>(letters.size() - 1);
     };
     f.operand_factors.resize(2);
-    for (size_t k = 0; k < sa.size(); ++k) f.operand_factors[0].push_back(factor(sa[k], a_in->shape()[k]));
-    for (size_t k = 0; k < sb.size(); ++k) f.operand_factors[1].push_back(factor(sb[k], b_in->shape()[k]));
+    for (size_t k = 0; k < s1.size(); ++k) f.operand_factors[0].push_back(factor(s1[k], x1.shape()[k]));
+    for (size_t k = 0; k < s2.size(); ++k) f.operand_factors[1].push_back(factor(s2[k], x2.shape()[k]));
     for (char ch : so) f.result_factors.push_back(factor(ch, 0));
     r->note_factors(std::move(f));
   }
@@ -419,7 +452,8 @@ ArrayPtr einsum(const std::string &subscripts, const std::vector<ArrayPtr> &xs, 
         if (keep.find(ch) != std::string::npos && result.find(ch) == std::string::npos) result += ch;
     }
     const std::string step = names[lhs] + "," + names[rhs] + "->" + result;
-    held.push_back(einsum(step, held[lhs], held[rhs], last ? options : OpOptions{}));
+    held.push_back(einsum_pair(step, held[lhs], held[rhs], last ? options : OpOptions{}, true));
+    if (Recording *r = current_recording()) r->note_part_made(*held.back());
     names.push_back(result);
     held[lhs] = held[rhs] = nullptr;
   }

@@ -24,6 +24,10 @@ ArrayPtr dot_general(const ArrayPtr &lhs, const ArrayPtr &rhs, propagate::DotDim
 ArrayPtr matmul(const ArrayPtr &a, const ArrayPtr &b, const OpOptions &options);
 ArrayPtr einsum(const std::string &subscripts, const ArrayPtr &a, const ArrayPtr &b,
                 const OpOptions &options);
+// An einsum of two as a step of an einsum of several (a_is_lhs: a is the
+// operand of the higher id there, as jnp.einsum takes them).
+ArrayPtr einsum_pair(const std::string &subscripts, const ArrayPtr &a, const ArrayPtr &b,
+                     const OpOptions &options, bool a_is_lhs);
 // jnp.einsum of one to four operands (two: the function above), the pairs
 // contracted in jnp.einsum's order (einsum_path.hpp).
 ArrayPtr einsum(const std::string &subscripts, const std::vector<ArrayPtr> &xs, const OpOptions &options);

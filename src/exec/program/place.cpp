@@ -255,6 +255,10 @@ void Program::add_ops(PlaceState &st) const {
       g.ops.push_back(std::move(op));
       continue;
     }
+    if (!n.rule->products.empty()) {
+      add_products(st, n);
+      continue;
+    }
     if (n.rule->kind == Kind::Reshape || n.rule->kind == Kind::Softmax) {
       const int x = operand_tensor(st, n.operands[0]);
       if (n.rule->kind == Kind::Reshape)
@@ -324,6 +328,35 @@ int Program::add_broadcast(PlaceState &st, const Rule &r, const std::vector<int>
   b.result_factors = {propagate::one_each(r.result_factors)};
   st.g.ops.push_back(std::move(b));
   return result;
+}
+
+void Program::add_products(PlaceState &st, const Node &n) const {
+  // Each product a contraction, into a tensor of its own but the last.
+  std::vector<int> made;
+  const auto &products = n.rule->products;
+  for (size_t p = 0; p < products.size(); ++p) {
+    const Rule::Product &product = products[p];
+    propagate::ProgramOp op;
+    op.kind = propagate::ProgramOp::Kind::Contraction;
+    op.factor_sizes = product.sizes;
+    op.summed = product.summed;
+    for (size_t k = 0; k < product.sources.size(); ++k) {
+      const int s = product.sources[k];
+      op.operands.push_back(s >= 0 ? operand_tensor(st, n.operands[static_cast<size_t>(s)])
+                                   : made[static_cast<size_t>(-1 - s)]);
+      op.operand_factors.push_back(propagate::one_each(product.operand_factors[k]));
+    }
+    int result = n.result;
+    if (p + 1 < products.size()) {
+      Shape shape;
+      for (int f : product.result_factors) shape.push_back(product.sizes[static_cast<size_t>(f)]);
+      result = add_tensor(st, shape, 1);
+    }
+    op.results = {result};
+    op.result_factors = {propagate::one_each(product.result_factors)};
+    made.push_back(result);
+    st.g.ops.push_back(std::move(op));
+  }
 }
 
 void Program::add_softmax(PlaceState &st, const Rule &r, int x, int result) const {

@@ -121,6 +121,7 @@ class Program final : public Recording, public std::enable_shared_from_this<Prog
   void note_transfer(std::string what, int64_t bytes) override;
   void note_flops(int64_t flops) override;
   void note_factors(Factors factors) override;
+  void note_part_made(const Array &result) override;
 
  private:
   // Where an op's operand comes from: a value, or a constant array.
@@ -158,6 +159,28 @@ class Program final : public Recording, public std::enable_shared_from_this<Prog
     // Per operand of an elementwise op: broadcast to the result's shape
     // (its factors are then the result dimensions it is read along).
     std::vector<bool> broadcast;
+    // An op made of several contractions (an einsum of three or more
+    // operands, pairwise as jax.jit runs it): each in order, the last
+    // making the result, each operand the node's operand j (>= 0) or the
+    // result of product p (-1 - p). The rule's own factors are unused.
+    struct Product {
+      std::vector<int64_t> sizes;
+      std::vector<bool> summed;
+      std::vector<int> sources;
+      std::vector<std::vector<int>> operand_factors;  // per source
+      std::vector<int> result_factors;
+    };
+    std::vector<Product> products;
+  };
+  // While an einsum of several products records: the products noted, the
+  // array each made, whether the last is still running (the ops inside it
+  // note their own factors, which are its), and whether one read an array
+  // that is neither an operand nor a product (then it is placed as eager).
+  struct PendingProducts {
+    std::vector<Rule::Product> products;
+    std::vector<const Array *> made;
+    bool open = false;
+    bool broken = false;
   };
   struct Node {
     std::string name;     // "sin", "matmul"
@@ -174,6 +197,7 @@ class Program final : public Recording, public std::enable_shared_from_this<Prog
     std::vector<Transfer> transfers;
     int64_t flops = 0;
     std::optional<Rule> rule;  // null: placed as the eager op places it
+    PendingProducts pending;   // while recording an op of several products
     bool factors_noted = false;  // the op noted its factors (or an op inside it did first)
     int group = -1;       // its fused group, once compiled
   };
@@ -217,6 +241,8 @@ class Program final : public Recording, public std::enable_shared_from_this<Prog
   ArrayPtr trace(Node &n, const std::vector<ArrayPtr> &operands, const ops::OpOptions &options,
                  const Replay &replay);
   void elementwise_rule(Node &n, const Array &result) const;
+  void note_product(Node &n, Factors factors);  // a product of an einsum of several
+  void products_rule(Node &n) const;             // their rule, once the op is recorded
   // jax.jit's placement of the whole program (exec/program/place.cpp):
   // values re-recorded in the layouts later constraints and uses ask for.
   void place();
@@ -236,6 +262,8 @@ class Program final : public Recording, public std::enable_shared_from_this<Prog
   // A softmax as jax.jit places it: the reductions, broadcasts and
   // elementwise ops it is made of.
   void add_softmax(PlaceState &st, const Rule &r, int x, int result) const;
+  // An einsum of several products: a contraction each, as jax.jit runs it.
+  void add_products(PlaceState &st, const Node &n) const;
   bool rerecord(const PlaceState &st);  // true: an op without factors moved
   bool fusable(const Node &n) const;
   void plan_groups();

@@ -1,5 +1,6 @@
 // Recording: inputs, ops and outputs of a program (exec/program/program.hpp).
 #include <algorithm>
+#include <optional>
 #include <string_view>
 
 #include "base/error.hpp"
@@ -150,6 +151,7 @@ ArrayPtr Program::trace(Node &n, const std::vector<ArrayPtr> &operands, const op
   n.flops = 0;
   n.rule.reset();
   n.factors_noted = false;
+  n.pending = {};
   ArrayPtr result;
   recording_ = &n;
   try {
@@ -160,7 +162,8 @@ ArrayPtr Program::trace(Node &n, const std::vector<ArrayPtr> &operands, const op
     throw;
   }
   recording_ = nullptr;
-  if (!n.factors_noted && result->abstract()) elementwise_rule(n, *result);
+  if (!n.pending.products.empty()) products_rule(n);
+  else if (!n.factors_noted && result->abstract()) elementwise_rule(n, *result);
   return result;
 }
 
@@ -248,6 +251,11 @@ void Program::note_flops(int64_t flops) {
 }
 
 void Program::note_factors(Factors factors) {
+  if (recording_ && std::string_view(recording_->options.function ? recording_->options.function : "") ==
+                        "spmd_einsum_n") {
+    note_product(*recording_, std::move(factors));
+    return;
+  }
   // The recorded op's own factors: the first note, over its own operands
   // (an op made of others notes theirs later, or over arrays of its own).
   if (!recording_ || recording_->factors_noted) return;
@@ -283,6 +291,57 @@ void Program::note_factors(Factors factors) {
   r.sizes = std::move(factors.sizes);
   r.summed = std::move(factors.summed);
   r.result_factors = std::move(factors.result_factors);
+  n.rule = std::move(r);
+}
+
+void Program::note_product(Node &n, Factors factors) {
+  // A product's own note comes first; the ops inside it (its dot_general,
+  // transposes) note theirs while it is open.
+  PendingProducts &p = n.pending;
+  if (p.open || p.broken) return;
+  if (factors.kind != propagate::ProgramOp::Kind::Contraction) {
+    p.broken = true;
+    return;
+  }
+  Rule::Product product;
+  for (const Array *a : factors.operands) {
+    std::optional<int> source;
+    for (size_t j = 0; j < n.operands.size() && !source; ++j)
+      if (array_of(n.operands[j]).get() == a) source = static_cast<int>(j);
+    for (size_t q = 0; q < p.made.size() && !source; ++q)
+      if (p.made[q] == a) source = -1 - static_cast<int>(q);
+    if (!source) {
+      p.broken = true;  // a converted operand: placed as the eager op
+      return;
+    }
+    product.sources.push_back(*source);
+  }
+  product.sizes = std::move(factors.sizes);
+  product.summed = std::move(factors.summed);
+  product.operand_factors = std::move(factors.operand_factors);
+  product.result_factors = std::move(factors.result_factors);
+  p.products.push_back(std::move(product));
+  p.open = true;
+}
+
+void Program::note_part_made(const Array &result) {
+  if (!recording_ || !recording_->pending.open) return;
+  recording_->pending.made.push_back(&result);
+  recording_->pending.open = false;
+}
+
+void Program::products_rule(Node &n) const {
+  // Every operand read once, every product but the last read once later.
+  const PendingProducts &p = n.pending;
+  if (p.broken) return;
+  std::vector<int> reads(n.operands.size() + p.products.size(), 0);
+  for (const Rule::Product &product : p.products)
+    for (int s : product.sources) ++reads[s >= 0 ? static_cast<size_t>(s) : n.operands.size() + static_cast<size_t>(-1 - s)];
+  for (size_t k = 0; k < reads.size(); ++k)
+    if (reads[k] != (k + 1 < reads.size() ? 1 : 0)) return;
+  Rule r;
+  r.kind = propagate::ProgramOp::Kind::Contraction;
+  r.products = p.products;
   n.rule = std::move(r);
 }
 
