@@ -271,6 +271,26 @@ int main(int argc, char **argv) {
   report("2*sin(x)+1 program (one pass)", tm, 2.0 * 64 * 1024 * 1024 / tm / 1e9, "GB/s", memcpy_gbs,
          "memcpy 1 thread");
   spmd_x_program_destroy(chain);
+  /* jax.random.normal of the same 16 M floats, split over the 8 devices:
+   * the bytes it writes against the same-run memcpy's. */
+  {
+    spmd_sharding *split = NULL;
+    spmd_key key;
+    CHECK(spmd_sharding_named_text(mesh, "x", &split));
+    CHECK(spmd_random_key(0, &key));
+    for (int i = -1; i < iters; ++i) {
+      spmd_array *r = NULL;
+      const double t0 = now();
+      CHECK(spmd_random_normal(split, &key, SPMD_F32, 1, big, &r));
+      CHECK(spmd_array_block_until_ready(r));
+      if (i >= 0) t[i] = now() - t0;
+      spmd_array_destroy(r);
+    }
+    tm = median(t, iters);
+    report("random normal f32 16 M elements", tm, 64.0 * 1024 * 1024 / tm / 1e9, "GB/s", memcpy_gbs,
+           "memcpy 1 thread");
+    spmd_sharding_destroy(split);
+  }
   spmd_array_destroy(a);
   spmd_array_destroy(b);
   free(src);

@@ -9,6 +9,8 @@
 
 #include "base/dtype.hpp"
 #include "base/error.hpp"
+#include "kernels/random_constants.hpp"
+#include "kernels/random_simd.hpp"
 
 // Every floating-point result below must round exactly as XLA's CPU code
 // rounds it. Where XLA fuses a multiply and an add (its LLVM pipeline
@@ -44,14 +46,7 @@ T xla_max(T a, T b) {
 
 // ---- erfinv ----------------------------------------------------------------
 
-// Single precision (Giles): w = -log(1 - x^2); for w < 5 a degree-8 polynomial
-// in w - 2.5, else one in sqrt(w) - 3. Highest degree first.
-constexpr float kErfinvF32Small[9] = {
-    2.81022636e-08f, 3.43273939e-07f, -3.5233877e-06f, -4.39150654e-06f, 0.00021858087f,
-    -0.00125372503f, -0.00417768164f, 0.246640727f,    1.50140941f};
-constexpr float kErfinvF32Large[9] = {
-    -0.000200214257f, 0.000100950558f, 0.00134934322f, -0.00367342844f, 0.00573950773f,
-    -0.0076224613f,   0.00943887047f,  1.00167406f,    2.83297682f};
+using namespace constants;  // the coefficients the eight-lane draws share (kernels/random_constants.hpp)
 
 // Double precision (Giles): three ranges of w: below 6.25 (in w - 3.125),
 // below 16 (in sqrt(w) - 3.25) and above (in sqrt(w) - 5).
@@ -89,16 +84,6 @@ constexpr double kErfinvF64Large[17] = {
 // Cephes logf polynomial on the mantissa reduced to [sqrt(1/2), sqrt(2)).
 // Both are written here with the multiply-adds fused where XLA's are.
 
-constexpr double kLog1pThreshold = 0.41421356237309504880;  // sqrt(2) - 1
-constexpr double kLog1pNumerator[7] = {
-    4.5270000862445199635215E-5, 4.9854102823193375972212E-1, 6.5787325942061044846969E0,
-    2.9911919328553073277375E1,  6.0949667980987787057556E1,  5.7112963590585538103336E1,
-    2.0039553499201281259648E1};
-constexpr double kLog1pDenominator[7] = {
-    1.0,                         1.5062909083469192043167E1, 8.3047565967967209469434E1,
-    2.2176239823732856465394E2,  3.0909872225312059774938E2, 2.1642788614495947685003E2,
-    6.0118660497603843919306E1};
-
 template <typename T>
 T log1p_small(T x) {
   T num = static_cast<T>(kLog1pNumerator[0]);
@@ -116,10 +101,8 @@ T log1p_small(T x) {
 // q2 + q1, log(1 + f) = f - f^2/2 + f^3 * P(f).
 float log_f32(float v) {
   if (!(v > 0.0f) || std::isinf(v) || std::isnan(v)) return std::log(v);
-  constexpr float p[9] = {7.0376836292E-2f,  -1.1514610310E-1f, 1.1676998740E-1f,
-                          -1.2420140846E-1f, 1.4249322787E-1f,  -1.6668057665E-1f,
-                          2.0000714765E-1f,  -2.4999993993E-1f, 3.3333331174E-1f};
-  constexpr float q1 = -2.12194440e-4f, q2 = 0.693359375f;
+  const auto &p = kLogP;
+  constexpr float q1 = kLogQ1, q2 = kLogQ2;
   int exponent;
   float f = std::frexp(v, &exponent);  // v = f * 2^exponent, f in [0.5, 1)
   float e = static_cast<float>(exponent);
@@ -245,6 +228,8 @@ struct UniformF32 {
   T value(uint32_t b0, uint32_t b1) const {
     return xla_max(lo, std::fma(unit_f32(b0 ^ b1), span, lo));
   }
+  // n (a multiple of 8) draws from counter `first` on, eight at a time.
+  void many(Key key, uint64_t first, int64_t n, T *out) const { simd::uniform_f32(key, first, lo, span, n, out); }
 };
 struct UniformF64 {
   using T = double;
@@ -283,6 +268,9 @@ struct NormalF32 {
       : uniform(normal_uniform(r, std::nextafter(-1.0f, 0.0f))) {}
   T value(uint32_t b0, uint32_t b1) const {
     return std::numbers::sqrt2_v<float> * erfinv_f32(uniform.value(b0, b1));
+  }
+  void many(Key key, uint64_t first, int64_t n, T *out) const {
+    simd::normal_f32(key, first, uniform.lo, uniform.span, n, out);
   }
 };
 struct NormalF64 {
@@ -419,12 +407,21 @@ void fill(const Request &request, const Shape &global, const Box &box, void *out
   // Rows along the last dimension are contiguous in both the box and the
   // global array.
   const int64_t row = box.stop[nd - 1] - box.start[nd - 1];
+  // Draws with an eight-lane form run it over each row's multiple of 8.
+  int64_t lanes = 0;
+  if constexpr (requires { draw.many(request.key, uint64_t{0}, int64_t{0}, dst); })
+    if (simd::available()) lanes = row - row % 8;
   Shape idx(box.start);
   for (int64_t done = 0; done < n; done += row) {
     uint64_t flat = 0;
     for (size_t d = 0; d < nd; ++d)
       flat = flat * static_cast<uint64_t>(global[d]) + static_cast<uint64_t>(idx[d]);
-    for (int64_t j = 0; j < row; ++j) {
+    if constexpr (requires { draw.many(request.key, uint64_t{0}, int64_t{0}, dst); })
+      if (lanes > 0) {
+        draw.many(request.key, flat, lanes, dst);
+        dst += lanes;
+      }
+    for (int64_t j = lanes; j < row; ++j) {
       const auto [b0, b1] = counter_bits(request.key, flat + static_cast<uint64_t>(j));
       *dst++ = draw.value(b0, b1);
     }
