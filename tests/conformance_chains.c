@@ -1,7 +1,7 @@
 /* Family "chains": whole programs placed as jax.jit places them. Each case
  * is a chain of 2-6 ops with layout constraints anywhere, some with
- * reshapes, slices and softmaxes, some with einsums of three operands
- * (conformance/families/chains.py), recorded as a libspmd program, compiled
+ * reshapes, slices and softmaxes, some with einsums of three operands,
+ * some with concatenations and broadcasts (conformance/families/chains.py), recorded as a libspmd program, compiled
  * and run: every value JAX returned must come back in JAX's layout, with
  * JAX's values. Eager ops could not pass: jax.jit also places an op from
  * the constraints that follow it. Then every case of the propagation family
@@ -63,6 +63,15 @@ static spmd_status run_step(const json_value *step, spmd_array *v, spmd_array **
       fail_msg("%s: an einsum3 step names two inputs in range", where);
     const spmd_array *xs[3] = {v, inputs[k[0]], inputs[k[1]]};
     return spmd_einsum_n(json_string(conformance_member(step, "eq", where)), 3, xs, NULL, out);
+  }
+  if (strcmp(op, "concat") == 0) {
+    const spmd_array *xs[2] = {v, w};
+    return spmd_concatenate(2, xs, json_int(conformance_member(step, "axis", where), 0), NULL, out);
+  }
+  if (strcmp(op, "broadcast") == 0) {
+    int64_t shape[SPMD_MAX_NDIM];
+    const size_t n = conformance_ints(conformance_member(step, "shape", where), shape, SPMD_MAX_NDIM, where);
+    return spmd_broadcast_to(v, n, shape, NULL, out);
   }
   if (strcmp(op, "reshape") == 0) {
     int64_t shape[SPMD_MAX_NDIM];

@@ -28,6 +28,10 @@ Writes tests/conformance/chains/cases.json:
              and, in the cases named chain_einsum3_*, also
                {"op": "einsum3", "eq": e, "inputs": [k, l]}
                                       (jnp.einsum(e, v, inputs[k], inputs[l]))
+             and, in the cases named chain_concat_*, also
+               {"op": "concat", "input": k, "axis": a}
+                                      (jnp.concatenate([v, inputs[k]], a))
+               {"op": "broadcast", "shape": [...]}        (jnp.broadcast_to)
     outputs  [{"value": i, "spec": dims of JAX's layout, "array": {...}}]:
              the chain's last value and some of the others, returned
     out_spec where present, the layout asked of the last output
@@ -99,10 +103,10 @@ def _einsum3_step(rng, shape, inputs, axes):
     return out, {"op": "einsum3", "eq": eq, "inputs": [len(inputs) - 2, len(inputs) - 1]}
 
 
-def _random_chain(rng, axes, shape_ops=False, einsum3=False):
+def _random_chain(rng, axes, shape_ops=False, einsum3=False, concat=False):
     """(input shapes and specs, steps) of one chain; with `shape_ops`, also
     reshapes, slices and softmaxes; with `einsum3`, einsums of three
-    operands."""
+    operands; with `concat`, concatenations and broadcasts."""
     nd = rng.choice([2, 2, 3])
     shape = [rng.choice([8, 16]) if nd == 2 else 8 for _ in range(nd)]
     inputs = [(list(shape), refio.random_spec(rng, shape, axes))]
@@ -116,8 +120,19 @@ def _random_chain(rng, axes, shape_ops=False, einsum3=False):
             kinds += ["reshape", "reshape", "softmax"] + (["slice"] if min(shape) >= 8 else [])
         if einsum3 and len(shape) in (2, 3):
             kinds += ["einsum3", "einsum3", "einsum3"]
+        if concat:
+            kinds += ["concat", "concat"] + (["broadcast", "broadcast"] if len(shape) < 4 else [])
         kind = rng.choice(kinds)
-        if kind == "einsum3":
+        if kind == "concat":
+            axis = rng.randrange(len(shape))
+            inputs.append((list(shape), refio.random_spec(rng, shape, axes)))
+            steps.append({"op": "concat", "input": len(inputs) - 1, "axis": axis})
+            shape = shape[:axis] + [2 * shape[axis]] + shape[axis + 1:]
+        elif kind == "broadcast":
+            # A new leading dimension.
+            shape = [rng.choice([2, 4, 8])] + shape
+            steps.append({"op": "broadcast", "shape": shape})
+        elif kind == "einsum3":
             shape, step = _einsum3_step(rng, shape, inputs, axes)
             steps.append(step)
         elif kind == "reshape":
@@ -207,6 +222,10 @@ def _apply(step, v, args, mesh=None):
     if op == "einsum3":
         k, l = step["inputs"]
         return xp.einsum(step["eq"], v, args[k], args[l])
+    if op == "concat":
+        return xp.concatenate([v, args[step["input"]]], axis=step["axis"])
+    if op == "broadcast":
+        return xp.broadcast_to(v, step["shape"])
     if mesh is None:
         return v
     from jax.sharding import NamedSharding
@@ -214,15 +233,18 @@ def _apply(step, v, args, mesh=None):
 
 
 def generate(out_dir: pathlib.Path, count: int = 256, seed: int = 20261127, shape_count: int = 192,
-             shape_seed: int = 20261128, einsum3_count: int = 96, einsum3_seed: int = 20261129) -> None:
+             shape_seed: int = 20261128, einsum3_count: int = 96, einsum3_seed: int = 20261129,
+             concat_count: int = 96, concat_seed: int = 20261130) -> None:
     meshes = {name: refio.jax_mesh(name) for name in _MESH_AXES}
     cases = []
     # The chains of the first set, then (each set from a generator of its
     # own, so the sets before stay as they were) those with reshapes, slices
-    # and softmaxes, and those with einsums of three operands.
+    # and softmaxes, those with einsums of three operands, and those with
+    # concatenations and broadcasts.
     plan = [(random.Random(seed), "chain", count, {}),
             (random.Random(shape_seed), "chain_shape", shape_count, {"shape_ops": True}),
-            (random.Random(einsum3_seed), "chain_einsum3", einsum3_count, {"einsum3": True})]
+            (random.Random(einsum3_seed), "chain_einsum3", einsum3_count, {"einsum3": True}),
+            (random.Random(concat_seed), "chain_concat", concat_count, {"concat": True})]
     for rng, prefix, how_many, kinds in plan:
         cases += _chains(rng, prefix, how_many, kinds, meshes)
     refio.write_json(out_dir / "cases.json",

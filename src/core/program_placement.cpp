@@ -33,7 +33,8 @@ Direction direction_of(const ProgramGraph &g, const ProgramOp &op, size_t factor
   if (op.kind == ProgramOp::Kind::Broadcast)
     return priority >= 4 ? kBoth : priority >= 2 ? kBackward : kNone;
   if (priority >= 3) return kBoth;
-  if (priority >= 2 && !op.summed[factor]) return kBoth;
+  const bool permuted = !op.permuted.empty() && op.permuted[factor];
+  if (priority >= 2 && !op.summed[factor] && !permuted) return kBoth;
   // The ops that only move elements pass along at the first levels, as
   // elementwise ops do.
   const bool passes_through = op.kind == ProgramOp::Kind::Elementwise || op.kind == ProgramOp::Kind::Transpose ||

@@ -53,17 +53,32 @@ DimFactors one_each(const std::vector<int> &factors);
 struct ProgramOp {
   // Broadcast: an elementwise op's operand brought to the result's shape
   // (jax.jit broadcasts it by an op of its own before the elementwise one).
-  // Slice: a factor per dimension, sliced or not (jax.jit propagates
-  // through a sliced dimension too). Softmax: recorded as one op, along
-  // its summed factor, and placed as the reductions, broadcasts and
-  // elementwise ops jax.jit makes of it (place_program never sees one).
-  enum class Kind { Elementwise, Transpose, Reduction, Contraction, Broadcast, Reshape, Slice, Softmax };
+  // Slice, Concatenate: a factor per dimension, sliced (or joined) or not
+  // (jax.jit propagates along such a dimension too). Softmax: recorded as
+  // one op, along its summed factor, and placed as the reductions,
+  // broadcasts and elementwise ops jax.jit makes of it (place_program never
+  // sees one).
+  enum class Kind {
+    Elementwise,
+    Transpose,
+    Reduction,
+    Contraction,
+    Broadcast,
+    Reshape,
+    Slice,
+    Concatenate,
+    Softmax
+  };
   Kind kind = Kind::Elementwise;
   std::vector<int> operands, results;  // tensor ids
   // Per factor: its size, and whether it is summed over (a contraction's
   // contracting dimension, a reduction's reduced one): it reaches no result.
   std::vector<int64_t> factor_sizes;
   std::vector<bool> summed;
+  // Per factor (or empty: none): a concatenation's own dimension, whose
+  // elements move between devices (Shardy's permutation factors): passed
+  // along only at the last levels, with the summed ones.
+  std::vector<bool> permuted;
   // Per operand / result: the factors of each of its dimensions.
   std::vector<DimFactors> operand_factors, result_factors;
 };

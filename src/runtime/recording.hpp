@@ -63,6 +63,7 @@ class Recording {
     std::vector<const Array *> operands;
     std::vector<int64_t> sizes;
     std::vector<bool> summed;
+    std::vector<bool> permuted;  // empty, or per factor (ProgramOp::permuted)
     std::vector<std::vector<int>> operand_factors;
     std::vector<int> result_factors;
 

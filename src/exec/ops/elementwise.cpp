@@ -315,6 +315,21 @@ ArrayPtr broadcast_to(const ArrayPtr &x, const Shape &shape, const OpOptions &op
   if (shape.size() < x->shape().size())
     invalid("shape: ", shape_to_string(shape), " has fewer dimensions than x's ",
             shape_to_string(x->shape()));
+  if (Recording *rec = current_recording()) {
+    // One factor per result dimension; x's dimensions (right-aligned) run
+    // over those they equal, a dimension of 1 stretched over none.
+    Recording::Factors f;
+    f.kind = propagate::ProgramOp::Kind::Broadcast;
+    f.operands = {x.get()};
+    f.sizes = shape;
+    f.summed.assign(shape.size(), false);
+    const size_t lead = shape.size() - x->shape().size();
+    f.operand_factors = {std::vector<int>(x->shape().size(), -1)};
+    for (size_t d = 0; d < x->shape().size(); ++d)
+      if (x->shape()[d] == shape[lead + d]) f.operand_factors[0][d] = static_cast<int>(lead + d);
+    for (size_t d = 0; d < shape.size(); ++d) f.result_factors.push_back(static_cast<int>(d));
+    rec->note_factors(std::move(f));
+  }
   return run(ew::Op::Copy, {{x, "x", 0, x->dtype()}}, compute_type(x->dtype()), x->dtype(), &shape,
              options);
 }

@@ -1,6 +1,7 @@
 #include "exec/ops/shape_ops.hpp"
 
 #include <algorithm>
+#include <numeric>
 
 #include "base/dtype.hpp"
 #include "base/error.hpp"
@@ -132,8 +133,12 @@ ArrayPtr slice(const ArrayPtr &x, const Shape &start, const Shape &stop, const O
   Shape out_shape(start.size());
   for (size_t d = 0; d < out_shape.size(); ++d) out_shape[d] = stop[d] - start[d];
   if (Recording *rec = current_recording()) {
-    // One factor per dimension, sliced or not.
-    rec->note_factors(Recording::Factors::per_dimension(propagate::ProgramOp::Kind::Slice, *x));
+    // One factor per dimension, sliced or not; along a sliced one elements
+    // move between devices.
+    Recording::Factors f = Recording::Factors::per_dimension(propagate::ProgramOp::Kind::Slice, *x);
+    f.permuted.resize(out_shape.size());
+    for (size_t d = 0; d < out_shape.size(); ++d) f.permuted[d] = out_shape[d] != x->shape()[d];
+    rec->note_factors(std::move(f));
   }
   return window(x, start, out_shape, propagate::padded(x->sharding()->spec(), out_shape.size()), options);
 }
@@ -225,6 +230,23 @@ ArrayPtr concatenate(const std::vector<ArrayPtr> &xs, int64_t axis, const OpOpti
     dtype = promote_types(dtype, xs[k]->dtype());
   }
   check_result("xs", out_shape, dtype);
+  if (Recording *rec = current_recording()) {
+    // One factor per dimension, shared by every operand (along the axis,
+    // each runs over its part, and elements move between devices).
+    Recording::Factors f;
+    f.kind = propagate::ProgramOp::Kind::Concatenate;
+    f.sizes = out_shape;
+    f.summed.assign(nd, false);
+    f.permuted.assign(nd, false);
+    f.permuted[a] = true;
+    f.result_factors.resize(nd);
+    std::iota(f.result_factors.begin(), f.result_factors.end(), 0);
+    for (const ArrayPtr &x : xs) {
+      f.operands.push_back(x.get());
+      f.operand_factors.push_back(f.result_factors);
+    }
+    rec->note_factors(std::move(f));
+  }
   const ShardingPtr requested = requested_sharding(options, mesh, nd);
   std::vector<propagate::Dims> operand_dims;
   for (const auto &x : xs) operand_dims.push_back(propagate::padded(x->sharding()->spec(), nd));

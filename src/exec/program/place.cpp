@@ -273,6 +273,7 @@ void Program::add_ops(PlaceState &st) const {
     op.kind = n.rule->kind;
     op.factor_sizes = n.rule->sizes;
     op.summed = n.rule->summed;
+    op.permuted = n.rule->permuted;
     for (size_t j = 0; j < n.operands.size(); ++j) {
       if (n.rule->operand_factors[j].empty()) continue;
       int id = operand_tensor(st, n.operands[j]);

@@ -154,6 +154,7 @@ class Program final : public Recording, public std::enable_shared_from_this<Prog
     propagate::ProgramOp::Kind kind = propagate::ProgramOp::Kind::Elementwise;
     std::vector<int64_t> sizes;
     std::vector<bool> summed;
+    std::vector<bool> permuted;
     std::vector<std::vector<int>> operand_factors;  // per operand of the node
     std::vector<int> result_factors;
     // Per operand of an elementwise op: broadcast to the result's shape

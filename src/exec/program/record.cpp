@@ -275,8 +275,9 @@ void Program::note_factors(Factors factors) {
     case Kind::Reshape: own = fn == "spmd_reshape"; break;
     case Kind::Slice: own = fn == "spmd_slice" || fn == "spmd_slice_strided"; break;
     case Kind::Softmax: own = fn == "spmd_softmax"; break;
-    case Kind::Elementwise:
-    case Kind::Broadcast: break;
+    case Kind::Broadcast: own = fn == "spmd_broadcast_to"; break;
+    case Kind::Concatenate: own = fn == "spmd_concatenate"; break;
+    case Kind::Elementwise: break;
   }
   if (!own) return;
   Rule r;
@@ -290,6 +291,7 @@ void Program::note_factors(Factors factors) {
   }
   r.sizes = std::move(factors.sizes);
   r.summed = std::move(factors.summed);
+  r.permuted = std::move(factors.permuted);
   r.result_factors = std::move(factors.result_factors);
   n.rule = std::move(r);
 }
