@@ -89,8 +89,9 @@ float scalar_uniform(Key key, uint64_t counter, float lo, float span) {
   return lo > v ? lo : v;
 }
 
-// Boxes of a (3, 2^31 + 5) array: rows of 13, 16 and 3 elements whose
-// counters cross 2^32 (the second row starts 2^31 + 5 on).
+// Uniforms, normals and truncated normals of boxes of a (3, 2^31 + 5)
+// array: rows of 13, 16, 3 and 64 elements whose counters cross 2^32 (the
+// second row starts 2^31 + 5 on).
 void draws_of_boxes_are_the_scalar_bits(void **) {
   if (!spmd::rng::simd::available()) skip();
   const Key key = spmd::rng::key_from_seed(42);
@@ -101,22 +102,37 @@ void draws_of_boxes_are_the_scalar_bits(void **) {
     box.stop = {3, global[1]};
     if (width == 64) box.start[1] = (int64_t{1} << 31) - 40;
     const int64_t row = box.stop[1] - box.start[1];
-    for (spmd::rng::Distribution d : {spmd::rng::Distribution::Uniform, spmd::rng::Distribution::Normal}) {
+    using spmd::rng::Distribution;
+    for (Distribution d : {Distribution::Uniform, Distribution::Normal, Distribution::TruncatedNormal}) {
       spmd::rng::Request r;
       r.distribution = d;
       r.key = key;
       r.dtype = SPMD_F32;
-      r.minval = d == spmd::rng::Distribution::Normal ? static_cast<double>(std::nextafter(-1.0f, 0.0f)) : -2.5;
-      r.maxval = 1.0;
+      r.minval = d == Distribution::Normal ? static_cast<double>(std::nextafter(-1.0f, 0.0f)) : -2.5;
+      r.maxval = d == Distribution::TruncatedNormal ? 0.75 : 1.0;
       std::vector<float> got(static_cast<size_t>(3 * row));
       spmd::rng::generate_box(r, global, box, got.data());
-      const float lo = static_cast<float>(r.minval), span = static_cast<float>(r.maxval) - lo;
+      // The truncated normal's uniform spans erf of the bounds over sqrt 2,
+      // and its draws are clipped just inside them.
+      const float sqrt2 = std::numbers::sqrt2_v<float>;
+      const float clip_lo = std::nextafter(static_cast<float>(r.minval), INFINITY);
+      const float clip_hi = std::nextafter(static_cast<float>(r.maxval), -INFINITY);
+      const float lo = d == Distribution::TruncatedNormal
+                           ? spmd::rng::erf_f32(static_cast<float>(r.minval) * (1.0f / sqrt2))
+                           : static_cast<float>(r.minval);
+      const float span = (d == Distribution::TruncatedNormal
+                              ? spmd::rng::erf_f32(static_cast<float>(r.maxval) * (1.0f / sqrt2))
+                              : static_cast<float>(r.maxval)) -
+                         lo;
       for (int64_t i = 0; i < 3; ++i)
         for (int64_t j = 0; j < row; ++j) {
           const uint64_t counter = static_cast<uint64_t>(i * global[1] + box.start[1] + j);
           float want = scalar_uniform(key, counter, lo, span);
-          if (d == spmd::rng::Distribution::Normal)
-            want = std::numbers::sqrt2_v<float> * spmd::rng::erfinv_f32(want);
+          if (d != Distribution::Uniform) want = sqrt2 * spmd::rng::erfinv_f32(want);
+          if (d == Distribution::TruncatedNormal) {
+            want = clip_lo > want ? clip_lo : want;
+            want = clip_hi < want ? clip_hi : want;
+          }
           if (!same(got[static_cast<size_t>(i * row + j)], want)) {
             std::printf("width %lld, element (%lld, %lld): %a, scalar %a\n", static_cast<long long>(width),
                         static_cast<long long>(i), static_cast<long long>(j),

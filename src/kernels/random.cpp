@@ -332,6 +332,9 @@ struct TruncatedNormalF32 {
   T value(uint32_t b0, uint32_t b1) const {
     return xla_min(hi, xla_max(lo, kSqrt2 * erfinv_f32(uniform.value(b0, b1))));
   }
+  void many(Key key, uint64_t first, int64_t n, T *out) const {
+    simd::truncated_normal_f32(key, first, uniform.lo, uniform.span, lo, hi, n, out);
+  }
 };
 struct TruncatedNormalF64 {
   using T = double;

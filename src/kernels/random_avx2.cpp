@@ -171,6 +171,19 @@ void normal_f32(Key key, uint64_t first, float lo, float span, int64_t n, float 
   }
 }
 
+void truncated_normal_f32(Key key, uint64_t first, float u_lo, float u_span, float lo, float hi, int64_t n,
+                          float *out) {
+  const V l = splat(u_lo), s = splat(u_span), sqrt2 = splat(std::numbers::sqrt2_v<float>);
+  const V clip_lo = splat(lo), clip_hi = splat(hi);
+  for (int64_t j = 0; j < n; j += 8) {
+    const V u = uniform(threefry_xor(key, first + static_cast<uint64_t>(j)), l, s);
+    // xla_min(hi, xla_max(lo, v)): min_ps and max_ps return their second
+    // operand unless the first wins, NaN included; the bounds are never NaN.
+    const V v = _mm256_max_ps(clip_lo, _mm256_mul_ps(sqrt2, erfinv(u)));
+    _mm256_storeu_ps(out + j, _mm256_min_ps(clip_hi, v));
+  }
+}
+
 void erfinv_f32(const float *x, int64_t n, float *out) {
   for (int64_t j = 0; j < n; j += 8) _mm256_storeu_ps(out + j, erfinv(_mm256_loadu_ps(x + j)));
 }

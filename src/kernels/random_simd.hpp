@@ -21,6 +21,11 @@ void uniform_f32(Key key, uint64_t first, float lo, float span, int64_t n, float
 // The same uniforms, then sqrt(2) * erfinv(u), as NormalF32 draws them.
 void normal_f32(Key key, uint64_t first, float lo, float span, int64_t n, float *out);
 
+// The same normals clipped: min(hi, max(lo, sqrt(2) * erfinv(u))), as
+// TruncatedNormalF32 draws them (u uniform from u_lo over u_span).
+void truncated_normal_f32(Key key, uint64_t first, float u_lo, float u_span, float lo, float hi, int64_t n,
+                          float *out);
+
 // erfinv_f32 of each of n floats (n a multiple of 8): for the tests.
 void erfinv_f32(const float *x, int64_t n, float *out);
 
