@@ -411,15 +411,14 @@ void fill(const Request &request, const Shape &global, const Box &box, void *out
   // global array.
   const int64_t row = box.stop[nd - 1] - box.start[nd - 1];
   // Draws with an eight-lane form run it over each row's multiple of 8.
-  int64_t lanes = 0;
-  if constexpr (requires { draw.many(request.key, uint64_t{0}, int64_t{0}, dst); })
-    if (simd::available()) lanes = row - row % 8;
+  constexpr bool kHasLanes = requires { draw.many(request.key, uint64_t{0}, int64_t{0}, dst); };
+  const int64_t lanes = kHasLanes && simd::available() ? row - row % 8 : 0;
   Shape idx(box.start);
   for (int64_t done = 0; done < n; done += row) {
     uint64_t flat = 0;
     for (size_t d = 0; d < nd; ++d)
       flat = flat * static_cast<uint64_t>(global[d]) + static_cast<uint64_t>(idx[d]);
-    if constexpr (requires { draw.many(request.key, uint64_t{0}, int64_t{0}, dst); })
+    if constexpr (kHasLanes)
       if (lanes > 0) {
         draw.many(request.key, flat, lanes, dst);
         dst += lanes;

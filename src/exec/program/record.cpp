@@ -164,6 +164,7 @@ ArrayPtr Program::trace(Node &n, const std::vector<ArrayPtr> &operands, const op
   recording_ = nullptr;
   if (!n.pending.products.empty()) products_rule(n);
   else if (!n.factors_noted && result->abstract()) elementwise_rule(n, *result);
+  n.pending = {};  // its arrays were the op's own, gone with it
   return result;
 }
 
@@ -251,22 +252,22 @@ void Program::note_flops(int64_t flops) {
 }
 
 void Program::note_factors(Factors factors) {
-  if (recording_ && std::string_view(recording_->options.function ? recording_->options.function : "") ==
-                        "spmd_einsum_n") {
-    note_product(*recording_, std::move(factors));
+  if (!recording_) return;
+  Node &n = *recording_;
+  const std::string_view fn = n.options.function ? n.options.function : "";
+  if (fn == "spmd_einsum_n") {
+    note_product(n, std::move(factors));
     return;
   }
   // The recorded op's own factors: the first note, over its own operands
   // (an op made of others notes theirs later, or over arrays of its own).
-  if (!recording_ || recording_->factors_noted) return;
-  Node &n = *recording_;
+  if (n.factors_noted) return;
   n.factors_noted = true;
   // Only the ops that are themselves one op of jax.jit's placement (an
   // einsum of two operands is one product there, whatever transposes come
   // with it), or a softmax, which placement expands into the ops jax.jit
   // makes of it.
   using Kind = propagate::ProgramOp::Kind;
-  const std::string_view fn = n.options.function ? n.options.function : "";
   bool own = false;
   switch (factors.kind) {
     case Kind::Transpose: own = fn == "spmd_transpose"; break;
@@ -334,7 +335,7 @@ void Program::note_part_made(const Array &result) {
 
 void Program::products_rule(Node &n) const {
   // Every operand read once, every product but the last read once later.
-  const PendingProducts &p = n.pending;
+  PendingProducts &p = n.pending;
   if (p.broken) return;
   std::vector<int> reads(n.operands.size() + p.products.size(), 0);
   for (const Rule::Product &product : p.products)
@@ -343,7 +344,7 @@ void Program::products_rule(Node &n) const {
     if (reads[k] != (k + 1 < reads.size() ? 1 : 0)) return;
   Rule r;
   r.kind = propagate::ProgramOp::Kind::Contraction;
-  r.products = p.products;
+  r.products = std::move(p.products);
   n.rule = std::move(r);
 }
 
