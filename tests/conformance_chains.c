@@ -1,7 +1,8 @@
 /* Family "chains": whole programs placed as jax.jit places them. Each case
  * is a chain of 2-6 ops with layout constraints anywhere, some with
  * reshapes, slices and softmaxes, some with einsums of three operands,
- * some with concatenations and broadcasts (conformance/families/chains.py), recorded as a libspmd program, compiled
+ * some with concatenations and broadcasts, some with arg-max/-min and
+ * cumulative sums (conformance/families/chains.py), recorded as a libspmd program, compiled
  * and run: every value JAX returned must come back in JAX's layout, with
  * JAX's values. Eager ops could not pass: jax.jit also places an op from
  * the constraints that follow it. Then every case of the propagation family
@@ -9,6 +10,7 @@
  * does (and as jax.jit does). */
 #define SPMD_EXPERIMENTAL
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,6 +89,12 @@ static spmd_status run_step(const json_value *step, spmd_array *v, spmd_array **
   }
   if (strcmp(op, "softmax") == 0)
     return spmd_softmax(v, json_int(conformance_member(step, "axis", where), 0), 0, NULL, out);
+  if (strcmp(op, "argmax") == 0) {
+    const int64_t axis = json_int(conformance_member(step, "axis", where), 0);
+    return strcmp(fn, "argmin") == 0 ? spmd_argmin(v, axis, NULL, out) : spmd_argmax(v, axis, NULL, out);
+  }
+  if (strcmp(op, "cumsum") == 0)
+    return spmd_cumsum(v, json_int(conformance_member(step, "axis", where), 0), NULL, out);
   if (strcmp(op, "constraint") == 0) {
     spmd_sharding *c = conformance_sharding(mesh, conformance_member(step, "spec", where), where);
     const spmd_status st = spmd_array_reshard(v, c, out);
@@ -103,11 +111,33 @@ static int output_agrees(spmd_mesh *mesh, spmd_array *out, const json_value *ref
   int ok = conformance_sharding_agrees(out, mesh, conformance_member(ref, "spec", where), where, detail,
                                        size, where);
   size_t len = 0, nbytes = 0;
-  unsigned char *bytes = conformance_hex(conformance_member(ref, "array", where), &len, where);
+  const json_value *array = conformance_member(ref, "array", where);
+  unsigned char *bytes = conformance_hex(array, &len, where);
+  /* float32 values, or int32 ones (arg-max/-min indices and their sums),
+   * which must agree exactly. */
+  const int ints = strcmp(json_string(conformance_member(array, "dtype", where)), "int32") == 0;
+  spmd_dtype dtype = SPMD_DTYPE_INVALID;
+  assert_ok(spmd_array_dtype(out, &dtype));
   assert_ok(spmd_array_nbytes(out, &nbytes));
-  if (nbytes != len) {
+  if (dtype != (ints ? SPMD_I32 : SPMD_F32)) {
+    conformance_detail(detail, size, "  %s: dtype %d; JAX: %s\n", where, (int)dtype,
+                       json_string(conformance_member(array, "dtype", where)));
+    ok = 0;
+  } else if (nbytes != len) {
     conformance_detail(detail, size, "  %s: %zu bytes; JAX: %zu\n", where, nbytes, len);
     ok = 0;
+  } else if (ints) {
+    int32_t *have = malloc(len ? len : 1), *w = malloc(len ? len : 1);
+    assert_ok(spmd_array_to_host(out, have, len));
+    memcpy(w, bytes, len);
+    for (size_t i = 0; i < len / 4; ++i)
+      if (have[i] != w[i]) {
+        conformance_detail(detail, size, "  %s: element %zu is %d; JAX: %d\n", where, i, (int)have[i], (int)w[i]);
+        ok = 0;
+        break;
+      }
+    free(have);
+    free(w);
   } else {
     float *have = malloc(len ? len : 1), *w = malloc(len ? len : 1);
     assert_ok(spmd_array_to_host(out, have, len));

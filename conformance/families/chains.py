@@ -32,6 +32,11 @@ Writes tests/conformance/chains/cases.json:
                {"op": "concat", "input": k, "axis": a}
                                       (jnp.concatenate([v, inputs[k]], a))
                {"op": "broadcast", "shape": [...]}        (jnp.broadcast_to)
+             and, in the cases named chain_index_*, also
+               {"op": "argmax", "fn": "argmax" | "argmin", "axis": a}
+                                      (int32 indices; steps after them see
+                                       int32 values, as jnp's ops do)
+               {"op": "cumsum", "axis": a}                (jnp.cumsum)
     outputs  [{"value": i, "spec": dims of JAX's layout, "array": {...}}]:
              the chain's last value and some of the others, returned
     out_spec where present, the layout asked of the last output
@@ -103,19 +108,24 @@ def _einsum3_step(rng, shape, inputs, axes):
     return out, {"op": "einsum3", "eq": eq, "inputs": [len(inputs) - 2, len(inputs) - 1]}
 
 
-def _random_chain(rng, axes, shape_ops=False, einsum3=False, concat=False):
+def _random_chain(rng, axes, shape_ops=False, einsum3=False, concat=False, index=False):
     """(input shapes and specs, steps) of one chain; with `shape_ops`, also
     reshapes, slices and softmaxes; with `einsum3`, einsums of three
-    operands; with `concat`, concatenations and broadcasts."""
+    operands; with `concat`, concatenations and broadcasts; with `index`,
+    arg-max/-min and cumulative sums."""
     nd = rng.choice([2, 2, 3])
     shape = [rng.choice([8, 16]) if nd == 2 else 8 for _ in range(nd)]
     inputs = [(list(shape), refio.random_spec(rng, shape, axes))]
     steps = []
     n = rng.randint(2, 6)
+    ints = False  # the value is int32 (an argmax's indices, or sums of them)
     while len(steps) < n:
         kinds = ["unary", "scalar", "binary", "constraint", "constraint"]
         if len(shape) >= 2:
-            kinds += ["transpose", "sum", "matmul"] + (["einsum"] if len(shape) <= 3 else [])
+            kinds += ["transpose", "sum"] + ([] if ints else ["matmul"]) + (
+                ["einsum"] if len(shape) <= 3 and not ints else [])
+        if index:
+            kinds += ["cumsum", "cumsum"] + (["argmax", "argmax"] if len(shape) >= 2 else [])
         if shape_ops:
             kinds += ["reshape", "reshape", "softmax"] + (["slice"] if min(shape) >= 8 else [])
         if einsum3 and len(shape) in (2, 3):
@@ -123,7 +133,19 @@ def _random_chain(rng, axes, shape_ops=False, einsum3=False, concat=False):
         if concat:
             kinds += ["concat", "concat"] + (["broadcast", "broadcast"] if len(shape) < 4 else [])
         kind = rng.choice(kinds)
-        if kind == "concat":
+        was_int = ints
+        if kind in ("unary", "scalar", "binary") and ints:
+            # neg and abs keep int32; the rest make floats.
+            if kind != "unary":
+                ints = False
+        if kind == "argmax":
+            axis = rng.randrange(len(shape))
+            shape = shape[:axis] + shape[axis + 1:]
+            steps.append({"op": "argmax", "fn": rng.choice(["argmax", "argmin"]), "axis": axis})
+            ints = True
+        elif kind == "cumsum":
+            steps.append({"op": "cumsum", "axis": rng.randrange(len(shape))})
+        elif kind == "concat":
             axis = rng.randrange(len(shape))
             inputs.append((list(shape), refio.random_spec(rng, shape, axes)))
             steps.append({"op": "concat", "input": len(inputs) - 1, "axis": axis})
@@ -144,10 +166,16 @@ def _random_chain(rng, axes, shape_ops=False, einsum3=False, concat=False):
         elif kind == "softmax":
             steps.append({"op": "softmax", "axis": rng.randrange(len(shape))})
         elif kind == "unary":
-            steps.append({"op": "unary", "fn": rng.choice(["sin", "tanh", "neg", "abs"])})
+            fn = rng.choice(["sin", "tanh", "neg", "abs"])
+            ints = ints and fn in ("neg", "abs")
+            steps.append({"op": "unary", "fn": fn})
         elif kind == "scalar":
             fn = rng.choice(["mul", "add"])
-            steps.append({"op": "scalar", "fn": fn, "scalar": 0.5 if fn == "mul" else 1.0})
+            # A scalar beside int32 values is not integral, so that both
+            # jnp and libspmd (whose C scalar cannot say 1.0 from 1) make
+            # float32 of them.
+            steps.append({"op": "scalar", "fn": fn,
+                          "scalar": 0.5 if fn == "mul" else (1.5 if was_int else 1.0)})
         elif kind == "binary":
             inputs.append((list(shape), refio.random_spec(rng, shape, axes)))
             steps.append({"op": "binary", "fn": rng.choice(["add", "mul"]), "input": len(inputs) - 1})
@@ -226,6 +254,10 @@ def _apply(step, v, args, mesh=None):
         return xp.concatenate([v, args[step["input"]]], axis=step["axis"])
     if op == "broadcast":
         return xp.broadcast_to(v, step["shape"])
+    if op == "argmax":
+        return getattr(xp, step["fn"])(v, axis=step["axis"]).astype(xp.int32)
+    if op == "cumsum":
+        return xp.cumsum(v, axis=step["axis"])
     if mesh is None:
         return v
     from jax.sharding import NamedSharding
@@ -234,17 +266,20 @@ def _apply(step, v, args, mesh=None):
 
 def generate(out_dir: pathlib.Path, count: int = 256, seed: int = 20261127, shape_count: int = 192,
              shape_seed: int = 20261128, einsum3_count: int = 96, einsum3_seed: int = 20261129,
-             concat_count: int = 96, concat_seed: int = 20261130) -> None:
+             concat_count: int = 96, concat_seed: int = 20261130, index_count: int = 96,
+             index_seed: int = 20261131) -> None:
     meshes = {name: refio.jax_mesh(name) for name in _MESH_AXES}
     cases = []
     # The chains of the first set, then (each set from a generator of its
     # own, so the sets before stay as they were) those with reshapes, slices
-    # and softmaxes, those with einsums of three operands, and those with
-    # concatenations and broadcasts.
+    # and softmaxes, those with einsums of three operands, those with
+    # concatenations and broadcasts, and those with arg-max/-min and
+    # cumulative sums.
     plan = [(random.Random(seed), "chain", count, {}),
             (random.Random(shape_seed), "chain_shape", shape_count, {"shape_ops": True}),
             (random.Random(einsum3_seed), "chain_einsum3", einsum3_count, {"einsum3": True}),
-            (random.Random(concat_seed), "chain_concat", concat_count, {"concat": True})]
+            (random.Random(concat_seed), "chain_concat", concat_count, {"concat": True}),
+            (random.Random(index_seed), "chain_index", index_count, {"index": True})]
     for rng, prefix, how_many, kinds in plan:
         cases += _chains(rng, prefix, how_many, kinds, meshes)
     refio.write_json(out_dir / "cases.json",
@@ -257,16 +292,17 @@ def _chains(rng, prefix, count, kinds, meshes):
     from jax.sharding import NamedSharding
 
     cases = []
-    for n in range(count):
+    n = 0
+    while n < count:
         mesh_name = rng.choice(list(_MESH_AXES))
         mesh = meshes[mesh_name]
         inputs, steps = _random_chain(rng, _MESH_AXES[mesh_name], **kinds)
+        if _near_tie(inputs, steps, n):
+            continue  # an arg-max whose answer rounding could change
         values = len(steps) + 1
         returned = sorted({values - 1} | {i for i in range(1, values - 1) if rng.random() < 0.4})
         args, records = [], []
-        for i, (shape, spec) in enumerate(inputs):
-            k = np.arange(int(np.prod(shape)), dtype=np.float64)
-            v = (((k * 37 + i * 11 + n) % 97 - 48) / 64.0).reshape(shape).astype(np.float32)
+        for v, (shape, spec) in zip(_inputs(inputs, n), inputs):
             a = jax.device_put(v, NamedSharding(mesh, refio.jax_spec(spec)))
             args.append(a)
             records.append({"spec": spec, "array": refio.array_hex(a)})
@@ -311,4 +347,34 @@ def _chains(rng, prefix, count, kinds, meshes):
         if out_spec is not None:
             case["out_spec"] = out_spec
         cases.append(case)
+        n += 1
     return cases
+
+
+def _inputs(inputs, n):
+    """The chain's input values (float32), as _chains makes them."""
+    import numpy as np
+    out = []
+    for i, (shape, _) in enumerate(inputs):
+        k = np.arange(int(np.prod(shape)), dtype=np.float64)
+        out.append((((k * 37 + i * 11 + n) % 97 - 48) / 64.0).reshape(shape).astype(np.float32))
+    return out
+
+
+def _near_tie(inputs, steps, n):
+    """Whether an arg-max/-min step of the chain (evaluated in float64)
+    meets two candidates closer than rounding could keep apart (or equal:
+    a tie broken by rounding differently)."""
+    import numpy as np
+    if not any(s["op"] == "argmax" for s in steps):
+        return False
+    args = [a.astype(np.float64) for a in _inputs(inputs, n)]
+    v = args[0]
+    for step in steps:
+        if step["op"] == "argmax":
+            w = np.sort(np.moveaxis(v, step["axis"], -1), axis=-1)
+            gap = (w[..., -1] - w[..., -2]) if step["fn"] == "argmax" else (w[..., 1] - w[..., 0])
+            if np.min(np.abs(gap)) < 1e-3 * (1 + np.max(np.abs(w))):
+                return True
+        v = _apply(step, v, args)
+    return False

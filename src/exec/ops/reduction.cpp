@@ -143,6 +143,14 @@ ArrayPtr arg_reduce(red::Op op, const ArrayPtr &x_in, int64_t axis, const OpOpti
   const size_t a = checked_axis(axis, nd, "axis");
   if (x_in->shape()[a] == 0)
     invalid("axis: ", red::op_name(op), " over dimension ", a, " of size 0 (JAX raises ValueError)");
+  if (Recording *rec = current_recording()) {
+    // jax.jit's arg-reduction is a reduction (of the values and their
+    // indices): the axis reaches no result dimension.
+    Recording::Factors f = Recording::Factors::per_dimension(propagate::ProgramOp::Kind::Reduction, *x_in);
+    f.summed[a] = true;
+    f.result_factors.erase(f.result_factors.begin() + static_cast<int64_t>(a));
+    rec->note_factors(std::move(f));
+  }
   const MeshPtr mesh = x_in->sharding()->mesh();
   propagate::Dims dims = propagate::padded(x_in->sharding()->spec(), nd);
   dims[a].clear();  // the axis whole on every device
@@ -173,6 +181,14 @@ ArrayPtr cumsum(const ArrayPtr &x_in, int64_t axis, const OpOptions &options) {
   const size_t nd = x_in->shape().size();
   const size_t a = checked_axis(axis, nd, "axis");
   const spmd_dtype out_dtype = x_in->dtype() == SPMD_BOOL ? SPMD_I32 : x_in->dtype();
+  if (Recording *rec = current_recording()) {
+    // jax.jit's cumulative sum is a reduce-window: a factor per dimension,
+    // the summed one's elements moving between devices (as a slice's).
+    Recording::Factors f = Recording::Factors::per_dimension(propagate::ProgramOp::Kind::Slice, *x_in);
+    f.permuted.assign(nd, false);
+    f.permuted[a] = true;
+    rec->note_factors(std::move(f));
+  }
   const MeshPtr mesh = x_in->sharding()->mesh();
   const ShardingPtr requested = requested_sharding(options, mesh, nd);
   const propagate::Dims dims = propagate::padded(x_in->sharding()->spec(), nd);

@@ -169,7 +169,7 @@ ArrayPtr Program::trace(Node &n, const std::vector<ArrayPtr> &operands, const op
 }
 
 // Elementwise ops (the ops whose one pass is an elementwise kernel, not a
-// copy): one factor per result dimension, read by each operand along the
+// copy, perhaps after converting operands): one factor per result dimension, read by each operand along the
 // dimensions it has (right-aligned; one of size 1 against a larger one is
 // broadcast). An operand of fewer elements is marked broadcast: jax.jit
 // broadcasts it by an op of its own, which placement visits late (one of
@@ -180,7 +180,11 @@ void Program::elementwise_rule(Node &n, const Array &result) const {
                                                   "spmd_scalar_binary", "spmd_where", "spmd_astype"};
   const std::string_view fn = n.options.function ? n.options.function : "";
   if (std::find(std::begin(elementwise), std::end(elementwise), fn) == std::end(elementwise)) return;
-  if (n.steps.size() != 1 || n.steps[0].params.op == ew::Op::Copy) return;
+  // One pass, after the conversions of operands to the type it computes
+  // in (jax.jit's convert_element_type: elementwise too).
+  if (n.steps.empty() || n.steps.back().params.op == ew::Op::Copy) return;
+  for (size_t k = 0; k + 1 < n.steps.size(); ++k)
+    if (n.steps[k].params.op != ew::Op::Copy) return;
   Rule r;
   const size_t nd = result.shape().size();
   r.sizes = result.shape();
@@ -271,10 +275,10 @@ void Program::note_factors(Factors factors) {
   bool own = false;
   switch (factors.kind) {
     case Kind::Transpose: own = fn == "spmd_transpose"; break;
-    case Kind::Reduction: own = fn == "spmd_reduce"; break;
+    case Kind::Reduction: own = fn == "spmd_reduce" || fn == "spmd_argmax" || fn == "spmd_argmin"; break;
     case Kind::Contraction: own = fn == "spmd_matmul" || fn == "spmd_dot_general" || fn == "spmd_einsum"; break;
     case Kind::Reshape: own = fn == "spmd_reshape"; break;
-    case Kind::Slice: own = fn == "spmd_slice" || fn == "spmd_slice_strided"; break;
+    case Kind::Slice: own = fn == "spmd_slice" || fn == "spmd_slice_strided" || fn == "spmd_cumsum"; break;
     case Kind::Softmax: own = fn == "spmd_softmax"; break;
     case Kind::Broadcast: own = fn == "spmd_broadcast_to"; break;
     case Kind::Concatenate: own = fn == "spmd_concatenate"; break;
