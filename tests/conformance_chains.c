@@ -1,8 +1,8 @@
 /* Family "chains": whole programs placed as jax.jit places them. Each case
  * is a chain of 2-6 ops with layout constraints anywhere, some with
  * reshapes, slices and softmaxes, some with einsums of three operands,
- * some with concatenations and broadcasts, some with arg-max/-min and
- * cumulative sums (conformance/families/chains.py), recorded as a libspmd program, compiled
+ * some with concatenations and broadcasts, some with arg-max/-min,
+ * cumulative sums and one-hot encodings (conformance/families/chains.py), recorded as a libspmd program, compiled
  * and run: every value JAX returned must come back in JAX's layout, with
  * JAX's values. Eager ops could not pass: jax.jit also places an op from
  * the constraints that follow it. Then every case of the propagation family
@@ -93,6 +93,8 @@ static spmd_status run_step(const json_value *step, spmd_array *v, spmd_array **
     const int64_t axis = json_int(conformance_member(step, "axis", where), 0);
     return strcmp(fn, "argmin") == 0 ? spmd_argmin(v, axis, NULL, out) : spmd_argmax(v, axis, NULL, out);
   }
+  if (strcmp(op, "one_hot") == 0)
+    return spmd_one_hot(v, json_int(conformance_member(step, "classes", where), 0), -1, SPMD_F32, NULL, out);
   if (strcmp(op, "cumsum") == 0)
     return spmd_cumsum(v, json_int(conformance_member(step, "axis", where), 0), NULL, out);
   if (strcmp(op, "constraint") == 0) {

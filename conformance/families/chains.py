@@ -37,6 +37,9 @@ Writes tests/conformance/chains/cases.json:
                                       (int32 indices; steps after them see
                                        int32 values, as jnp's ops do)
                {"op": "cumsum", "axis": a}                (jnp.cumsum)
+               {"op": "one_hot", "classes": n}   (jax.nn.one_hot of int32
+                                                  values: float32, a last
+                                                  dimension of n)
     outputs  [{"value": i, "spec": dims of JAX's layout, "array": {...}}]:
              the chain's last value and some of the others, returned
     out_spec where present, the layout asked of the last output
@@ -125,7 +128,8 @@ def _random_chain(rng, axes, shape_ops=False, einsum3=False, concat=False, index
             kinds += ["transpose", "sum"] + ([] if ints else ["matmul"]) + (
                 ["einsum"] if len(shape) <= 3 and not ints else [])
         if index:
-            kinds += ["cumsum", "cumsum"] + (["argmax", "argmax"] if len(shape) >= 2 else [])
+            kinds += ["cumsum", "cumsum"] + (["argmax", "argmax"] if len(shape) >= 2 else []) + (
+                ["one_hot", "one_hot"] if ints and len(shape) <= 2 else [])
         if shape_ops:
             kinds += ["reshape", "reshape", "softmax"] + (["slice"] if min(shape) >= 8 else [])
         if einsum3 and len(shape) in (2, 3):
@@ -145,6 +149,10 @@ def _random_chain(rng, axes, shape_ops=False, einsum3=False, concat=False, index
             ints = True
         elif kind == "cumsum":
             steps.append({"op": "cumsum", "axis": rng.randrange(len(shape))})
+        elif kind == "one_hot":
+            shape = shape + [8]
+            steps.append({"op": "one_hot", "classes": 8})
+            ints = False
         elif kind == "concat":
             axis = rng.randrange(len(shape))
             inputs.append((list(shape), refio.random_spec(rng, shape, axes)))
@@ -258,6 +266,10 @@ def _apply(step, v, args, mesh=None):
         return getattr(xp, step["fn"])(v, axis=step["axis"]).astype(xp.int32)
     if op == "cumsum":
         return xp.cumsum(v, axis=step["axis"])
+    if op == "one_hot":
+        if mesh is None:
+            return (v[..., None] == xp.arange(step["classes"])).astype(xp.float64)
+        return jax.nn.one_hot(v, step["classes"])
     if mesh is None:
         return v
     from jax.sharding import NamedSharding

@@ -7,6 +7,7 @@
 #include "base/promotion.hpp"
 #include "kernels/scatter_add.hpp"
 #include "kernels/take.hpp"
+#include "runtime/recording.hpp"
 
 namespace spmd::ops {
 
@@ -52,6 +53,21 @@ ArrayPtr one_hot(const ArrayPtr &x, int64_t num_classes, int64_t axis, spmd_dtyp
   Shape out_shape = in;
   out_shape.insert(out_shape.begin() + static_cast<int64_t>(a), num_classes);
   check_result("num_classes", out_shape, dtype);
+  Recording *rec = current_recording();
+  if (rec && shape_elements(out_shape) > 0) {
+    // jax.nn.one_hot compares x, broadcast along the classes' dimension,
+    // with an iota: x's dimensions run over the result's others. (An empty
+    // result is a constant to jax.jit, laid out as the eager op lays it.)
+    Recording::Factors f;
+    f.kind = propagate::ProgramOp::Kind::Broadcast;
+    f.operands = {x.get()};
+    f.sizes = out_shape;
+    f.summed.assign(out_shape.size(), false);
+    f.operand_factors = {std::vector<int>(in.size())};
+    for (size_t d = 0; d < in.size(); ++d) f.operand_factors[0][d] = static_cast<int>(d < a ? d : d + 1);
+    for (size_t d = 0; d < out_shape.size(); ++d) f.result_factors.push_back(static_cast<int>(d));
+    rec->note_factors(std::move(f));
+  }
   const MeshPtr mesh = x->sharding()->mesh();
   const ArrayPtr lhs = reshape(x, expanded, {});
   const ArrayPtr rhs = Array::arange(sharding_of(mesh, propagate::Dims(classes.size())), x->dtype(),

@@ -280,7 +280,7 @@ void Program::note_factors(Factors factors) {
     case Kind::Reshape: own = fn == "spmd_reshape"; break;
     case Kind::Slice: own = fn == "spmd_slice" || fn == "spmd_slice_strided" || fn == "spmd_cumsum"; break;
     case Kind::Softmax: own = fn == "spmd_softmax"; break;
-    case Kind::Broadcast: own = fn == "spmd_broadcast_to"; break;
+    case Kind::Broadcast: own = fn == "spmd_broadcast_to" || fn == "spmd_one_hot"; break;
     case Kind::Concatenate: own = fn == "spmd_concatenate"; break;
     case Kind::Elementwise: break;
   }
