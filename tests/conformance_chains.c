@@ -2,7 +2,7 @@
  * is a chain of 2-6 ops with layout constraints anywhere, some with
  * reshapes, slices and softmaxes, some with einsums of three operands,
  * some with concatenations and broadcasts, some with arg-max/-min,
- * cumulative sums and one-hot encodings (conformance/families/chains.py), recorded as a libspmd program, compiled
+ * cumulative sums, one-hot encodings and log-softmaxes (conformance/families/chains.py), recorded as a libspmd program, compiled
  * and run: every value JAX returned must come back in JAX's layout, with
  * JAX's values. Eager ops could not pass: jax.jit also places an op from
  * the constraints that follow it. Then every case of the propagation family
@@ -87,8 +87,9 @@ static spmd_status run_step(const json_value *step, spmd_array *v, spmd_array **
       fail_msg("%s: a slice's start and limit differ in length", where);
     return spmd_slice(v, n, start, limit, NULL, out);
   }
-  if (strcmp(op, "softmax") == 0)
-    return spmd_softmax(v, json_int(conformance_member(step, "axis", where), 0), 0, NULL, out);
+  if (strcmp(op, "softmax") == 0 || strcmp(op, "log_softmax") == 0)
+    return spmd_softmax(v, json_int(conformance_member(step, "axis", where), 0), strcmp(op, "log_softmax") == 0,
+                        NULL, out);
   if (strcmp(op, "argmax") == 0) {
     const int64_t axis = json_int(conformance_member(step, "axis", where), 0);
     return strcmp(fn, "argmin") == 0 ? spmd_argmin(v, axis, NULL, out) : spmd_argmax(v, axis, NULL, out);

@@ -37,6 +37,7 @@ Writes tests/conformance/chains/cases.json:
                                       (int32 indices; steps after them see
                                        int32 values, as jnp's ops do)
                {"op": "cumsum", "axis": a}                (jnp.cumsum)
+               {"op": "log_softmax", "axis": a}       (jax.nn.log_softmax)
                {"op": "one_hot", "classes": n}   (jax.nn.one_hot of int32
                                                   values: float32, a last
                                                   dimension of n)
@@ -115,7 +116,7 @@ def _random_chain(rng, axes, shape_ops=False, einsum3=False, concat=False, index
     """(input shapes and specs, steps) of one chain; with `shape_ops`, also
     reshapes, slices and softmaxes; with `einsum3`, einsums of three
     operands; with `concat`, concatenations and broadcasts; with `index`,
-    arg-max/-min and cumulative sums."""
+    arg-max/-min, cumulative sums, one-hot encodings and log-softmaxes."""
     nd = rng.choice([2, 2, 3])
     shape = [rng.choice([8, 16]) if nd == 2 else 8 for _ in range(nd)]
     inputs = [(list(shape), refio.random_spec(rng, shape, axes))]
@@ -129,7 +130,8 @@ def _random_chain(rng, axes, shape_ops=False, einsum3=False, concat=False, index
                 ["einsum"] if len(shape) <= 3 and not ints else [])
         if index:
             kinds += ["cumsum", "cumsum"] + (["argmax", "argmax"] if len(shape) >= 2 else []) + (
-                ["one_hot", "one_hot"] if ints and len(shape) <= 2 else [])
+                ["one_hot", "one_hot"] if ints and len(shape) <= 2 else []) + (
+                [] if ints else ["log_softmax"])
         if shape_ops:
             kinds += ["reshape", "reshape", "softmax"] + (["slice"] if min(shape) >= 8 else [])
         if einsum3 and len(shape) in (2, 3):
@@ -149,6 +151,8 @@ def _random_chain(rng, axes, shape_ops=False, einsum3=False, concat=False, index
             ints = True
         elif kind == "cumsum":
             steps.append({"op": "cumsum", "axis": rng.randrange(len(shape))})
+        elif kind == "log_softmax":
+            steps.append({"op": "log_softmax", "axis": rng.randrange(len(shape))})
         elif kind == "one_hot":
             shape = shape + [8]
             steps.append({"op": "one_hot", "classes": 8})
@@ -229,10 +233,15 @@ def _apply(step, v, args, mesh=None):
         def softmax(x, axis):
             e = xp.exp(x - xp.max(x, axis=axis, keepdims=True))
             return e / xp.sum(e, axis=axis, keepdims=True)
+
+        def log_softmax(x, axis):
+            s = x - xp.max(x, axis=axis, keepdims=True)
+            return s - xp.log(xp.sum(xp.exp(s), axis=axis, keepdims=True))
     else:
         import jax
         import jax.numpy as xp
         softmax = jax.nn.softmax
+        log_softmax = jax.nn.log_softmax
     op = step["op"]
     if op == "unary":
         return {"sin": xp.sin, "tanh": xp.tanh, "neg": xp.negative, "abs": xp.abs}[step["fn"]](v)
@@ -255,6 +264,8 @@ def _apply(step, v, args, mesh=None):
         return v[tuple(slice(a, b) for a, b in zip(step["start"], step["limit"]))]
     if op == "softmax":
         return softmax(v, axis=step["axis"])
+    if op == "log_softmax":
+        return log_softmax(v, axis=step["axis"])
     if op == "einsum3":
         k, l = step["inputs"]
         return xp.einsum(step["eq"], v, args[k], args[l])
@@ -278,7 +289,7 @@ def _apply(step, v, args, mesh=None):
 
 def generate(out_dir: pathlib.Path, count: int = 256, seed: int = 20261127, shape_count: int = 192,
              shape_seed: int = 20261128, einsum3_count: int = 96, einsum3_seed: int = 20261129,
-             concat_count: int = 96, concat_seed: int = 20261130, index_count: int = 96,
+             concat_count: int = 96, concat_seed: int = 20261130, index_count: int = 160,
              index_seed: int = 20261131) -> None:
     meshes = {name: refio.jax_mesh(name) for name in _MESH_AXES}
     cases = []

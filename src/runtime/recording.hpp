@@ -64,6 +64,7 @@ class Recording {
     std::vector<int64_t> sizes;
     std::vector<bool> summed;
     std::vector<bool> permuted;  // empty, or per factor (ProgramOp::permuted)
+    bool logarithm = false;      // a softmax's: a log-softmax
     std::vector<std::vector<int>> operand_factors;
     std::vector<int> result_factors;
 

@@ -219,6 +219,7 @@ ArrayPtr softmax(const ArrayPtr &x_in, int64_t axis, bool log, const OpOptions &
     // result too): placing a program expands it into jax.jit's ops.
     Recording::Factors f = Recording::Factors::per_dimension(propagate::ProgramOp::Kind::Softmax, *x_in);
     f.summed[a] = true;
+    f.logarithm = log;
     rec->note_factors(std::move(f));
   }
   // Over an empty axis there is nothing to normalise: JAX's max starts

@@ -363,7 +363,9 @@ void Program::add_products(PlaceState &st, const Node &n) const {
 void Program::add_softmax(PlaceState &st, const Rule &r, int x, int result) const {
   // As jax.nn.softmax is under jax.jit: m = max(x) along the axis,
   // broadcast back; s = x - m; e = exp(s); t = sum(e), broadcast back;
-  // e / t. x and e are read twice.
+  // e / t. x and e are read twice. jax.nn.log_softmax ends s - log(t)
+  // instead (log on the reduced t, then broadcast): s is read twice, e
+  // once.
   using Kind = propagate::ProgramOp::Kind;
   const Shape &shape = r.sizes;
   std::vector<int> all(shape.size()), kept;
@@ -375,12 +377,13 @@ void Program::add_softmax(PlaceState &st, const Rule &r, int x, int result) cons
       reduced.push_back(shape[d]);
     }
   }
-  auto op = [&](Kind kind, std::vector<int> operands, int out, const std::vector<int> &out_factors) {
+  auto op = [&](Kind kind, std::vector<int> operands, const std::vector<int> &in_factors, int out,
+                const std::vector<int> &out_factors) {
     propagate::ProgramOp o;
     o.kind = kind;
     o.factor_sizes = r.sizes;
     o.summed = kind == Kind::Reduction ? r.summed : std::vector<bool>(r.sizes.size(), false);
-    o.operand_factors.assign(operands.size(), propagate::one_each(all));
+    o.operand_factors.assign(operands.size(), propagate::one_each(in_factors));
     o.operands = std::move(operands);
     o.results = {out};
     o.result_factors = {propagate::one_each(out_factors)};
@@ -388,16 +391,22 @@ void Program::add_softmax(PlaceState &st, const Rule &r, int x, int result) cons
   };
   ++st.g.tensors[static_cast<size_t>(x)].uses;
   const int m = add_tensor(st, reduced, 1);
-  op(Kind::Reduction, {x}, m, kept);
+  op(Kind::Reduction, {x}, all, m, kept);
   const int m_full = add_broadcast(st, r, kept, m, shape);
-  const int shifted = add_tensor(st, shape, 1);
-  op(Kind::Elementwise, {x, m_full}, shifted, all);
-  const int e = add_tensor(st, shape, 2);
-  op(Kind::Elementwise, {shifted}, e, all);
+  const int shifted = add_tensor(st, shape, r.logarithm ? 2 : 1);
+  op(Kind::Elementwise, {x, m_full}, all, shifted, all);
+  const int e = add_tensor(st, shape, r.logarithm ? 1 : 2);
+  op(Kind::Elementwise, {shifted}, all, e, all);
   const int t = add_tensor(st, reduced, 1);
-  op(Kind::Reduction, {e}, t, kept);
+  op(Kind::Reduction, {e}, all, t, kept);
+  if (r.logarithm) {
+    const int log_t = add_tensor(st, reduced, 1);
+    op(Kind::Elementwise, {t}, kept, log_t, kept);
+    op(Kind::Elementwise, {shifted, add_broadcast(st, r, kept, log_t, shape)}, all, result, all);
+    return;
+  }
   const int t_full = add_broadcast(st, r, kept, t, shape);
-  op(Kind::Elementwise, {e, t_full}, result, all);
+  op(Kind::Elementwise, {e, t_full}, all, result, all);
 }
 
 bool Program::rerecord(const PlaceState &st) {

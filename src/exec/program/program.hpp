@@ -160,6 +160,7 @@ class Program final : public Recording, public std::enable_shared_from_this<Prog
     // Per operand of an elementwise op: broadcast to the result's shape
     // (its factors are then the result dimensions it is read along).
     std::vector<bool> broadcast;
+    bool logarithm = false;  // a softmax that is a log-softmax
     // An op made of several contractions (an einsum of three or more
     // operands, pairwise as jax.jit runs it): each in order, the last
     // making the result, each operand the node's operand j (>= 0) or the

@@ -298,6 +298,7 @@ void Program::note_factors(Factors factors) {
   r.summed = std::move(factors.summed);
   r.permuted = std::move(factors.permuted);
   r.result_factors = std::move(factors.result_factors);
+  r.logarithm = factors.logarithm;
   n.rule = std::move(r);
 }
 
