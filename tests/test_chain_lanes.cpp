@@ -34,7 +34,9 @@ using spmd::ew::Op;
 using spmd::ew::Operand;
 using spmd::ew::Params;
 
-constexpr size_t kCount = 1003;  // three blocks of 256, 235 more: a partial vector
+// Elements per array: three blocks of 256, 235 more (29 vectors and part
+// of one); short_arrays tries others.
+size_t kCount = 1003;
 
 // An operand: the chain's input k (k >= 0), the result of step -k - 1, or
 // a scalar.
@@ -173,6 +175,21 @@ void three_inputs(void **) {
   assert_true(check(c, 11) == vector_table());
 }
 
+// Arrays shorter than a block, or than a vector, and lengths either side
+// of a block's.
+void short_arrays(void **) {
+  for (size_t n : {1, 3, 7, 8, 9, 16, 255, 256, 257, 520}) {
+    kCount = n;
+    Chain c;
+    c.nin = 2;
+    c.in_dtype[0] = c.in_dtype[1] = SPMD_F32;
+    c.steps = {make_step(Op::Cos, {input(0)}), make_step(Op::Max, {step(0), input(1)}),
+               make_step(Op::Div, {step(1), scalar(3.0)})};
+    assert_true(check(c, static_cast<int>(n)) == vector_table());
+  }
+  kCount = 1003;
+}
+
 // Chains the vector path leaves to the tiled one: a float64 step, a
 // comparison, a select, a chain longer than its sixteen registers' worth.
 void others_fall_back(void **) {
@@ -210,6 +227,7 @@ int main(void) {
       cmocka_unit_test(sine_chain),
       cmocka_unit_test(every_op),
       cmocka_unit_test(three_inputs),
+      cmocka_unit_test(short_arrays),
       cmocka_unit_test(others_fall_back),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -143,37 +143,37 @@ struct Source {
   __m256 value;
 };
 
-// o[0, kBlock) = f(a) or f(a, b), a vector at a time.
+// o[0, n) = f(a) or f(a, b), a vector at a time (n a multiple of 8).
 template <typename F>
-inline void map(const Source &a, float *o, F f) {
+inline void map(size_t n, const Source &a, float *o, F f) {
   if (a.at == nullptr) {
     const __m256 r = f(a.value);
-    for (size_t i = 0; i < kBlock; i += kLanes) _mm256_storeu_ps(o + i, r);
+    for (size_t i = 0; i < n; i += kLanes) _mm256_storeu_ps(o + i, r);
     return;
   }
-  for (size_t i = 0; i < kBlock; i += kLanes) _mm256_storeu_ps(o + i, f(_mm256_loadu_ps(a.at + i)));
+  for (size_t i = 0; i < n; i += kLanes) _mm256_storeu_ps(o + i, f(_mm256_loadu_ps(a.at + i)));
 }
 template <typename F>
-inline void map(const Source &a, const Source &b, float *o, F f) {
+inline void map(size_t n, const Source &a, const Source &b, float *o, F f) {
   if (a.at != nullptr && b.at != nullptr) {
-    for (size_t i = 0; i < kBlock; i += kLanes)
+    for (size_t i = 0; i < n; i += kLanes)
       _mm256_storeu_ps(o + i, f(_mm256_loadu_ps(a.at + i), _mm256_loadu_ps(b.at + i)));
   } else if (a.at != nullptr) {
-    for (size_t i = 0; i < kBlock; i += kLanes) _mm256_storeu_ps(o + i, f(_mm256_loadu_ps(a.at + i), b.value));
+    for (size_t i = 0; i < n; i += kLanes) _mm256_storeu_ps(o + i, f(_mm256_loadu_ps(a.at + i), b.value));
   } else if (b.at != nullptr) {
-    for (size_t i = 0; i < kBlock; i += kLanes) _mm256_storeu_ps(o + i, f(a.value, _mm256_loadu_ps(b.at + i)));
+    for (size_t i = 0; i < n; i += kLanes) _mm256_storeu_ps(o + i, f(a.value, _mm256_loadu_ps(b.at + i)));
   } else {
     const __m256 r = f(a.value, b.value);
-    for (size_t i = 0; i < kBlock; i += kLanes) _mm256_storeu_ps(o + i, r);
+    for (size_t i = 0; i < n; i += kLanes) _mm256_storeu_ps(o + i, r);
   }
 }
 
-// One step over a block, its op chosen once for the block.
-void run_step(Op op, const Source &a, const Source &b, float *o) {
+// One step over n elements of a block, its op chosen once for the block.
+void run_step(Op op, size_t n, const Source &a, const Source &b, float *o) {
 #define SPMD_LANES_UNARY(OP) \
-  case Op::OP: return map(a, o, [](__m256 x) { return apply(Op::OP, x, x); });
+  case Op::OP: return map(n, a, o, [](__m256 x) { return apply(Op::OP, x, x); });
 #define SPMD_LANES_BINARY(OP) \
-  case Op::OP: return map(a, b, o, [](__m256 x, __m256 y) { return apply(Op::OP, x, y); });
+  case Op::OP: return map(n, a, b, o, [](__m256 x, __m256 y) { return apply(Op::OP, x, y); });
   switch (op) {
     SPMD_LANES_UNARY(Copy) SPMD_LANES_UNARY(Neg) SPMD_LANES_UNARY(Abs) SPMD_LANES_UNARY(Relu)
     SPMD_LANES_UNARY(Sin) SPMD_LANES_UNARY(Cos) SPMD_LANES_UNARY(Sqrt) SPMD_LANES_UNARY(Rsqrt)
@@ -187,9 +187,10 @@ void run_step(Op op, const Source &a, const Source &b, float *o) {
 #undef SPMD_LANES_BINARY
 }
 
-// The chain over one block of kBlock elements of each input; the last
-// step writes `out`.
-void run_block(const Step *steps, size_t nsteps, const float *const in[3], float *tiles, float *out) {
+// The chain over n elements of each input (a multiple of 8, at most
+// kBlock); the last step writes `out`.
+void run_block(const Step *steps, size_t nsteps, size_t n, const float *const in[3], float *tiles,
+               float *out) {
   for (size_t s = 0; s < nsteps; ++s) {
     const Step &st = steps[s];
     Source src[2];
@@ -200,7 +201,7 @@ void run_block(const Step *steps, size_t nsteps, const float *const in[3], float
         default: src[k].value = st.scalar[k]; break;
       }
     }
-    run_step(st.op, src[0], st.nin > 1 ? src[1] : src[0], s + 1 == nsteps ? out : tiles + s * kBlock);
+    run_step(st.op, n, src[0], st.nin > 1 ? src[1] : src[0], s + 1 == nsteps ? out : tiles + s * kBlock);
   }
 }
 
@@ -218,16 +219,25 @@ bool run_chain_f32(const Chain &chain, size_t count, void *out, const void *cons
   for (; i + kBlock <= count; i += kBlock) {
     const float *at[3] = {nullptr, nullptr, nullptr};
     for (int k = 0; k < chain.nin; ++k) at[k] = ins[k] + i;
-    run_block(steps, nsteps, at, tiles, o + i);
+    run_block(steps, nsteps, kBlock, at, tiles, o + i);
   }
-  if (i < count) {  // the tail, zero-padded to a block as the tables pad a vector
-    const size_t rest = count - i;
-    alignas(32) float pad[3][kBlock] = {};
-    alignas(32) float result[kBlock];
-    const float *at[3] = {pad[0], pad[1], pad[2]};
-    for (int k = 0; k < chain.nin; ++k) std::memcpy(pad[k], ins[k] + i, rest * sizeof(float));
-    run_block(steps, nsteps, at, tiles, result);
-    std::memcpy(o + i, result, rest * sizeof(float));
+  if (i < count) {  // the tail: its whole vectors, the last zero-padded as the tables pad it
+    const size_t rest = count - i, whole = rest / kLanes * kLanes;
+    if (whole > 0) {
+      const float *at[3] = {nullptr, nullptr, nullptr};
+      for (int k = 0; k < chain.nin; ++k) at[k] = ins[k] + i;
+      run_block(steps, nsteps, whole, at, tiles, o + i);
+      i += whole;
+    }
+    if (i < count) {
+      const size_t part = count - i;
+      alignas(32) float pad[3][kLanes] = {};
+      alignas(32) float result[kLanes];
+      const float *at[3] = {pad[0], pad[1], pad[2]};
+      for (int k = 0; k < chain.nin; ++k) std::memcpy(pad[k], ins[k] + i, part * sizeof(float));
+      run_block(steps, nsteps, kLanes, at, tiles, result);
+      std::memcpy(o + i, result, part * sizeof(float));
+    }
   }
   return true;
 }
