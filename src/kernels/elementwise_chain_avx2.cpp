@@ -118,7 +118,7 @@ inline __m256 apply(Op op, __m256 a, __m256 b) {
     case Op::GeluTanh: {  // x * (0.5 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x**3))))
       const __m256 x3 = _mm256_mul_ps(a, _mm256_mul_ps(a, a));
       const __m256 t = _mm256_mul_ps(_mm256_set1_ps(static_cast<float>(0.79788456080286535588)),
-                                     _mm256_add_ps(a, _mm256_mul_ps(_mm256_set1_ps(0.044715f), x3)));
+                                     _mm256_add_ps(a, _mm256_mul_ps(_mm256_set1_ps(static_cast<float>(0.044715)), x3)));
       return _mm256_mul_ps(a, _mm256_mul_ps(half, _mm256_add_ps(one, Sleef_tanhf8_u10(t))));
     }
     case Op::GeluExact: {  // 0.5 * x * erfc(-x * sqrt(1/2))
