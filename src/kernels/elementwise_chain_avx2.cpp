@@ -88,16 +88,24 @@ bool lower(const Chain &chain, Step *steps) {
 
 inline __m256 abs8(__m256 a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
 
-// jnp.maximum / jnp.minimum: a NaN in a gives a, else the larger (smaller)
-// one, b where they are equal or b is NaN.
-inline __m256 max8(__m256 a, __m256 b) {
-  const __m256 take_a = _mm256_or_ps(_mm256_cmp_ps(a, a, _CMP_UNORD_Q), _mm256_cmp_ps(a, b, _CMP_GT_OQ));
-  return _mm256_blendv_ps(b, a, take_a);
+// jnp.maximum / jnp.minimum as kernels/vector_math_isa.inc computes them:
+// IEEE maximum / minimum (a NaN first, then b's; -0 below +0) of the
+// values with subnormals read as zeros of their sign.
+inline __m256 flushed8(__m256 a) {
+  const __m256i exponent = _mm256_and_si256(_mm256_castps_si256(a), _mm256_set1_epi32(0x7f800000));
+  const __m256 zero_exponent = _mm256_castsi256_ps(_mm256_cmpeq_epi32(exponent, _mm256_setzero_si256()));
+  return _mm256_blendv_ps(a, _mm256_and_ps(a, _mm256_set1_ps(-0.0f)), zero_exponent);
 }
-inline __m256 min8(__m256 a, __m256 b) {
-  const __m256 take_a = _mm256_or_ps(_mm256_cmp_ps(a, a, _CMP_UNORD_Q), _mm256_cmp_ps(a, b, _CMP_LT_OQ));
-  return _mm256_blendv_ps(b, a, take_a);
+template <bool Max>
+inline __m256 extremum8(__m256 a_in, __m256 b_in) {
+  const __m256 a = flushed8(a_in), b = flushed8(b_in);
+  __m256 r = _mm256_blendv_ps(b, a, _mm256_cmp_ps(a, b, Max ? _CMP_GT_OQ : _CMP_LT_OQ));
+  r = _mm256_blendv_ps(r, Max ? _mm256_and_ps(a, b) : _mm256_or_ps(a, b), _mm256_cmp_ps(a, b, _CMP_EQ_OQ));
+  r = _mm256_blendv_ps(r, b, _mm256_cmp_ps(b, b, _CMP_UNORD_Q));
+  return _mm256_blendv_ps(r, a, _mm256_cmp_ps(a, a, _CMP_UNORD_Q));
 }
+inline __m256 max8(__m256 a, __m256 b) { return extremum8<true>(a, b); }
+inline __m256 min8(__m256 a, __m256 b) { return extremum8<false>(a, b); }
 
 inline __m256 apply(Op op, __m256 a, __m256 b) {
   const __m256 one = _mm256_set1_ps(1.0f);
