@@ -5,6 +5,7 @@
 #include <immintrin.h>
 #include <sleef.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -56,9 +57,10 @@ bool lanes_evaluate(Op op, bool sleef_lanes_are_the_tables) {
 
 // The chain as steps of this path, or false where a step has no form here.
 bool lower(const Chain &chain, Step *steps) {
-  const char *isa = vmath::table().isa;
-  const bool avx2 = std::strcmp(isa, "avx2") == 0;
-  if (!avx2 && std::strcmp(isa, "avx512") != 0) return false;
+  // The table is chosen once per process: so is whether this path serves.
+  static const bool avx2 = std::strcmp(vmath::table().isa, "avx2") == 0;
+  static const bool vector = avx2 || std::strcmp(vmath::table().isa, "avx512") == 0;
+  if (!vector) return false;
   if (chain.steps.empty() || chain.steps.size() > kMaxSteps) return false;
   for (int k = 0; k < chain.nin; ++k)
     if (chain.in_dtype[k] != SPMD_F32) return false;
@@ -88,7 +90,7 @@ bool lower(const Chain &chain, Step *steps) {
 
 inline __m256 abs8(__m256 a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
 
-// jnp.maximum / jnp.minimum as kernels/vector_math_isa.inc computes them:
+// jnp.maximum / jnp.minimum as kernels/device/cpu_float.hpp's body gives them:
 // IEEE maximum / minimum (a NaN first, then b's; -0 below +0) of the
 // values with subnormals read as zeros of their sign.
 inline __m256 flushed8(__m256 a) {
@@ -223,29 +225,24 @@ bool run_chain_f32(const Chain &chain, size_t count, void *out, const void *cons
   alignas(32) float tiles[kMaxSteps * kBlock];
   const auto *ins = reinterpret_cast<const float *const *>(in);
   float *o = static_cast<float *>(out);
+  // Blocks of kBlock, then the rest's whole vectors, then its last part,
+  // zero-padded to a vector as the tables pad it.
   size_t i = 0;
-  for (; i + kBlock <= count; i += kBlock) {
+  while (count - i >= kLanes) {
+    const size_t n = std::min(kBlock, (count - i) / kLanes * kLanes);
     const float *at[3] = {nullptr, nullptr, nullptr};
     for (int k = 0; k < chain.nin; ++k) at[k] = ins[k] + i;
-    run_block(steps, nsteps, kBlock, at, tiles, o + i);
+    run_block(steps, nsteps, n, at, tiles, o + i);
+    i += n;
   }
-  if (i < count) {  // the tail: its whole vectors, the last zero-padded as the tables pad it
-    const size_t rest = count - i, whole = rest / kLanes * kLanes;
-    if (whole > 0) {
-      const float *at[3] = {nullptr, nullptr, nullptr};
-      for (int k = 0; k < chain.nin; ++k) at[k] = ins[k] + i;
-      run_block(steps, nsteps, whole, at, tiles, o + i);
-      i += whole;
-    }
-    if (i < count) {
-      const size_t part = count - i;
-      alignas(32) float pad[3][kLanes] = {};
-      alignas(32) float result[kLanes];
-      const float *at[3] = {pad[0], pad[1], pad[2]};
-      for (int k = 0; k < chain.nin; ++k) std::memcpy(pad[k], ins[k] + i, part * sizeof(float));
-      run_block(steps, nsteps, kLanes, at, tiles, result);
-      std::memcpy(o + i, result, part * sizeof(float));
-    }
+  if (i < count) {
+    const size_t part = count - i;
+    alignas(32) float pad[3][kLanes] = {};
+    alignas(32) float result[kLanes];
+    const float *at[3] = {pad[0], pad[1], pad[2]};
+    for (int k = 0; k < chain.nin; ++k) std::memcpy(pad[k], ins[k] + i, part * sizeof(float));
+    run_block(steps, nsteps, kLanes, at, tiles, result);
+    std::memcpy(o + i, result, part * sizeof(float));
   }
   return true;
 }

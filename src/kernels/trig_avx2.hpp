@@ -72,27 +72,27 @@ inline __m256 sincos_reduced(__m256 x, bool cosine) {
   return _mm256_xor_ps(_mm256_blendv_ps(sin_r, cos_r, odd), sign);
 }
 
-// Lanes the reduction does not serve (|x| > 2^17, infinities, NaN): a mask.
-inline __m256 beyond_reduction(__m256 x) {
-  const __m256 ax = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x);
-  return _mm256_cmp_ps(ax, _mm256_set1_ps(0x1p17f), _CMP_NLE_UQ);
-}
+inline __m256 magnitude(__m256 x) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x); }
+
+// Lanes the reduction does not serve (|x| > 2^17, infinities, NaN), from
+// |x|: a mask.
+inline __m256 beyond_reduction(__m256 ax) { return _mm256_cmp_ps(ax, _mm256_set1_ps(0x1p17f), _CMP_NLE_UQ); }
 
 inline __m256 sin8(__m256 x) {
   __m256 v = sincos_reduced(x, false);
   // sin x rounds to x below 2^-12: x itself, so -0 stays -0 and a
   // subnormal stays itself even where the arithmetic flushes subnormals,
   // as jax.jit's sine gives them.
-  const __m256 ax = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x);
+  const __m256 ax = magnitude(x);
   v = _mm256_blendv_ps(v, x, _mm256_cmp_ps(ax, _mm256_set1_ps(0x1p-12f), _CMP_LT_OQ));
-  const __m256 far = beyond_reduction(x);
+  const __m256 far = beyond_reduction(ax);
   if (_mm256_movemask_ps(far) != 0) v = _mm256_blendv_ps(v, Sleef_sinf8_u10(x), far);
   return v;
 }
 
 inline __m256 cos8(__m256 x) {
   __m256 v = sincos_reduced(x, true);
-  const __m256 far = beyond_reduction(x);
+  const __m256 far = beyond_reduction(magnitude(x));
   if (_mm256_movemask_ps(far) != 0) v = _mm256_blendv_ps(v, Sleef_cosf8_u10(x), far);
   return v;
 }

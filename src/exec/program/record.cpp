@@ -169,9 +169,9 @@ ArrayPtr Program::trace(Node &n, const std::vector<ArrayPtr> &operands, const op
 }
 
 // Elementwise ops (the ops whose one pass is an elementwise kernel, not a
-// copy, perhaps after converting operands): one factor per result dimension, read by each operand along the
-// dimensions it has (right-aligned; one of size 1 against a larger one is
-// broadcast). An operand of fewer elements is marked broadcast: jax.jit
+// copy, perhaps after converting operands): one factor per result
+// dimension, read by each operand along the dimensions it has
+// (right-aligned; one of size 1 against a larger one is broadcast). An operand of fewer elements is marked broadcast: jax.jit
 // broadcasts it by an op of its own, which placement visits late (one of
 // as many elements, only short of leading 1s, is reshaped there, an op
 // placement passes through as early as the elementwise one).

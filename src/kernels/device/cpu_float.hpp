@@ -49,6 +49,21 @@ SPMD_HD T daz(T x) {
 }
 SPMD_HD int64_t daz(int64_t x) { return x; }
 
+// jnp.maximum / jnp.minimum as jax.jit computes them on a CPU: IEEE 754's
+// maximum / minimum of the operands under DAZ (a NaN wins, a's first; -0
+// is below +0), so a subnormal comes back as a zero of its sign. On the
+// bits, so that no compiler turns it into an instruction that treats zeros
+// and flushed subnormals otherwise. The CPU loops and the GPU bodies both
+// call it; kernels/elementwise_chain_avx2.cpp computes the same in lanes.
+template <typename T, bool Max>
+SPMD_HD T ieee_extremum(T a, T b) {
+  const T x = daz(a), y = daz(b);
+  if (is_nan(x)) return x;
+  if (is_nan(y)) return y;
+  if (x == y) return float_of<T>(Max ? (bits_of(x) & bits_of(y)) : (bits_of(x) | bits_of(y)));
+  return (Max ? x > y : x < y) ? x : y;
+}
+
 template <typename T>
 SPMD_HD T quiet(T x) {
   return float_of<T>(bits_of(x) | FloatBits<T>::kQuiet);

@@ -231,24 +231,14 @@ SPMD_HD bool compare(Op op, T a, T b) {
   }
 }
 
-// jnp.maximum / jnp.minimum as the CPU's loops compute them (and jax.jit):
-// IEEE maximum / minimum of the operands under DAZ (a NaN wins, a's first;
-// -0 is below +0), so a subnormal comes back as a zero of its sign.
-template <typename T, bool Max>
-SPMD_HD T extremum(T a, T b) {
-  const T x = daz(a), y = daz(b);
-  if (is_nan(x)) return x;
-  if (is_nan(y)) return y;
-  if (x == y) return float_of<T>(Max ? (bits_of(x) & bits_of(y)) : (bits_of(x) | bits_of(y)));
-  return (Max ? x > y : x < y) ? x : y;
-}
+// jnp.maximum / jnp.minimum: the CPU loops' body (kernels/device/cpu_float.hpp).
 template <typename T>
 SPMD_HD T maximum(T a, T b) {
-  return extremum<T, true>(a, b);
+  return ieee_extremum<T, true>(a, b);
 }
 template <typename T>
 SPMD_HD T minimum(T a, T b) {
-  return extremum<T, false>(a, b);
+  return ieee_extremum<T, false>(a, b);
 }
 
 // A function of the C library / CUDA on a DAZ operand, its result flushed.
