@@ -697,6 +697,35 @@ def generate(out_dir: pathlib.Path) -> None:
          [((4, 4, 4), "bool", [["x"]]), ((4,), f32, [["y"]]), ((4,), f32, [["x"]])])
     case("where_all_broadcast_conflict", "where", {}, jnp_where,
          [((2,), "bool", [["x"]]), ((2, 1), f32, []), ((1, 2), f32, [[], ["y"]])], mesh="2x2x2")
+    # Zeros of both signs and subnormals through max, min, sum and cumsum:
+    # IEEE maximum / minimum under DAZ over two values or more (-0 below
+    # +0), one value copied as it is, and across devices XLA's collective,
+    # which keeps the first of equals.
+    zeros = [[-0.0, 0.0], [0.0, -0.0], [1e-40, -1e-40], [-1e-40, -0.0], [1e-40, 1e-40],
+             [-1e-40, -1e-40], [nan, -0.0], [-0.0, 2.5]]
+    for op, fn in [("max", jnp.max), ("min", jnp.min)]:
+        case(f"reduce_{op}1_signed_zeros", "reduce", {"op": op, "axes": [1], "keepdims": False},
+             lambda u, fn=fn: fn(u, axis=1), [((8, 2), f32, _X_)], data=[zeros])
+        case(f"reduce_{op}0_signed_zeros", "reduce", {"op": op, "axes": [0], "keepdims": False},
+             lambda u, fn=fn: fn(u, axis=0), [((2, 8), f32, [[], ["y"]])],
+             data=[np.array(zeros).T.tolist()])
+        case(f"reduce_{op}1_signed_zeros_bf16", "reduce", {"op": op, "axes": [1], "keepdims": False},
+             lambda u, fn=fn: fn(u, axis=1), [((8, 2), "bfloat16", _X_)],
+             data=[[[v * 1e1 if abs(v) == 1e-40 else v for v in r] for r in zeros]])
+        case(f"reduce_{op}_one_value", "reduce", {"op": op, "axes": [1], "keepdims": False},
+             lambda u, fn=fn: fn(u, axis=1), [((8, 1), f32, _X_)], data=[[r[0] for r in zeros]])
+        for tag, n, spec_data in [("8", 8, [-0.0, 0.0, -0.0, -0.0, -0.0, -0.0, -0.0, -0.0]),
+                                  ("8_sub", 8, [1e-40, -0.0, -0.0, -0.0, -0.0, -0.0, -0.0, 1e-40]),
+                                  ("16", 16, [-0.0, 0.0] * 8), ("16_pos", 16, [0.0, -0.0] * 8)]:
+            case(f"reduce_{op}_signed_zeros_across_{tag}", "reduce",
+                 {"op": op, "axes": [0], "keepdims": False}, lambda u, fn=fn: fn(u, axis=0),
+                 [((n,), f32, [["x", "y"]])], data=[spec_data])
+    case("reduce_sum_one_value", "reduce", {"op": "sum", "axes": [1], "keepdims": False},
+         lambda u: jnp.sum(u, axis=1), [((8, 1), f32, _X_)], data=[[r[0] for r in zeros]])
+    case("cumsum_one_value", "cumsum", {"axis": 1}, lambda u: jnp.cumsum(u, axis=1),
+         [((8, 1), f32, _X_)], data=[[r[0] for r in zeros]])
+    case("cumsum_signed_zeros", "cumsum", {"axis": 1}, lambda u: jnp.cumsum(u, axis=1),
+         [((8, 2), f32, _X_)], data=[zeros])
 
     refio.write_json(out_dir / "cases.json",
                      {"meshes": refio.mesh_table(list(meshes)), "cases": cases})

@@ -9,6 +9,7 @@
 #include "base/dtype.hpp"
 #include "base/error.hpp"
 #include "kernels/device/common.hpp"
+#include "kernels/device/cpu_float.hpp"
 #include "kernels/device/scan.hpp"
 #include "kernels/flush_subnormals.hpp"
 
@@ -74,7 +75,10 @@ A identity(Op op, spmd_dtype out) {
     return op == Op::Max ? dev::int_min(out) : dev::int_max(out);
 }
 
-// NaN wins a max or min, as jnp.max.
+// jnp.max / jnp.min of floats as XLA's CPU reduction computes them: a NaN
+// wins (the last one); else IEEE maximum / minimum of the values read with
+// subnormals flushed, so -0 is below +0 and the result does not depend on
+// the order. (One value alone is copied unflushed: see reduce.)
 template <typename A>
 A combine(Op op, A acc, A v) {
   if (op == Op::Sum) {
@@ -83,10 +87,14 @@ A combine(Op op, A acc, A v) {
     else
       return acc + v;
   }
-  if constexpr (std::is_floating_point_v<A>)
+  if constexpr (std::is_floating_point_v<A>) {
     if (v != v) return v;
-  if (op == Op::Max) return v > acc ? v : acc;
-  return v < acc ? v : acc;
+    if (acc != acc) return acc;
+    return op == Op::Max ? dev::ieee_extremum<A, true>(acc, v) : dev::ieee_extremum<A, false>(acc, v);
+  } else {
+    if (op == Op::Max) return v > acc ? v : acc;
+    return v < acc ? v : acc;
+  }
 }
 
 template <typename A>
@@ -150,6 +158,17 @@ void reduce(const Params &p, char *out, const char *in) {
   }
   const int64_t nout = out_elements(p);
   std::vector<A> acc(static_cast<size_t>(nout), identity<A>(p.op, p.out));
+  int64_t count = 1;  // values reduced into each result
+  for (size_t d = 0; d < p.shape.size(); ++d)
+    if (p.reduced[d]) count *= p.shape[d];
+  if (count == 1) {
+    // XLA makes a copy of a reduction over one value: a subnormal stays
+    // (jnp.max and jnp.sum of [1e-40] are 1e-40, of [1e-40, 0] are 0).
+    const size_t es = dtype_size(p.in);
+    for (size_t i = 0; i < acc.size(); ++i) acc[i] = load<A>(p.in, in + i * es);
+    store(p.out, acc.data(), out, acc.size());
+    return;
+  }
   int64_t total = 1;
   for (int64_t d : dims) total *= d;
   if (total > 0 && !dims.empty()) {
@@ -251,7 +270,8 @@ void cumsum(const Params &p, char *out, const char *in, Round round) {
         const int64_t v = scan.next(WrapInt(load<int64_t>(p.in, in + at * ies))).v;
         store(p.out, &v, out + at * oes, 1);
       } else {
-        const A v = scan.next(load<A>(p.in, in + at * ies));
+        const A x = load<A>(p.in, in + at * ies);
+        const A v = l.copies_one() ? x : scan.next(x);
         store(p.out, &v, out + at * oes, 1);
       }
     }

@@ -8,9 +8,9 @@
 // float sum is the same from run to run and from GPU to GPU; it is not the
 // CPU kernel's order (eight running sums per row), so float sums differ
 // from the CPU's by rounding. Everything else is exact and order-free:
-// max and min keep the CPU's winner (a NaN wins, the last NaN when there
-// are several; among equal values, compared under DAZ as the CPU does, the
-// first), argmax its index (the first NaN, else the first largest).
+// max and min give the CPU's value (a NaN wins, the last NaN when there
+// are several; else IEEE maximum / minimum under DAZ, which no order
+// changes), argmax its index (the first NaN, else the first largest).
 #pragma once
 
 #include <algorithm>
@@ -228,22 +228,27 @@ struct Best {
   int64_t at;
 };
 
-// jnp.max / jnp.min: the last NaN if any; else the largest (smallest) under
-// DAZ, the first of equals.
+// jnp.max / jnp.min as the CPU kernel (kernels/reduce_axes.cpp): the last
+// NaN if any; else, for floats, IEEE maximum (minimum) under DAZ, -0 below
+// +0; one value alone (the identity's partner) unflushed, as XLA copies it.
 template <typename A>
 struct Extreme {
   using Acc = Best<A>;
   static SPMD_HD Acc identity(const Plan &p) { return {extreme_identity<A>(p.op, p.out), -1}; }
   static SPMD_HD Acc combine(const Plan &p, Acc a, Acc b) {
+    if (a.at < 0) return b;
+    if (b.at < 0) return a;
     const bool an = nan_of(a.v), bn = nan_of(b.v);
     if (an || bn) {
       if (an && bn) return a.at > b.at ? a : b;
       return an ? a : b;
     }
-    const A x = daz(a.v), y = daz(b.v);
-    if (p.op == Op::Max ? y > x : y < x) return b;
-    if (p.op == Op::Max ? x > y : x < y) return a;
-    return a.at <= b.at ? a : b;
+    const int64_t at = a.at > b.at ? a.at : b.at;
+    if constexpr (std::is_same_v<A, int64_t>) {
+      return (p.op == Op::Max ? b.v > a.v : b.v < a.v) ? Acc{b.v, at} : Acc{a.v, at};
+    } else {
+      return {p.op == Op::Max ? ieee_extremum<A, true>(a.v, b.v) : ieee_extremum<A, false>(a.v, b.v), at};
+    }
   }
   static SPMD_HD Acc fold(const Plan &p, Acc acc, A v, int64_t r) { return combine(p, acc, {v, r}); }
   static SPMD_HD void put(const Plan &p, Acc acc, unsigned char *o) { store(p.out, acc.v, o); }

@@ -90,6 +90,9 @@ struct Plus {
 struct Lines {
   int64_t outer = 1, len = 1, inner = 1;
   int64_t count() const { return outer * inner; }
+  // XLA makes a copy of a running sum over one element, so a subnormal
+  // stays (jnp.cumsum of [1e-40] is [1e-40]; of [1e-40, 0], [0, 0]).
+  SPMD_HD bool copies_one() const { return len == 1; }
 };
 
 inline Lines lines_of(const spmd::red::Params &p) {
@@ -117,7 +120,8 @@ SPMD_HD void cumsum_line(spmd_dtype in_dt, spmd_dtype out_dt, const Lines &l, in
   LineScan<A, Plus<A>> scan(Plus<A>{out_dt});
   for (int64_t r = 0; r < l.len; ++r) {
     const int64_t at = (a * l.len + r) * l.inner + c;
-    red::store<A>(out_dt, scan.next(red::load<A>(dt, in + at * ies)), out + at * oes);
+    const A x = red::load<A>(dt, in + at * ies);
+    red::store<A>(out_dt, l.copies_one() ? x : scan.next(x), out + at * oes);
   }
 }
 
