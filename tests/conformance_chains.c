@@ -2,7 +2,8 @@
  * is a chain of 2-6 ops with layout constraints anywhere, some with
  * reshapes, slices and softmaxes, some with einsums of three operands,
  * some with concatenations and broadcasts, some with arg-max/-min,
- * cumulative sums, one-hot encodings and log-softmaxes (conformance/families/chains.py), recorded as a libspmd program, compiled
+ * cumulative sums, one-hot encodings and log-softmaxes, some with gathers,
+ * scatters and dynamic slices (conformance/families/chains.py), recorded as a libspmd program, compiled
  * and run: every value JAX returned must come back in JAX's layout, with
  * JAX's values. Eager ops could not pass: jax.jit also places an op from
  * the constraints that follow it. Then every case of the propagation family
@@ -96,6 +97,23 @@ static spmd_status run_step(const json_value *step, spmd_array *v, spmd_array **
   }
   if (strcmp(op, "one_hot") == 0)
     return spmd_one_hot(v, json_int(conformance_member(step, "classes", where), 0), -1, SPMD_F32, NULL, out);
+  if (strcmp(op, "take") == 0) return spmd_take(v, w, json_int(conformance_member(step, "axis", where), 0), NULL, out);
+  if (strcmp(op, "take_from") == 0) return spmd_take(w, v, 0, NULL, out);
+  if (strcmp(op, "scatter_add") == 0) {
+    const int64_t k = json_int(conformance_member(step, "indices", where), -1);
+    const int64_t l = json_int(conformance_member(step, "updates", where), -1);
+    if (k < 0 || (size_t)k >= n_inputs || l < 0 || (size_t)l >= n_inputs)
+      fail_msg("%s: a scatter_add step names two inputs in range", where);
+    return spmd_scatter_add(v, inputs[k], inputs[l], json_int(conformance_member(step, "axis", where), 0), NULL,
+                            out);
+  }
+  if (strcmp(op, "dynamic_slice") == 0) {
+    int64_t start[SPMD_MAX_NDIM], sizes[SPMD_MAX_NDIM];
+    const size_t n = conformance_ints(conformance_member(step, "start", where), start, SPMD_MAX_NDIM, where);
+    if (conformance_ints(conformance_member(step, "sizes", where), sizes, SPMD_MAX_NDIM, where) != n)
+      fail_msg("%s: a dynamic slice's start and sizes differ in length", where);
+    return spmd_dynamic_slice(v, n, start, sizes, NULL, out);
+  }
   if (strcmp(op, "cumsum") == 0)
     return spmd_cumsum(v, json_int(conformance_member(step, "axis", where), 0), NULL, out);
   if (strcmp(op, "constraint") == 0) {
@@ -180,8 +198,10 @@ static void chain_case(conformance_file *f, const json_value *c, conformance_tal
     size_t len = 0;
     unsigned char *bytes = conformance_hex(array, &len, name);
     spmd_sharding *s = conformance_sharding(mesh, conformance_member(input, "spec", name), name);
-    assert_ok(spmd_array_from_host(s, SPMD_F32, nd, shape, bytes, len, &in[i]));
-    assert_ok(spmd_x_program_input(p, s, SPMD_F32, nd, shape, &v[i]));
+    spmd_dtype dt = SPMD_DTYPE_INVALID;  /* float32, or int32 indices */
+    assert_ok(spmd_dtype_from_name(json_string(conformance_member(array, "dtype", name)), &dt));
+    assert_ok(spmd_array_from_host(s, dt, nd, shape, bytes, len, &in[i]));
+    assert_ok(spmd_x_program_input(p, s, dt, nd, shape, &v[i]));
     spmd_sharding_destroy(s);
     free(bytes);
   }

@@ -12,6 +12,7 @@ Writes tests/conformance/chains/cases.json:
     mesh     a name of `meshes`
     inputs   [{"spec": dims, "array": {"dtype", "shape", "hex"}}]; input 0
              is the chain's start, the others operands its steps add
+             (float32, or int32 for a take's indices)
     steps    in order; step k makes value k + 1 (value 0 is input 0):
                {"op": "unary", "fn": "sin" | "tanh" | "neg" | "abs"}
                {"op": "scalar", "fn": "mul" | "add", "scalar": s}  (v * s, v + s)
@@ -41,6 +42,22 @@ Writes tests/conformance/chains/cases.json:
                {"op": "one_hot", "classes": n}   (jax.nn.one_hot of int32
                                                   values: float32, a last
                                                   dimension of n)
+             and, in the cases named chain_take_*, those and also
+               {"op": "take", "input": k, "axis": a}
+                                      (jnp.take(v, inputs[k], axis=a): k an
+                                       int32 input of indices from -n to
+                                       n - 1, n the axis's length)
+               {"op": "take_from", "input": k}
+                                      (jnp.take(inputs[k], v, axis=0), right
+                                       after an arg-max/-min: v's indices
+                                       pick rows of a float32 table)
+               {"op": "scatter_add", "indices": k, "updates": l, "axis": a}
+                                      (v.at[(:,) * a + (inputs[k],)]
+                                       .add(inputs[l]))
+               {"op": "dynamic_slice", "start": [...], "sizes": [...]}
+                                      (jax.lax.dynamic_slice: a start
+                                       below 0 counts from the end, then
+                                       the window is moved inside v)
     outputs  [{"value": i, "spec": dims of JAX's layout, "array": {...}}]:
              the chain's last value and some of the others, returned
     out_spec where present, the layout asked of the last output
@@ -112,11 +129,15 @@ def _einsum3_step(rng, shape, inputs, axes):
     return out, {"op": "einsum3", "eq": eq, "inputs": [len(inputs) - 2, len(inputs) - 1]}
 
 
-def _random_chain(rng, axes, shape_ops=False, einsum3=False, concat=False, index=False):
+def _random_chain(rng, axes, shape_ops=False, einsum3=False, concat=False, index=False, take=False):
     """(input shapes and specs, steps) of one chain; with `shape_ops`, also
     reshapes, slices and softmaxes; with `einsum3`, einsums of three
     operands; with `concat`, concatenations and broadcasts; with `index`,
-    arg-max/-min, cumulative sums, one-hot encodings and log-softmaxes."""
+    arg-max/-min, cumulative sums, one-hot encodings and log-softmaxes; with
+    `take`, those and gathers (jnp.take) of the value or by it, scatters
+    into it and dynamic slices of it. An input of
+    a take's indices is (shape, spec, bound): int32 values in [-bound,
+    bound)."""
     nd = rng.choice([2, 2, 3])
     shape = [rng.choice([8, 16]) if nd == 2 else 8 for _ in range(nd)]
     inputs = [(list(shape), refio.random_spec(rng, shape, axes))]
@@ -132,6 +153,9 @@ def _random_chain(rng, axes, shape_ops=False, einsum3=False, concat=False, index
             kinds += ["cumsum", "cumsum"] + (["argmax", "argmax"] if len(shape) >= 2 else []) + (
                 ["one_hot", "one_hot"] if ints and len(shape) <= 2 else []) + (
                 [] if ints else ["log_softmax"])
+        if take:
+            kinds += [] if ints or len(shape) > 3 else ["take", "take", "take", "scatter_add", "scatter_add",
+                                                         "dynamic_slice", "dynamic_slice"]
         if shape_ops:
             kinds += ["reshape", "reshape", "softmax"] + (["slice"] if min(shape) >= 8 else [])
         if einsum3 and len(shape) in (2, 3):
@@ -139,12 +163,40 @@ def _random_chain(rng, axes, shape_ops=False, einsum3=False, concat=False, index
         if concat:
             kinds += ["concat", "concat"] + (["broadcast", "broadcast"] if len(shape) < 4 else [])
         kind = rng.choice(kinds)
+        if take and steps and steps[-1]["op"] == "argmax" and rng.random() < 0.6:
+            kind = "take_from"  # indices that are the program's own values
         was_int = ints
         if kind in ("unary", "scalar", "binary") and ints:
             # neg and abs keep int32; the rest make floats.
             if kind != "unary":
                 ints = False
-        if kind == "argmax":
+        if kind == "take":
+            axis = rng.randrange(len(shape))
+            ishape = [rng.choice([4, 8])] if len(shape) == 3 or rng.random() < 0.6 else [2, 4]
+            inputs.append((ishape, refio.random_spec(rng, ishape, axes), shape[axis]))
+            steps.append({"op": "take", "input": len(inputs) - 1, "axis": axis})
+            shape = shape[:axis] + ishape + shape[axis + 1:]
+        elif kind == "scatter_add":
+            axis = rng.randrange(len(shape))
+            ishape = [rng.choice([4, 8])]
+            inputs.append((ishape, refio.random_spec(rng, ishape, axes), shape[axis]))
+            ushape = shape[:axis] + ishape + shape[axis + 1:]
+            inputs.append((ushape, refio.random_spec(rng, ushape, axes)))
+            steps.append({"op": "scatter_add", "indices": len(inputs) - 2, "updates": len(inputs) - 1,
+                          "axis": axis})
+        elif kind == "dynamic_slice":
+            sizes = [rng.choice([n, n // 2]) for n in shape]
+            start = [rng.randrange(-n, n) for n in shape]
+            steps.append({"op": "dynamic_slice", "start": start, "sizes": sizes})
+            shape = sizes
+        elif kind == "take_from":
+            # The arg-max's indices are below 16 (no dimension is longer).
+            table = [16, rng.choice([8, 16])]
+            inputs.append((table, refio.random_spec(rng, table, axes)))
+            steps.append({"op": "take_from", "input": len(inputs) - 1})
+            shape = shape + [table[1]]
+            ints = False
+        elif kind == "argmax":
             axis = rng.randrange(len(shape))
             shape = shape[:axis] + shape[axis + 1:]
             steps.append({"op": "argmax", "fn": rng.choice(["argmax", "argmin"]), "axis": axis})
@@ -275,6 +327,23 @@ def _apply(step, v, args, mesh=None):
         return xp.broadcast_to(v, step["shape"])
     if op == "argmax":
         return getattr(xp, step["fn"])(v, axis=step["axis"]).astype(xp.int32)
+    if op == "take":
+        return xp.take(v, args[step["input"]].astype(xp.int32), axis=step["axis"])
+    if op == "take_from":
+        return xp.take(args[step["input"]], v.astype(xp.int32), axis=0)
+    if op == "scatter_add":
+        where = (slice(None),) * step["axis"] + (args[step["indices"]].astype(xp.int32),)
+        if mesh is None:
+            out = v.copy()
+            xp.add.at(out, where, args[step["updates"]])
+            return out
+        return v.at[where].add(args[step["updates"]])
+    if op == "dynamic_slice":
+        if mesh is None:
+            at = [min(max(s + n if s < 0 else s, 0), n - k)
+                  for s, n, k in zip(step["start"], v.shape, step["sizes"])]
+            return v[tuple(slice(a, a + k) for a, k in zip(at, step["sizes"]))]
+        return jax.lax.dynamic_slice(v, step["start"], step["sizes"])
     if op == "cumsum":
         return xp.cumsum(v, axis=step["axis"])
     if op == "one_hot":
@@ -290,19 +359,20 @@ def _apply(step, v, args, mesh=None):
 def generate(out_dir: pathlib.Path, count: int = 256, seed: int = 20261127, shape_count: int = 192,
              shape_seed: int = 20261128, einsum3_count: int = 96, einsum3_seed: int = 20261129,
              concat_count: int = 96, concat_seed: int = 20261130, index_count: int = 160,
-             index_seed: int = 20261131) -> None:
+             index_seed: int = 20261131, take_count: int = 128, take_seed: int = 20261132) -> None:
     meshes = {name: refio.jax_mesh(name) for name in _MESH_AXES}
     cases = []
     # The chains of the first set, then (each set from a generator of its
     # own, so the sets before stay as they were) those with reshapes, slices
     # and softmaxes, those with einsums of three operands, those with
-    # concatenations and broadcasts, and those with arg-max/-min and
-    # cumulative sums.
+    # concatenations and broadcasts, those with arg-max/-min and
+    # cumulative sums, and those with gathers.
     plan = [(random.Random(seed), "chain", count, {}),
             (random.Random(shape_seed), "chain_shape", shape_count, {"shape_ops": True}),
             (random.Random(einsum3_seed), "chain_einsum3", einsum3_count, {"einsum3": True}),
             (random.Random(concat_seed), "chain_concat", concat_count, {"concat": True}),
-            (random.Random(index_seed), "chain_index", index_count, {"index": True})]
+            (random.Random(index_seed), "chain_index", index_count, {"index": True}),
+            (random.Random(take_seed), "chain_take", take_count, {"index": True, "take": True})]
     for rng, prefix, how_many, kinds in plan:
         cases += _chains(rng, prefix, how_many, kinds, meshes)
     refio.write_json(out_dir / "cases.json",
@@ -325,7 +395,7 @@ def _chains(rng, prefix, count, kinds, meshes):
         values = len(steps) + 1
         returned = sorted({values - 1} | {i for i in range(1, values - 1) if rng.random() < 0.4})
         args, records = [], []
-        for v, (shape, spec) in zip(_inputs(inputs, n), inputs):
+        for v, (shape, spec, *_) in zip(_inputs(inputs, n), inputs):
             a = jax.device_put(v, NamedSharding(mesh, refio.jax_spec(spec)))
             args.append(a)
             records.append({"spec": spec, "array": refio.array_hex(a)})
@@ -346,7 +416,13 @@ def _chains(rng, prefix, count, kinds, meshes):
         if out_spec is not None:
             kw["out_shardings"] = tuple([None] * (len(returned) - 1) +
                                         [NamedSharding(mesh, refio.jax_spec(out_spec))])
-        outs = jax.jit(program, **kw)(*args)
+        try:
+            outs = jax.jit(program, **kw)(*args)
+        except jax.errors.JaxRuntimeError:
+            # XLA's partitioner fails some gathers ("Slice dim size 16
+            # greater than dynamic slice dimension: 8", JAX 0.10.2): no
+            # answer to hold libspmd to.
+            continue
         case = {
             "name": f"{prefix}_{n:03d}", "mesh": mesh_name, "inputs": records, "steps": steps,
             "outputs": [{"value": i, "spec": refio.spec_dims(o.sharding.spec, o.ndim),
@@ -375,12 +451,16 @@ def _chains(rng, prefix, count, kinds, meshes):
 
 
 def _inputs(inputs, n):
-    """The chain's input values (float32), as _chains makes them."""
+    """The chain's input values (float32; int32 indices where the input has
+    a bound), as _chains makes them."""
     import numpy as np
     out = []
-    for i, (shape, _) in enumerate(inputs):
+    for i, (shape, _, *bound) in enumerate(inputs):
         k = np.arange(int(np.prod(shape)), dtype=np.float64)
-        out.append((((k * 37 + i * 11 + n) % 97 - 48) / 64.0).reshape(shape).astype(np.float32))
+        if bound:
+            out.append(((k * 5 + i * 3 + n) % (2 * bound[0]) - bound[0]).reshape(shape).astype(np.int32))
+        else:
+            out.append((((k * 37 + i * 11 + n) % 97 - 48) / 64.0).reshape(shape).astype(np.float32))
     return out
 
 

@@ -57,7 +57,11 @@ struct ProgramOp {
   // (jax.jit propagates along such a dimension too). Softmax: recorded as
   // one op, along its summed factor, and placed as the reductions,
   // broadcasts and elementwise ops jax.jit makes of it (place_program never
-  // sees one).
+  // sees one). Gather: jnp.take's, as Shardy's rule has it: the operand's
+  // other dimensions and the indices' run over the result's, the indexed
+  // dimension is summed (the operand's alone); and a scatter's (the
+  // operand's dimensions are the result's, the updates' index dimensions
+  // summed with the indices').
   enum class Kind {
     Elementwise,
     Transpose,
@@ -67,7 +71,8 @@ struct ProgramOp {
     Reshape,
     Slice,
     Concatenate,
-    Softmax
+    Softmax,
+    Gather
   };
   Kind kind = Kind::Elementwise;
   std::vector<int> operands, results;  // tensor ids

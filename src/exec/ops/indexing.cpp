@@ -84,6 +84,29 @@ ArrayPtr take(const ArrayPtr &a_in, const ArrayPtr &indices_in, int64_t axis,
   const size_t ax = checked_axis(axis, as.size(), "axis");
   const Shape out_shape = splice(as, ax, 1, is);
   check_result("indices", out_shape, a_in->dtype());
+  Recording *rec = current_recording();
+  if (rec && shape_elements(out_shape) > 0) {
+    // A factor per result dimension, which a's other dimensions and the
+    // indices' run over, and a's indexed dimension summed (Shardy's gather
+    // rule: kept split, the result would be a psum of masked blocks).
+    // (An empty result is a constant to jax.jit, laid out as the eager op
+    // lays it.)
+    Recording::Factors f;
+    f.kind = propagate::ProgramOp::Kind::Gather;
+    f.operands = {a_in.get(), indices_in.get()};
+    f.sizes = out_shape;
+    f.sizes.push_back(as[ax]);
+    f.summed.assign(out_shape.size(), false);
+    f.summed.push_back(true);
+    const int indexed = static_cast<int>(out_shape.size()), ni = static_cast<int>(is.size());
+    std::vector<int> of_a(as.size()), of_indices(is.size());
+    for (size_t d = 0; d < as.size(); ++d)
+      of_a[d] = d < ax ? static_cast<int>(d) : d == ax ? indexed : static_cast<int>(d) - 1 + ni;
+    for (size_t j = 0; j < is.size(); ++j) of_indices[j] = static_cast<int>(ax + j);
+    f.operand_factors = {std::move(of_a), std::move(of_indices)};
+    for (size_t d = 0; d < out_shape.size(); ++d) f.result_factors.push_back(static_cast<int>(d));
+    rec->note_factors(std::move(f));
+  }
   const ShardingPtr requested = requested_sharding(options, mesh, out_shape.size());
   const propagate::Dims a_dims = propagate::padded(a_in->sharding()->spec(), as.size());
   const propagate::Dims out_dims =
@@ -133,6 +156,32 @@ ArrayPtr scatter_add(const ArrayPtr &x_in, const ArrayPtr &indices_in, const Arr
   const spmd_dtype t = promote_types(x_in->dtype(), updates_in->dtype());
   if (t == SPMD_BOOL)
     invalid("x and updates: both bool; JAX's add does not accept bool");
+  Recording *rec = current_recording();
+  if (rec && shape_elements(xs) > 0 && shape_elements(is) > 0) {
+    // Shardy's scatter rule: x's dimensions run over the result's, the
+    // indexed one too; the updates' others over the same; the updates'
+    // index dimensions and the indices' are summed together (updates
+    // spread over devices would be added up by a psum). (With no indices
+    // it is x, placed as the eager op places it.)
+    Recording::Factors f;
+    f.kind = propagate::ProgramOp::Kind::Gather;
+    f.operands = {x_in.get(), indices_in.get(), updates_in.get()};
+    f.sizes = xs;
+    f.sizes.insert(f.sizes.end(), is.begin(), is.end());
+    f.summed.assign(xs.size(), false);
+    f.summed.resize(f.sizes.size(), true);
+    const int nx = static_cast<int>(xs.size()), ni = static_cast<int>(is.size());
+    std::vector<int> of_x(xs.size()), of_indices(is.size()), of_updates(us.size());
+    for (size_t d = 0; d < xs.size(); ++d) of_x[d] = static_cast<int>(d);
+    for (size_t j = 0; j < is.size(); ++j) of_indices[j] = nx + static_cast<int>(j);
+    for (size_t d = 0; d < us.size(); ++d)
+      of_updates[d] = d < ax ? static_cast<int>(d)
+                    : d < ax + is.size() ? nx + static_cast<int>(d - ax)
+                                         : static_cast<int>(d) - ni + 1;
+    f.operand_factors = {std::move(of_x), std::move(of_indices), std::move(of_updates)};
+    f.result_factors = f.operand_factors[0];
+    rec->note_factors(std::move(f));
+  }
   const ShardingPtr requested = requested_sharding(options, mesh, xs.size());
   const propagate::Dims out_dims =
       on_mesh(requested, mesh)

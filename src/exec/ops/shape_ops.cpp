@@ -112,6 +112,18 @@ void check_window(const Shape &shape, const Shape &start, const Shape &stop) {
   }
 }
 
+// A window of x, for a program's placement: one factor per dimension,
+// sliced or not; along a sliced one elements move between devices. (An
+// empty window is a constant to jax.jit, laid out as the eager op lays it.)
+void note_window(const Array &x, const Shape &out_shape) {
+  Recording *rec = current_recording();
+  if (!rec || shape_elements(out_shape) == 0) return;
+  Recording::Factors f = Recording::Factors::per_dimension(propagate::ProgramOp::Kind::Slice, x);
+  f.permuted.resize(out_shape.size());
+  for (size_t d = 0; d < out_shape.size(); ++d) f.permuted[d] = out_shape[d] != x.shape()[d];
+  rec->note_factors(std::move(f));
+}
+
 // x[start:start + out_shape] laid out by `dims` (axes that do not divide
 // the result dropped) unless the caller asked for a layout.
 ArrayPtr window(const ArrayPtr &x, const Shape &start, const Shape &out_shape, const propagate::Dims &dims,
@@ -132,14 +144,7 @@ ArrayPtr slice(const ArrayPtr &x, const Shape &start, const Shape &stop, const O
   check_window(x->shape(), start, stop);
   Shape out_shape(start.size());
   for (size_t d = 0; d < out_shape.size(); ++d) out_shape[d] = stop[d] - start[d];
-  if (Recording *rec = current_recording()) {
-    // One factor per dimension, sliced or not; along a sliced one elements
-    // move between devices.
-    Recording::Factors f = Recording::Factors::per_dimension(propagate::ProgramOp::Kind::Slice, *x);
-    f.permuted.resize(out_shape.size());
-    for (size_t d = 0; d < out_shape.size(); ++d) f.permuted[d] = out_shape[d] != x->shape()[d];
-    rec->note_factors(std::move(f));
-  }
+  note_window(*x, out_shape);
   return window(x, start, out_shape, propagate::padded(x->sharding()->spec(), out_shape.size()), options);
 }
 
@@ -199,7 +204,8 @@ ArrayPtr dynamic_slice(const ArrayPtr &x, const Shape &start, const Shape &sizes
   }
   // The start is known when the op runs, as a constant start is to
   // jax.jit, which then places the window as a slice (axes that do not
-  // divide the result dropped).
+  // divide the result dropped), in a program too.
+  note_window(*x, sizes);
   return window(x, from, sizes, propagate::padded(x->sharding()->spec(), nd), options);
 }
 

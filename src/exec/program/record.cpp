@@ -278,10 +278,13 @@ void Program::note_factors(Factors factors) {
     case Kind::Reduction: own = fn == "spmd_reduce" || fn == "spmd_argmax" || fn == "spmd_argmin"; break;
     case Kind::Contraction: own = fn == "spmd_matmul" || fn == "spmd_dot_general" || fn == "spmd_einsum"; break;
     case Kind::Reshape: own = fn == "spmd_reshape"; break;
-    case Kind::Slice: own = fn == "spmd_slice" || fn == "spmd_slice_strided" || fn == "spmd_cumsum"; break;
+    case Kind::Slice:
+      own = fn == "spmd_slice" || fn == "spmd_slice_strided" || fn == "spmd_dynamic_slice" || fn == "spmd_cumsum";
+      break;
     case Kind::Softmax: own = fn == "spmd_softmax"; break;
     case Kind::Broadcast: own = fn == "spmd_broadcast_to" || fn == "spmd_one_hot"; break;
     case Kind::Concatenate: own = fn == "spmd_concatenate"; break;
+    case Kind::Gather: own = fn == "spmd_take" || fn == "spmd_scatter_add"; break;
     case Kind::Elementwise: break;
   }
   if (!own) return;
