@@ -97,8 +97,91 @@ A combine(Op op, A acc, A v) {
   }
 }
 
+// The IEEE maximum / minimum under DAZ as an integer order, so that a row's
+// max or min is a loop of integer max / min the compiler vectorises: a
+// float's bits, flushed to its signed zero when subnormal, with a
+// negative's other bits flipped, compare as signed integers in the float's
+// order, -0 just below +0. (The map is its own inverse. NaNs are left to
+// the caller.)
+template <typename A>
+auto order_key(A x) {
+  using B = dev::FloatBits<A>;
+  using S = std::make_signed_t<typename B::U>;
+  typename B::U u = dev::bits_of(x);
+  if ((u & B::kExponent) == 0) u &= B::kSign;
+  const S k = static_cast<S>(u);
+  return k < 0 ? static_cast<S>(k ^ std::numeric_limits<S>::max()) : k;
+}
+
+template <typename A, typename S>
+A from_order_key(S k) {
+  const S u = k < 0 ? static_cast<S>(k ^ std::numeric_limits<S>::max()) : k;
+  return dev::float_of<A>(static_cast<typename dev::FloatBits<A>::U>(u));
+}
+
+// A float row's max or min folded into acc: by order keys in eight
+// independent lanes; a row with a NaN (or a NaN acc) takes the scalar
+// fold, where the last NaN wins.
+template <typename A>
+A fold_extreme(Op op, A acc, const A *v, size_t n) {
+  using B = dev::FloatBits<A>;
+  using S = decltype(order_key(A{}));
+  constexpr size_t kLanes = 8;
+  const bool max = op == Op::Max;
+  S best[kLanes];
+  typename B::U nan_bits = 0;  // nonzero once a NaN is met
+  bool nan = acc != acc;
+  for (size_t k = 0; k < kLanes; ++k) best[k] = order_key(acc);
+  size_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (size_t k = 0; k < kLanes; ++k) {
+      const typename B::U u = dev::bits_of(v[i + k]);
+      nan_bits |= static_cast<typename B::U>((u & ~B::kSign) > B::kExponent);
+      const S key = order_key(v[i + k]);
+      best[k] = max ? std::max(best[k], key) : std::min(best[k], key);
+    }
+  for (; i < n; ++i) {
+    nan |= v[i] != v[i];
+    const S key = order_key(v[i]);
+    best[0] = max ? std::max(best[0], key) : std::min(best[0], key);
+  }
+  if (nan || nan_bits != 0) {
+    for (size_t j = 0; j < n; ++j) acc = combine(op, acc, v[j]);
+    return acc;
+  }
+  S r = best[0];
+  for (size_t k = 1; k < kLanes; ++k) r = max ? std::max(r, best[k]) : std::min(r, best[k]);
+  return from_order_key<A>(r);
+}
+
+// acc[i] combined with v[i] for i < n: a max or min of floats by order
+// keys (vectorised) unless a NaN is among them.
+template <typename A>
+void combine_each(Op op, A *acc, const A *v, size_t n) {
+  if constexpr (std::is_floating_point_v<A>) {
+    if (op == Op::Max || op == Op::Min) {
+      using B = dev::FloatBits<A>;
+      typename B::U nan = 0;
+      for (size_t i = 0; i < n; ++i)
+        nan |= static_cast<typename B::U>((dev::bits_of(v[i]) & ~B::kSign) > B::kExponent) |
+               static_cast<typename B::U>((dev::bits_of(acc[i]) & ~B::kSign) > B::kExponent);
+      if (nan == 0) {
+        const bool max = op == Op::Max;
+        for (size_t i = 0; i < n; ++i) {
+          const auto a = order_key(acc[i]), b = order_key(v[i]);
+          acc[i] = from_order_key<A>(max ? std::max(a, b) : std::min(a, b));
+        }
+        return;
+      }
+    }
+  }
+  for (size_t i = 0; i < n; ++i) acc[i] = combine(op, acc[i], v[i]);
+}
+
 template <typename A>
 A fold(Op op, A acc, const A *v, size_t n) {
+  if constexpr (std::is_floating_point_v<A>)
+    if (op == Op::Max || op == Op::Min) return fold_extreme(op, acc, v, n);
   if (op == Op::Sum) {
     // Eight partial sums: vectorisable, and closer to XLA's order of
     // summation than one running total.
@@ -192,8 +275,7 @@ void reduce(const Params &p, char *out, const char *in) {
       if (inner_reduced) {
         acc[static_cast<size_t>(obase)] = fold(p.op, acc[static_cast<size_t>(obase)], v, static_cast<size_t>(inner));
       } else {
-        A *a = acc.data() + obase;
-        for (int64_t i = 0; i < inner; ++i) a[i] = combine(p.op, a[i], v[i]);
+        combine_each(p.op, acc.data() + obase, v, static_cast<size_t>(inner));
       }
       for (size_t d = nd - 1; d-- > 0;) {
         obase += ostride[d];
