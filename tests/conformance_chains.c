@@ -3,7 +3,8 @@
  * reshapes, slices and softmaxes, some with einsums of three operands,
  * some with concatenations and broadcasts, some with arg-max/-min,
  * cumulative sums, one-hot encodings and log-softmaxes, some with gathers,
- * scatters and dynamic slices (conformance/families/chains.py), recorded as a libspmd program, compiled
+ * scatters and dynamic slices, some with strided slices
+ * (conformance/families/chains.py), recorded as a libspmd program, compiled
  * and run: every value JAX returned must come back in JAX's layout, with
  * JAX's values. Eager ops could not pass: jax.jit also places an op from
  * the constraints that follow it. Then every case of the propagation family
@@ -106,6 +107,14 @@ static spmd_status run_step(const json_value *step, spmd_array *v, spmd_array **
       fail_msg("%s: a scatter_add step names two inputs in range", where);
     return spmd_scatter_add(v, inputs[k], inputs[l], json_int(conformance_member(step, "axis", where), 0), NULL,
                             out);
+  }
+  if (strcmp(op, "slice_strided") == 0) {
+    int64_t start[SPMD_MAX_NDIM], limit[SPMD_MAX_NDIM], strides[SPMD_MAX_NDIM];
+    const size_t n = conformance_ints(conformance_member(step, "start", where), start, SPMD_MAX_NDIM, where);
+    if (conformance_ints(conformance_member(step, "limit", where), limit, SPMD_MAX_NDIM, where) != n ||
+        conformance_ints(conformance_member(step, "strides", where), strides, SPMD_MAX_NDIM, where) != n)
+      fail_msg("%s: a strided slice's start, limit and strides differ in length", where);
+    return spmd_slice_strided(v, n, start, limit, strides, NULL, out);
   }
   if (strcmp(op, "dynamic_slice") == 0) {
     int64_t start[SPMD_MAX_NDIM], sizes[SPMD_MAX_NDIM];

@@ -58,6 +58,10 @@ Writes tests/conformance/chains/cases.json:
                                       (jax.lax.dynamic_slice: a start
                                        below 0 counts from the end, then
                                        the window is moved inside v)
+             and, in the cases named chain_stride_*, the chain_shape_*
+             steps and also
+               {"op": "slice_strided", "start": [...], "limit": [...],
+                "strides": [...]}     (jax.lax.slice with strides)
     outputs  [{"value": i, "spec": dims of JAX's layout, "array": {...}}]:
              the chain's last value and some of the others, returned
     out_spec where present, the layout asked of the last output
@@ -129,13 +133,15 @@ def _einsum3_step(rng, shape, inputs, axes):
     return out, {"op": "einsum3", "eq": eq, "inputs": [len(inputs) - 2, len(inputs) - 1]}
 
 
-def _random_chain(rng, axes, shape_ops=False, einsum3=False, concat=False, index=False, take=False):
+def _random_chain(rng, axes, shape_ops=False, einsum3=False, concat=False, index=False, take=False,
+                  strided=False):
     """(input shapes and specs, steps) of one chain; with `shape_ops`, also
     reshapes, slices and softmaxes; with `einsum3`, einsums of three
     operands; with `concat`, concatenations and broadcasts; with `index`,
     arg-max/-min, cumulative sums, one-hot encodings and log-softmaxes; with
     `take`, those and gathers (jnp.take) of the value or by it, scatters
-    into it and dynamic slices of it. An input of
+    into it and dynamic slices of it; with `strided`, slices with strides.
+    An input of
     a take's indices is (shape, spec, bound): int32 values in [-bound,
     bound)."""
     nd = rng.choice([2, 2, 3])
@@ -158,6 +164,8 @@ def _random_chain(rng, axes, shape_ops=False, einsum3=False, concat=False, index
                                                          "dynamic_slice", "dynamic_slice"]
         if shape_ops:
             kinds += ["reshape", "reshape", "softmax"] + (["slice"] if min(shape) >= 8 else [])
+        if strided:
+            kinds += ["slice_strided", "slice_strided", "slice_strided"]
         if einsum3 and len(shape) in (2, 3):
             kinds += ["einsum3", "einsum3", "einsum3"]
         if concat:
@@ -189,6 +197,15 @@ def _random_chain(rng, axes, shape_ops=False, einsum3=False, concat=False, index
             start = [rng.randrange(-n, n) for n in shape]
             steps.append({"op": "dynamic_slice", "start": start, "sizes": sizes})
             shape = sizes
+        elif kind == "slice_strided":
+            # Every dimension by a stride of 1, 2 or 4 (leaving two or
+            # more elements), from 0 or, with a stride, 1: lengths stay
+            # powers of two, as the other steps want them.
+            strides = [rng.choice([1] + [k for k in (2, 4) if n // k >= 2]) for n in shape]
+            start = [rng.choice([0, 1]) if k > 1 else 0 for k in strides]
+            limit = list(shape)
+            steps.append({"op": "slice_strided", "start": start, "limit": limit, "strides": strides})
+            shape = [(l - a + k - 1) // k for a, l, k in zip(start, limit, strides)]
         elif kind == "take_from":
             # The arg-max's indices are below 16 (no dimension is longer).
             table = [16, rng.choice([8, 16])]
@@ -338,6 +355,10 @@ def _apply(step, v, args, mesh=None):
             xp.add.at(out, where, args[step["updates"]])
             return out
         return v.at[where].add(args[step["updates"]])
+    if op == "slice_strided":
+        if mesh is None:
+            return v[tuple(slice(a, b, k) for a, b, k in zip(step["start"], step["limit"], step["strides"]))]
+        return jax.lax.slice(v, step["start"], step["limit"], step["strides"])
     if op == "dynamic_slice":
         if mesh is None:
             at = [min(max(s + n if s < 0 else s, 0), n - k)
@@ -359,20 +380,22 @@ def _apply(step, v, args, mesh=None):
 def generate(out_dir: pathlib.Path, count: int = 256, seed: int = 20261127, shape_count: int = 192,
              shape_seed: int = 20261128, einsum3_count: int = 96, einsum3_seed: int = 20261129,
              concat_count: int = 96, concat_seed: int = 20261130, index_count: int = 160,
-             index_seed: int = 20261131, take_count: int = 128, take_seed: int = 20261132) -> None:
+             index_seed: int = 20261131, take_count: int = 128, take_seed: int = 20261132,
+             stride_count: int = 64, stride_seed: int = 20261133) -> None:
     meshes = {name: refio.jax_mesh(name) for name in _MESH_AXES}
     cases = []
     # The chains of the first set, then (each set from a generator of its
     # own, so the sets before stay as they were) those with reshapes, slices
     # and softmaxes, those with einsums of three operands, those with
     # concatenations and broadcasts, those with arg-max/-min and
-    # cumulative sums, and those with gathers.
+    # cumulative sums, those with gathers, and those with strided slices.
     plan = [(random.Random(seed), "chain", count, {}),
             (random.Random(shape_seed), "chain_shape", shape_count, {"shape_ops": True}),
             (random.Random(einsum3_seed), "chain_einsum3", einsum3_count, {"einsum3": True}),
             (random.Random(concat_seed), "chain_concat", concat_count, {"concat": True}),
             (random.Random(index_seed), "chain_index", index_count, {"index": True}),
-            (random.Random(take_seed), "chain_take", take_count, {"index": True, "take": True})]
+            (random.Random(take_seed), "chain_take", take_count, {"index": True, "take": True}),
+            (random.Random(stride_seed), "chain_stride", stride_count, {"shape_ops": True, "strided": True})]
     for rng, prefix, how_many, kinds in plan:
         cases += _chains(rng, prefix, how_many, kinds, meshes)
     refio.write_json(out_dir / "cases.json",
