@@ -24,6 +24,14 @@
 #define MAX_VALUES 16
 #define MAX_INPUTS 16
 
+/* The step's list `key` of integers into `out`: as long as `n` unless n is
+ * 0; its length. */
+static size_t step_ints(const json_value *step, const char *key, int64_t *out, size_t n, const char *where) {
+  const size_t got = conformance_ints(conformance_member(step, key, where), out, SPMD_MAX_NDIM, where);
+  if (n != 0 && got != n) fail_msg("%s: the step's '%s' has %zu values, not %zu", where, key, got, n);
+  return got;
+}
+
 /* One step on value v (program inputs in `inputs`); its status. */
 static spmd_status run_step(const json_value *step, spmd_array *v, spmd_array **inputs, size_t n_inputs,
                             spmd_mesh *mesh, spmd_array **out, const char *where) {
@@ -50,7 +58,7 @@ static spmd_status run_step(const json_value *step, spmd_array *v, spmd_array **
     return spmd_binary(strcmp(fn, "mul") == 0 ? SPMD_BINARY_MUL : SPMD_BINARY_ADD, v, w, NULL, out);
   if (strcmp(op, "transpose") == 0) {
     int64_t perm[SPMD_MAX_NDIM];
-    const size_t n = conformance_ints(conformance_member(step, "perm", where), perm, SPMD_MAX_NDIM, where);
+    const size_t n = step_ints(step, "perm", perm, 0, where);
     return spmd_transpose(v, n, perm, NULL, out);
   }
   if (strcmp(op, "sum") == 0) {
@@ -74,19 +82,18 @@ static spmd_status run_step(const json_value *step, spmd_array *v, spmd_array **
   }
   if (strcmp(op, "broadcast") == 0) {
     int64_t shape[SPMD_MAX_NDIM];
-    const size_t n = conformance_ints(conformance_member(step, "shape", where), shape, SPMD_MAX_NDIM, where);
+    const size_t n = step_ints(step, "shape", shape, 0, where);
     return spmd_broadcast_to(v, n, shape, NULL, out);
   }
   if (strcmp(op, "reshape") == 0) {
     int64_t shape[SPMD_MAX_NDIM];
-    const size_t n = conformance_ints(conformance_member(step, "shape", where), shape, SPMD_MAX_NDIM, where);
+    const size_t n = step_ints(step, "shape", shape, 0, where);
     return spmd_reshape(v, n, shape, NULL, out);
   }
   if (strcmp(op, "slice") == 0) {
     int64_t start[SPMD_MAX_NDIM], limit[SPMD_MAX_NDIM];
-    const size_t n = conformance_ints(conformance_member(step, "start", where), start, SPMD_MAX_NDIM, where);
-    if (conformance_ints(conformance_member(step, "limit", where), limit, SPMD_MAX_NDIM, where) != n)
-      fail_msg("%s: a slice's start and limit differ in length", where);
+    const size_t n = step_ints(step, "start", start, 0, where);
+    step_ints(step, "limit", limit, n, where);
     return spmd_slice(v, n, start, limit, NULL, out);
   }
   if (strcmp(op, "softmax") == 0 || strcmp(op, "log_softmax") == 0)
@@ -110,17 +117,15 @@ static spmd_status run_step(const json_value *step, spmd_array *v, spmd_array **
   }
   if (strcmp(op, "slice_strided") == 0) {
     int64_t start[SPMD_MAX_NDIM], limit[SPMD_MAX_NDIM], strides[SPMD_MAX_NDIM];
-    const size_t n = conformance_ints(conformance_member(step, "start", where), start, SPMD_MAX_NDIM, where);
-    if (conformance_ints(conformance_member(step, "limit", where), limit, SPMD_MAX_NDIM, where) != n ||
-        conformance_ints(conformance_member(step, "strides", where), strides, SPMD_MAX_NDIM, where) != n)
-      fail_msg("%s: a strided slice's start, limit and strides differ in length", where);
+    const size_t n = step_ints(step, "start", start, 0, where);
+    step_ints(step, "limit", limit, n, where);
+    step_ints(step, "strides", strides, n, where);
     return spmd_slice_strided(v, n, start, limit, strides, NULL, out);
   }
   if (strcmp(op, "dynamic_slice") == 0) {
     int64_t start[SPMD_MAX_NDIM], sizes[SPMD_MAX_NDIM];
-    const size_t n = conformance_ints(conformance_member(step, "start", where), start, SPMD_MAX_NDIM, where);
-    if (conformance_ints(conformance_member(step, "sizes", where), sizes, SPMD_MAX_NDIM, where) != n)
-      fail_msg("%s: a dynamic slice's start and sizes differ in length", where);
+    const size_t n = step_ints(step, "start", start, 0, where);
+    step_ints(step, "sizes", sizes, n, where);
     return spmd_dynamic_slice(v, n, start, sizes, NULL, out);
   }
   if (strcmp(op, "cumsum") == 0)
