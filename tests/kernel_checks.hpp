@@ -691,25 +691,6 @@ inline void compare_elementwise(const EwCase &c, const Bytes &want, const Bytes 
     // Two NaN operands: x86 returns the first source's, whichever the
     // compiler made first.
     if (nans >= 2 && nan_at(p.out, w) && nan_at(p.out, g)) continue;
-    // The CPU's max and min keep a subnormal winner's bits in their vector
-    // loops and flush them in the scalar ones (maxss under DAZ), before the
-    // result is converted to its type.
-    if ((p.op == Op::Max || p.op == Op::Min) && p.nin == 2 &&
-        (p.compute == SPMD_F32 || p.compute == SPMD_F64)) {
-      unsigned char alt[8] = {};
-      const auto flushed_winner = [&](auto tag) {
-        using T = decltype(tag);
-        T a[2];
-        for (int k = 0; k < 2; ++k)
-          a[k] = p.in[k].scalar ? dev::ew::from_scalar<T>(p.in[k].value)
-                                : dev::ew::from_memory<T>(p.in[k].dtype, v[k]);
-        const T m = p.op == Op::Max ? dev::ew::maximum(a[0], a[1]) : dev::ew::minimum(a[0], a[1]);
-        dev::ew::to_memory(p.out, dev::daz(m), alt);
-      };
-      if (p.compute == SPMD_F32) flushed_winner(float{});
-      else flushed_winner(double{});
-      if (!std::memcmp(alt, w, os)) continue;
-    }
     if (++noted > 3) {  // a few per case, so that other cases show too
       ++bad.count;
       continue;
@@ -766,8 +747,7 @@ inline Bytes reduction_input(const red::Params &p, Rng &r) {
 
 // Notes every output of `got` that may not stand for the CPU's `want`:
 // bits equal, except a float sum in another order (within n roundings of
-// the sum of magnitudes, and one rounding to a 16-bit result) and the
-// subnormal winner of a max or min (see compare_elementwise).
+// the sum of magnitudes, and one rounding to a 16-bit result).
 inline void compare_reduction(const red::Params &p, const Bytes &x, const Bytes &want,
                               const Bytes &got, const std::string &who, Mismatches &bad) {
   const dev::red::Plan plan = dev::red::make_plan(p);
@@ -778,17 +758,6 @@ inline void compare_reduction(const red::Params &p, const Bytes &x, const Bytes 
     const unsigned char *w = want.data() + o * static_cast<int64_t>(os);
     const unsigned char *g = got.data() + o * static_cast<int64_t>(os);
     if (!std::memcmp(w, g, os)) continue;
-    // The CPU's scalar max and min flush a subnormal winner (maxss under
-    // DAZ) before it is stored: a zero of its sign where the body stores
-    // the winner, or what it rounds to (up to the smallest normal, bf16).
-    if (p.op == red::Op::Max || p.op == red::Op::Min) {
-      const double gv = value_of(p.out, g), wv = value_of(p.out, w);
-      const double smallest = p.in == SPMD_F64 ? std::numeric_limits<double>::min()
-                                               : std::numeric_limits<float>::min();
-      if (is_float(p.out) && wv == 0 && std::fabs(gv) <= smallest &&
-          std::signbit(wv) == std::signbit(gv))
-        continue;
-    }
     if (float_sum) {
       const bool wn = nan_at(p.out, w), gn = nan_at(p.out, g);
       const double wv = value_of(p.out, w), gv = value_of(p.out, g);

@@ -394,6 +394,49 @@ void reductions_match_the_cpu(void **) {
   bad.check("reductions");
 }
 
+// A sum, max or min over one value is that value, subnormals included, as
+// XLA copies it; over two, the subnormals are flushed. The bodies give the
+// CPU kernel's bits in every split (the comparison above allows a float
+// sum a rounding's difference, which would hide a flushed subnormal).
+void one_value_reductions_copy_it(void **) {
+  Mismatches bad;
+  const double values[] = {1e-40, -1e-40, -0.0, 0.0, 1.5, -2.25, 1e-310, -3e-310};
+  struct Case {
+    std::vector<int64_t> shape;
+    std::vector<bool> reduced;
+  };
+  const Case cases[] = {{{8, 1}, {false, true}}, {{1, 8, 1}, {true, false, true}}, {{1}, {true}},
+                        {{4, 2}, {false, true}}};
+  for (red::Op op : {red::Op::Sum, red::Op::Max, red::Op::Min})
+    for (spmd_dtype in : {SPMD_F32, SPMD_F64, SPMD_BF16})
+      for (const Case &c : cases) {
+        red::Params p;
+        p.op = op;
+        p.in = in;
+        p.out = in;
+        p.shape = c.shape;
+        p.reduced = c.reduced;
+        const auto n = static_cast<size_t>(shape_elements(p.shape));
+        Bytes x(n * dtype_size(in));
+        for (size_t i = 0; i < n; ++i) store_from_double(in, values[i % 8], x.data() + i * dtype_size(in));
+        Bytes want(static_cast<size_t>(red::out_elements(p)) * dtype_size(p.out), 0x77);
+        red::run(p, want.data(), x.data());
+        const dev::red::Plan plan = dev::red::make_plan(p);
+        // One value each: the CPU kernel's result is the input itself.
+        if (plan.reduced == 1 && want != x) bad.note(std::string(red::op_name(op)) + " of one " + dtype_name(in) + " value is not a copy");
+        const dev::red::Teams gpu = dev::red::teams(plan);
+        for (const BodySplit &split : {BodySplit{gpu.lanes, gpu.parts, gpu.part_len}, BodySplit{1, 1},
+                                       BodySplit{4, 1}, BodySplit{32, 1}}) {
+          Bytes got(want.size(), 0x77);
+          run_reduce_body(plan, x.data(), split, got.data());
+          if (got != want)
+            bad.note(std::string(red::op_name(op)) + " of " + dtype_name(in) + " " + shape_text(p.shape) +
+                     ", lanes " + std::to_string(split.lanes) + ": the body differs from the CPU kernel");
+        }
+      }
+  bad.check("reductions of one value");
+}
+
 // The running sum's scan body gives the CPU kernel's bits: the same order,
 // the GPU's emulated DAZ and FTZ additions against the CPU's own.
 void cumsums_match_the_cpu(void **) {
@@ -761,6 +804,7 @@ int main(void) {
       cmocka_unit_test(elementwise_chains_equal_their_steps),
       cmocka_unit_test(flushing_boundaries_match_the_cpu),
       cmocka_unit_test(reductions_match_the_cpu),
+      cmocka_unit_test(one_value_reductions_copy_it),
       cmocka_unit_test(large_reductions_are_cut_into_parts),
       cmocka_unit_test(cumsums_match_the_cpu),
       cmocka_unit_test(scatter_adds_match_the_cpu),

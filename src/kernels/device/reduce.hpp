@@ -215,8 +215,14 @@ struct Sum {
       return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
     else return add(a, b);
   }
-  static SPMD_HD Acc fold(const Plan &, Acc acc, A v, int64_t) { return plus(acc, v); }
-  static SPMD_HD Acc combine(const Plan &, Acc a, Acc b) { return plus(a, b); }
+  // A sum of one value is that value (XLA copies it: a subnormal stays):
+  // then one lane folds it and every other partial is the identity.
+  static SPMD_HD Acc fold(const Plan &p, Acc acc, A v, int64_t) { return p.reduced == 1 ? v : plus(acc, v); }
+  static SPMD_HD Acc combine(const Plan &p, Acc a, Acc b) {
+    if constexpr (!std::is_same_v<A, int64_t>)
+      if (p.reduced == 1) return bits_of(a) == 0 ? b : a;  // +0: the identity, or the value's own bits
+    return plus(a, b);
+  }
   static SPMD_HD void put(const Plan &p, Acc acc, unsigned char *o) { store(p.out, acc, o); }
 };
 
