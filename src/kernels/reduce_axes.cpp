@@ -103,20 +103,20 @@ A combine(Op op, A acc, A v) {
 // negative's other bits flipped, compare as signed integers in the float's
 // order, -0 just below +0. (The map is its own inverse. NaNs are left to
 // the caller.)
+template <typename S>
+S flip_negative(S k) {
+  return k < 0 ? static_cast<S>(k ^ std::numeric_limits<S>::max()) : k;
+}
+
 template <typename A>
 auto order_key(A x) {
   using B = dev::FloatBits<A>;
-  using S = std::make_signed_t<typename B::U>;
-  typename B::U u = dev::bits_of(x);
-  if ((u & B::kExponent) == 0) u &= B::kSign;
-  const S k = static_cast<S>(u);
-  return k < 0 ? static_cast<S>(k ^ std::numeric_limits<S>::max()) : k;
+  return flip_negative(static_cast<std::make_signed_t<typename B::U>>(dev::bits_of(dev::daz(x))));
 }
 
 template <typename A, typename S>
 A from_order_key(S k) {
-  const S u = k < 0 ? static_cast<S>(k ^ std::numeric_limits<S>::max()) : k;
-  return dev::float_of<A>(static_cast<typename dev::FloatBits<A>::U>(u));
+  return dev::float_of<A>(static_cast<typename dev::FloatBits<A>::U>(flip_negative(k)));
 }
 
 // A float row's max or min folded into acc: by order keys in eight
@@ -124,28 +124,20 @@ A from_order_key(S k) {
 // fold, where the last NaN wins.
 template <typename A>
 A fold_extreme(Op op, A acc, const A *v, size_t n) {
-  using B = dev::FloatBits<A>;
   using S = decltype(order_key(A{}));
   constexpr size_t kLanes = 8;
   const bool max = op == Op::Max;
   S best[kLanes];
-  typename B::U nan_bits = 0;  // nonzero once a NaN is met
-  bool nan = acc != acc;
+  bool nan = dev::is_nan(acc);
   for (size_t k = 0; k < kLanes; ++k) best[k] = order_key(acc);
-  size_t i = 0;
-  for (; i + kLanes <= n; i += kLanes)
-    for (size_t k = 0; k < kLanes; ++k) {
-      const typename B::U u = dev::bits_of(v[i + k]);
-      nan_bits |= static_cast<typename B::U>((u & ~B::kSign) > B::kExponent);
+  // Eight elements at a time, one a lane (vectorised).
+  for (size_t i = 0; i < n; i += kLanes)
+    for (size_t k = 0; k < kLanes && (i + k < n); ++k) {
+      nan |= dev::is_nan(v[i + k]);
       const S key = order_key(v[i + k]);
       best[k] = max ? std::max(best[k], key) : std::min(best[k], key);
     }
-  for (; i < n; ++i) {
-    nan |= v[i] != v[i];
-    const S key = order_key(v[i]);
-    best[0] = max ? std::max(best[0], key) : std::min(best[0], key);
-  }
-  if (nan || nan_bits != 0) {
+  if (nan) {
     for (size_t j = 0; j < n; ++j) acc = combine(op, acc, v[j]);
     return acc;
   }
@@ -160,12 +152,9 @@ template <typename A>
 void combine_each(Op op, A *acc, const A *v, size_t n) {
   if constexpr (std::is_floating_point_v<A>) {
     if (op == Op::Max || op == Op::Min) {
-      using B = dev::FloatBits<A>;
-      typename B::U nan = 0;
-      for (size_t i = 0; i < n; ++i)
-        nan |= static_cast<typename B::U>((dev::bits_of(v[i]) & ~B::kSign) > B::kExponent) |
-               static_cast<typename B::U>((dev::bits_of(acc[i]) & ~B::kSign) > B::kExponent);
-      if (nan == 0) {
+      bool nan = false;
+      for (size_t i = 0; i < n; ++i) nan |= dev::is_nan(v[i]) || dev::is_nan(acc[i]);
+      if (!nan) {
         const bool max = op == Op::Max;
         for (size_t i = 0; i < n; ++i) {
           const auto a = order_key(acc[i]), b = order_key(v[i]);

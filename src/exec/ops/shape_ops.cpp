@@ -163,8 +163,8 @@ ArrayPtr slice_strided(const ArrayPtr &x, const Shape &start, const Shape &stop,
     span[d] = out_shape[d] * strides[d];  // whole strides: each block's rows start its span
     unit = unit && strides[d] == 1;
   }
-  note_window(*x, out_shape);  // placed as jax.jit places lax.slice with strides
   if (unit) return slice(x, start, stop, options);
+  note_window(*x, out_shape);  // placed as jax.jit places lax.slice with strides
   const MeshPtr mesh = x->sharding()->mesh();
   const ShardingPtr requested = requested_sharding(options, mesh, nd);
   // The result keeps x's spec where its dimensions divide (as lax.slice
