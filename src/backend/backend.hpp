@@ -109,6 +109,12 @@ class Backend {
   // kernels of one batch are independent: they may run in any order, at
   // once.
   virtual EventPtr launch(std::span<const Kernel> kernels, const EventList &after) = 0;
+  // Whether each device queues its work apart (a stream, a queue thread):
+  // then a batch over several devices is launched device by device, each
+  // waiting for its own kernels' blocks alone (ops::launch_batch), so
+  // that no device's queue waits for another's. False where a launch runs
+  // its batch at once (the CPU platform).
+  virtual bool queues_per_device() const { return false; }
   // The part of `done`, an event launch() returned, that stands for its
   // kernels on `device`: what a buffer written by one of those kernels
   // keeps, so that its later users and its free wait for that device's

@@ -37,6 +37,7 @@ class CudaBackend final : public Backend {
                   const EventList &after) override;
   MemoryKind callback_memory() const override;
   size_t max_chain_steps() const override;
+  bool queues_per_device() const override { return true; }  // a stream each
   void *device_stream(int device) override;
 
   EventPtr copy_boxes(std::span<const BoxCopy> copies, const EventList &after) override;

@@ -182,6 +182,71 @@ void launch_per_shard(Array &out, const std::vector<const Array *> &inputs,
   launch_batch(out, inputs, batch, shards);
 }
 
+namespace {
+
+// The input block a kernel's operand lies in, or null.
+Buffer *block_of(const Place &p, const std::vector<const Array *> &inputs) {
+  for (const Array *a : inputs)
+    for (size_t j = 0; j < a->shard_count(); ++j) {
+      if (!a->addressable(j)) continue;
+      Buffer &b = a->buffer(j);
+      if (b.bytes() == 0 || p.kind != b.kind()) continue;
+      const uintptr_t lo = b.ptr().bits, hi = lo + b.bytes();
+      if (p.ptr.bits >= lo && p.ptr.bits < hi) return &b;
+    }
+  return nullptr;
+}
+
+// launch_batch on a backend whose devices queue work apart: one launch per
+// device, waiting for the blocks its kernels read and write alone. One
+// launch over every device would make each device's queue wait for every
+// block of every operand, every device's queue for every other's.
+void launch_device_by_device(Array &out, const std::vector<const Array *> &inputs,
+                             std::span<const Kernel> batch, std::span<const size_t> shards) {
+  Backend &backend = out.runtime().backend();
+  std::vector<size_t> order(batch.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return batch[a].device < batch[b].device; });
+  std::vector<Kernel> group;
+  std::vector<Buffer *> read;
+  for (size_t first = 0; first < order.size();) {
+    const int device = batch[order[first]].device;
+    group.clear();
+    read.clear();
+    EventList after;
+    bool unknown_operand = false;
+    size_t end = first;
+    for (; end < order.size() && batch[order[end]].device == device; ++end) {
+      const Kernel &k = batch[order[end]];
+      group.push_back(k);
+      after.add(out.buffer(shards[order[end]]).before_write());
+      for (const Place *p : {&k.in0, &k.in1, &k.in2}) {
+        if (!p->ptr) continue;
+        Buffer *b = block_of(*p, inputs);
+        if (b == nullptr) {
+          unknown_operand = true;
+        } else if (std::find(read.begin(), read.end(), b) == read.end()) {
+          read.push_back(b);
+          after.add(b->before_read());
+        }
+      }
+    }
+    // An operand in no input's block (none is known today) waits for all.
+    if (unknown_operand)
+      for (const Array *a : inputs) after.add(a->before_read());
+    const EventPtr done = backend.launch(group, after);
+    if (unknown_operand)
+      for (const Array *a : inputs) a->add_read(done);
+    else
+      for (Buffer *b : read) b->add_read(done);
+    for (size_t i = first; i < end; ++i) out.buffer(shards[order[i]]).set_written(done);
+    first = end;
+  }
+}
+
+}  // namespace
+
 void launch_batch(Array &out, const std::vector<const Array *> &inputs,
                   std::span<const Kernel> batch, std::span<const size_t> shards) {
   if (batch.empty()) return;
@@ -189,6 +254,11 @@ void launch_batch(Array &out, const std::vector<const Array *> &inputs,
   for (const Array *a : inputs) after.add(a->before_read());
   for (size_t i : shards) after.add(out.buffer(i).before_write());
   Backend &backend = out.runtime().backend();
+  // Where nothing is pending, one launch (one call's bookkeeping) serves.
+  if (!after.empty() && backend.queues_per_device() && batch.size() > 1) {
+    launch_device_by_device(out, inputs, batch, shards);
+    return;
+  }
   const EventPtr done = backend.launch(batch, after);
   // Each input block is read by the kernels whose operands lie in it: it
   // waits for those devices' parts of the work alone. A backend whose
