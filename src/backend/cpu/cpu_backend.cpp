@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "backend/host/collective_phases.hpp"
 #include "backend/host/copy.hpp"
@@ -11,6 +12,7 @@
 #include "base/dtype.hpp"
 #include "base/error.hpp"
 #include "base/side_by_side.hpp"
+#include "kernels/flush_subnormals.hpp"
 #include "kernels/gemm.hpp"
 
 namespace spmd::cpu {
@@ -157,6 +159,15 @@ EventPtr CpuBackend::launch(std::span<const Kernel> kernels, const EventList &af
     for (size_t i = 0; i < kernels.size(); ++i) run(i);
     return nullptr;
   }
+  // Float elementwise kernels flush subnormals, as XLA's CPU code does:
+  // set once for a batch this thread runs, not once a kernel (a tiny op's
+  // eight kernels wrote the control register sixteen times).
+  std::optional<FlushSubnormals> flushing;
+  if (std::all_of(kernels.begin(), kernels.end(), [](const Kernel &k) {
+        return k.kind == KernelKind::Elementwise &&
+               (k.elementwise.compute == SPMD_F32 || k.elementwise.compute == SPMD_F64);
+      }))
+    flushing.emplace();
   parallel_for(kernels.size(), bytes, run);
   return nullptr;
 }

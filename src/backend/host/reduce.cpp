@@ -8,6 +8,7 @@
 
 #include "base/dtype.hpp"
 #include "base/error.hpp"
+#include "kernels/flush_subnormals.hpp"
 
 #if defined(__x86_64__)  // float arithmetic in SSE registers, governed by MXCSR
 #include <xmmintrin.h>
@@ -29,21 +30,10 @@ constexpr size_t kBlock = 2048;
 #ifdef SPMD_FLUSH_IN_HARDWARE
 // On x86 sums run as XLA's do, with the FTZ and DAZ bits of MXCSR set: the
 // hardware flushes every operand and result, at no cost. The bits are the
-// calling thread's, restored on the way out.
+// calling thread's, restored on the way out (kernels/flush_subnormals.hpp).
 constexpr bool kHardwareFlush = true;
-class FlushSubnormals {
- public:
-  FlushSubnormals() : saved_(_mm_getcsr()) { _mm_setcsr(saved_ | 0x8040u); }
-  ~FlushSubnormals() { _mm_setcsr(saved_); }
-  FlushSubnormals(const FlushSubnormals &) = delete;
-  FlushSubnormals &operator=(const FlushSubnormals &) = delete;
-
- private:
-  unsigned saved_;
-};
 #else
 constexpr bool kHardwareFlush = false;
-struct FlushSubnormals {};
 #endif
 
 // The same in software (for max and min, whose selections the hardware
