@@ -249,6 +249,35 @@ static void f_constraint(arena *a, spmd_array **in, spmd_array **out) {
   spmd_mesh_destroy(m);
 }
 
+/* Blocks handed from a value's last use to a later result: sin(x)'s go to
+ * a later transpose once nothing reads them; the input's, which the caller
+ * holds, and the transpose's, which the constrained output may share, go
+ * to none. */
+static spmd_array *transpose2(arena *a, spmd_array *x) {
+  const int64_t perm[2] = {1, 0};
+  spmd_array *t = NULL;
+  assert_ok(spmd_transpose(x, 2, perm, NULL, &t));
+  return keep(a, t);
+}
+static void f_spare_blocks(arena *a, spmd_array **in, spmd_array **out) {
+  spmd_array *t = transpose2(a, in[0]);
+  spmd_sharding *cols = NULL, *rows = NULL;
+  spmd_mesh *m = NULL;
+  assert_ok(spmd_array_sharding(in[0], &cols));
+  assert_ok(spmd_sharding_mesh(cols, &m));
+  assert_ok(spmd_sharding_named_text(m, "x", &rows));
+  spmd_sharding_destroy(cols);
+  spmd_array *v = NULL;
+  assert_ok(spmd_array_reshard(t, rows, &v));
+  spmd_sharding_destroy(rows);
+  spmd_mesh_destroy(m);
+  out[0] = keep(a, v);
+  spmd_array *s = unary(a, SPMD_UNARY_SIN, in[0]);
+  spmd_array *u = transpose2(a, s);
+  spmd_array *w = transpose2(a, u);
+  out[1] = transpose2(a, scalar(a, SPMD_BINARY_MUL, w, 3.0));
+}
+
 /* An op naming an array with values: a constant of the program. */
 static spmd_array *g_constant;
 static void f_constant(arena *a, spmd_array **in, spmd_array **out) {
@@ -295,6 +324,8 @@ static const case_def k_layer = {"layer", f_layer, 2, 2, {"x, y", "y"}, {SPMD_F3
 static const case_def k_indexing = {"indexing", f_indexing, 2, 3, {"x", "x"}, {SPMD_F32, SPMD_I32},
                                     {1, 1}, {{8}, {8}}};
 static const case_def k_constraint = {"constraint", f_constraint, 1, 1, {"x"}, {SPMD_F32}, {2}, {{8, 8}}};
+static const case_def k_spare_blocks = {"spare_blocks", f_spare_blocks, 1, 2, {"None, x"}, {SPMD_F32}, {2},
+                                       {{8, 8}}};
 static const case_def k_constant = {"constant", f_constant, 1, 1, {"x, y"}, {SPMD_F32}, {2}, {{8, 4}}};
 
 /* ---- the tests ---- */
@@ -510,6 +541,32 @@ static void a_constraint_is_recorded(void **state) {
   assert_text_has(p, "reshard to ");
   /* sin(x) is computed in the constraint's layout, as jax.jit places it. */
   assert_text_has(p, "laid out for its uses");
+  spmd_x_program_destroy(p);
+  spmd_mesh_destroy(mesh);
+}
+
+static void values_hand_their_blocks_on(void **state) {
+  (void)state;
+  spmd_mesh *mesh = mesh42();
+  spmd_x_program *p = check_case(&k_spare_blocks, mesh);
+  /* Runs after the first, which learns, take kept blocks: the caller's
+   * input is left as it was. */
+  const int64_t shape[2] = {8, 8};
+  float before[64], after[64];
+  for (int i = 0; i < 64; ++i) before[i] = (float)i / 4.0f - 3.0f;
+  spmd_array *x = test_put(mesh, "None, x", SPMD_F32, 2, shape, before);
+  for (int run = 0; run < 3; ++run) {
+    spmd_array *out[2] = {NULL, NULL};
+    assert_ok(spmd_x_program_run(p, 1, (const spmd_array *const *)&x, 2, out));
+    assert_ok(spmd_array_to_host(x, after, sizeof after));
+    assert_memory_equal(after, before, sizeof before);
+    assert_ok(spmd_array_to_host(out[0], after, sizeof after));
+    for (int i = 0; i < 8; ++i)
+      for (int j = 0; j < 8; ++j) assert_true(after[i * 8 + j] == before[j * 8 + i]);
+    spmd_array_destroy(out[0]);
+    spmd_array_destroy(out[1]);
+  }
+  spmd_array_destroy(x);
   spmd_x_program_destroy(p);
   spmd_mesh_destroy(mesh);
 }
@@ -808,6 +865,7 @@ int main(void) {
       cmocka_unit_test(a_donated_input_gives_its_buffers),
       cmocka_unit_test(a_recorded_shard_map_keeps_its_types),
       cmocka_unit_test(a_constraint_is_recorded),
+      cmocka_unit_test(values_hand_their_blocks_on),
       cmocka_unit_test(arrays_with_values_are_constants),
       cmocka_unit_test(output_sharding_is_honoured),
       cmocka_unit_test(threads_share_a_program),

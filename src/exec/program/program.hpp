@@ -270,14 +270,29 @@ class Program final : public Recording, public std::enable_shared_from_this<Prog
   bool fusable(const Node &n) const;
   void plan_groups();
   std::shared_ptr<const ew::Chain> chain_of(Group &g) const;
-  ArrayPtr run_group(const Group &g, const std::vector<ArrayPtr> &values, ArraySlot *reuse) const;
+  // The blocks of values a run has read for the last time, handed to its
+  // later results of the same devices and sizes (a chain of ops allocates
+  // its first results only); a few at most, let go when the run ends.
+  class SpareBlocks {
+   public:
+    // Keeps `v`'s blocks where nothing else holds them.
+    void keep(ArrayPtr v);
+    // A result on kept blocks that fit, or on new ones.
+    ArrayPtr array(const ShardingPtr &sharding, spmd_dtype dtype, const Shape &shape);
+
+   private:
+    static constexpr size_t kKept = 4;
+    std::vector<ArrayPtr> kept_;
+  };
+  ArrayPtr run_group(const Group &g, const std::vector<ArrayPtr> &values, ArraySlot *reuse,
+                     SpareBlocks &spare) const;
   std::vector<ArrayPtr> run_nodes(std::vector<ArrayPtr> values, const std::vector<ArraySlot *> &slots,
                                   bool learn) const;
   void plan_donations();
   std::vector<ArrayPtr> outputs_of(const std::vector<ArrayPtr> &values) const;
   static std::shared_ptr<const Launch> learn_launch(const std::vector<ArrayPtr> &operands,
                                                     const ArrayPtr &result, const WorkLog &work);
-  static ArrayPtr run_launch(const Launch &l, const std::vector<ArrayPtr> &operands);
+  static ArrayPtr run_launch(const Launch &l, const std::vector<ArrayPtr> &operands, SpareBlocks &spare);
   std::string source_text(const Source &s) const;
 
   std::shared_ptr<Runtime> runtime_;

@@ -1,16 +1,52 @@
 // Running a compiled program (exec/program/program.hpp).
 #include <algorithm>
 
+#include "base/dtype.hpp"
 #include "base/error.hpp"
 #include "exec/program/program.hpp"
 
 namespace spmd {
 
-namespace {
+// ---- SpareBlocks ----
 
-}  // namespace
+void Program::SpareBlocks::keep(ArrayPtr v) {
+  // Only blocks nothing else holds: not a caller's array, not one that
+  // shares its buffers with another (a relabeled view), not one another
+  // library views.
+  if (!v || v.use_count() != 1 || v->abstract() || v->viewed_externally()) return;
+  for (size_t i = 0; i < v->shard_count(); ++i)
+    if (v->addressable(i) && v->buffer_ptr(i).use_count() != 1) return;
+  if (kept_.size() == kKept) kept_.erase(kept_.begin());
+  kept_.push_back(std::move(v));
+}
 
-ArrayPtr Program::run_group(const Group &g, const std::vector<ArrayPtr> &values, ArraySlot *reuse) const {
+ArrayPtr Program::SpareBlocks::array(const ShardingPtr &sharding, spmd_dtype dtype, const Shape &shape) {
+  if (!kept_.empty()) {
+    const auto layout = sharding->shared_layout(shape);
+    const size_t elem = dtype_size(dtype);
+    for (auto it = kept_.rbegin(); it != kept_.rend(); ++it) {
+      const Array &a = **it;
+      if (a.shard_count() != layout->size()) continue;
+      bool fits = true;
+      for (size_t i = 0; fits && i < layout->size(); ++i) {
+        const ShardLayout &s = (*layout)[i];
+        fits = a.shard(i).device == s.device &&
+               (!a.addressable(i) ||
+                a.buffer(i).bytes() == static_cast<size_t>(s.box.elements()) * elem);
+      }
+      if (!fits) continue;
+      std::vector<BufferPtr> buffers;
+      buffers.reserve(a.shard_count());
+      for (size_t i = 0; i < a.shard_count(); ++i) buffers.push_back(a.buffer_ptr(i));
+      kept_.erase(std::next(it).base());
+      return Array::from_buffers(sharding, dtype, shape, std::move(buffers));
+    }
+  }
+  return std::make_shared<Array>(sharding, dtype, shape);
+}
+
+ArrayPtr Program::run_group(const Group &g, const std::vector<ArrayPtr> &values, ArraySlot *reuse,
+                            SpareBlocks &spare) const {
   const Array &r = *values_[static_cast<size_t>(nodes_[static_cast<size_t>(g.nodes.back())].result)].abstract;
   std::vector<ArrayPtr> in;
   std::vector<const Array *> reads;
@@ -26,7 +62,7 @@ ArrayPtr Program::run_group(const Group &g, const std::vector<ArrayPtr> &values,
   if (reuse && !reuse->array()->viewed_externally() && reuse->consume("spmd_x_program_run"))
     out = reuse->array()->relabeled(r.sharding());
   else
-    out = std::make_shared<Array>(r.sharding(), r.dtype(), r.shape());
+    out = spare.array(r.sharding(), r.dtype(), r.shape());
   std::vector<std::pair<size_t, Kernel>> kernels;
   kernels.reserve(out->shard_count());
   for (size_t i = 0; i < out->shard_count(); ++i) {
@@ -92,8 +128,8 @@ std::shared_ptr<const Program::Launch> Program::learn_launch(const std::vector<A
   return l;
 }
 
-ArrayPtr Program::run_launch(const Launch &l, const std::vector<ArrayPtr> &operands) {
-  auto out = std::make_shared<Array>(l.sharding, l.dtype, l.shape);
+ArrayPtr Program::run_launch(const Launch &l, const std::vector<ArrayPtr> &operands, SpareBlocks &spare) {
+  ArrayPtr out = spare.array(l.sharding, l.dtype, l.shape);
   std::vector<const Array *> reads;
   for (const ArrayPtr &a : operands) reads.push_back(a.get());
   std::lock_guard<std::mutex> lock(l.mu);
@@ -114,6 +150,7 @@ ArrayPtr Program::run_launch(const Launch &l, const std::vector<ArrayPtr> &opera
 std::vector<ArrayPtr> Program::run_nodes(std::vector<ArrayPtr> values, const std::vector<ArraySlot *> &slots,
                                          bool learn) const {
   std::vector<ArrayPtr> operands;
+  SpareBlocks spare;
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const Node &n = nodes_[i];
     ArrayPtr &result = values[static_cast<size_t>(n.result)];
@@ -123,7 +160,7 @@ std::vector<ArrayPtr> Program::run_nodes(std::vector<ArrayPtr> values, const std
                              : nullptr;
     if (n.group >= 0) {
       const Group &g = groups_[static_cast<size_t>(n.group)];
-      if (g.nodes.back() == static_cast<int>(i)) result = run_group(g, values, donated);
+      if (g.nodes.back() == static_cast<int>(i)) result = run_group(g, values, donated, spare);
     } else {
       operands.clear();
       for (const Source &s : n.operands)
@@ -134,7 +171,7 @@ std::vector<ArrayPtr> Program::run_nodes(std::vector<ArrayPtr> values, const std
         for (size_t k = 0; k < n.more_results.size(); ++k)
           values[static_cast<size_t>(n.more_results[k])] = std::move(outs[k + 1]);
       } else if (!learn && launches_[i] && !donated) {
-        result = run_launch(*launches_[i], operands);
+        result = run_launch(*launches_[i], operands, spare);
       } else {
         // A donation is the op's own, as an eager call given one takes it.
         ops::OpOptions donating;
@@ -154,9 +191,10 @@ std::vector<ArrayPtr> Program::run_nodes(std::vector<ArrayPtr> values, const std
         }
       }
     }
-    // Values read for the last time here let their buffers go (the
-    // allocator's cache hands them to the next results).
-    for (int v : drops_[i]) values[static_cast<size_t>(v)].reset();
+    // Values read for the last time here give their blocks to later
+    // results of the same sizes, or let them go.
+    operands.clear();
+    for (int v : drops_[i]) spare.keep(std::move(values[static_cast<size_t>(v)]));
   }
   return values;
 }
