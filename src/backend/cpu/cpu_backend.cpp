@@ -131,8 +131,17 @@ EventPtr CpuBackend::launch(std::span<const Kernel> kernels, const EventList &af
   size_t bytes = 0;
   bool blas = false;
   for (const auto &k : kernels) {
-    bytes += host::kernel_out_bytes(k);
-    for (int i = 0; i < 3; ++i) bytes += host::kernel_in_bytes(k, i);
+    const size_t out = host::kernel_out_bytes(k);
+    bytes += out;
+    // An elementwise kernel reads an element of each operand per result
+    // element (an operand's span, strides and all, costs more to find than
+    // a tiny op's run).
+    if (k.kind == KernelKind::Elementwise) {
+      const auto elements = static_cast<size_t>(shape_elements(k.elementwise.shape));
+      for (int i = 0; i < k.elementwise.nin; ++i)
+        if (!k.elementwise.in[i].scalar) bytes += elements * dtype_size(k.elementwise.in[i].dtype);
+    } else
+      for (int i = 0; i < 3; ++i) bytes += host::kernel_in_bytes(k, i);
     blas = blas || k.kind == KernelKind::Gemm;
   }
   auto run = [&](size_t i) {

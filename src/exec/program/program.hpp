@@ -219,6 +219,7 @@ class Program final : public Recording, public std::enable_shared_from_this<Prog
     ShardingPtr sharding;  // the result's
     spmd_dtype dtype = SPMD_DTYPE_INVALID;
     Shape shape;
+    std::shared_ptr<const std::vector<ShardLayout>> layout;  // sharding over shape
     std::vector<size_t> shards;           // the result's shard each kernel writes
     std::vector<std::array<Slot, 4>> slots;  // out, in0, in1, in2 of each kernel
     // The kernels, their places those of the last run: each run points
@@ -277,8 +278,10 @@ class Program final : public Recording, public std::enable_shared_from_this<Prog
    public:
     // Keeps `v`'s blocks where nothing else holds them.
     void keep(ArrayPtr v);
-    // A result on kept blocks that fit, or on new ones.
-    ArrayPtr array(const ShardingPtr &sharding, spmd_dtype dtype, const Shape &shape);
+    // A result laid out as `layout` (`sharding` over `shape`) on kept
+    // blocks that fit, or on new ones.
+    ArrayPtr array(const std::vector<ShardLayout> &layout, const ShardingPtr &sharding, spmd_dtype dtype,
+                   const Shape &shape);
 
    private:
     static constexpr size_t kKept = 4;

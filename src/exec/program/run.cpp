@@ -20,27 +20,27 @@ void Program::SpareBlocks::keep(ArrayPtr v) {
   kept_.push_back(std::move(v));
 }
 
-ArrayPtr Program::SpareBlocks::array(const ShardingPtr &sharding, spmd_dtype dtype, const Shape &shape) {
-  if (!kept_.empty()) {
-    const auto layout = sharding->shared_layout(shape);
-    const size_t elem = dtype_size(dtype);
-    for (auto it = kept_.rbegin(); it != kept_.rend(); ++it) {
-      const Array &a = **it;
-      if (a.shard_count() != layout->size()) continue;
-      bool fits = true;
-      for (size_t i = 0; fits && i < layout->size(); ++i) {
-        const ShardLayout &s = (*layout)[i];
-        fits = a.shard(i).device == s.device &&
+ArrayPtr Program::SpareBlocks::array(const std::vector<ShardLayout> &layout, const ShardingPtr &sharding,
+                                     spmd_dtype dtype, const Shape &shape) {
+  const size_t elem = dtype_size(dtype);
+  for (auto it = kept_.rbegin(); it != kept_.rend(); ++it) {
+    const Array &a = **it;
+    // The same layout object (the same sharding and shape) fits whatever
+    // the dtype's size; otherwise block by block.
+    bool fits = &a.shards() == &layout && a.elem_size() == elem;
+    if (!fits && a.shard_count() == layout.size()) {
+      fits = true;
+      for (size_t i = 0; fits && i < layout.size(); ++i)
+        fits = a.shard(i).device == layout[i].device &&
                (!a.addressable(i) ||
-                a.buffer(i).bytes() == static_cast<size_t>(s.box.elements()) * elem);
-      }
-      if (!fits) continue;
-      std::vector<BufferPtr> buffers;
-      buffers.reserve(a.shard_count());
-      for (size_t i = 0; i < a.shard_count(); ++i) buffers.push_back(a.buffer_ptr(i));
-      kept_.erase(std::next(it).base());
-      return Array::from_buffers(sharding, dtype, shape, std::move(buffers));
+                a.buffer(i).bytes() == static_cast<size_t>(layout[i].box.elements()) * elem);
     }
+    if (!fits) continue;
+    std::vector<BufferPtr> buffers;
+    buffers.reserve(a.shard_count());
+    for (size_t i = 0; i < a.shard_count(); ++i) buffers.push_back(a.buffer_ptr(i));
+    kept_.erase(std::next(it).base());
+    return Array::from_buffers(sharding, dtype, shape, std::move(buffers));
   }
   return std::make_shared<Array>(sharding, dtype, shape);
 }
@@ -62,7 +62,7 @@ ArrayPtr Program::run_group(const Group &g, const std::vector<ArrayPtr> &values,
   if (reuse && !reuse->array()->viewed_externally() && reuse->consume("spmd_x_program_run"))
     out = reuse->array()->relabeled(r.sharding());
   else
-    out = spare.array(r.sharding(), r.dtype(), r.shape());
+    out = spare.array(r.shards(), r.sharding(), r.dtype(), r.shape());
   std::vector<std::pair<size_t, Kernel>> kernels;
   kernels.reserve(out->shard_count());
   for (size_t i = 0; i < out->shard_count(); ++i) {
@@ -96,6 +96,7 @@ std::shared_ptr<const Program::Launch> Program::learn_launch(const std::vector<A
   l->sharding = result->sharding();
   l->dtype = result->dtype();
   l->shape = result->shape();
+  l->layout = l->sharding->shared_layout(l->shape);
   // Names a place by the array (operand or result) and shard whose buffer
   // holds it; false when none does.
   auto name = [&](const Place &p, Launch::Slot &slot) {
@@ -129,7 +130,7 @@ std::shared_ptr<const Program::Launch> Program::learn_launch(const std::vector<A
 }
 
 ArrayPtr Program::run_launch(const Launch &l, const std::vector<ArrayPtr> &operands, SpareBlocks &spare) {
-  ArrayPtr out = spare.array(l.sharding, l.dtype, l.shape);
+  ArrayPtr out = spare.array(*l.layout, l.sharding, l.dtype, l.shape);
   std::vector<const Array *> reads;
   for (const ArrayPtr &a : operands) reads.push_back(a.get());
   std::lock_guard<std::mutex> lock(l.mu);
