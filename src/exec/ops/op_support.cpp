@@ -269,19 +269,9 @@ void launch_batch(Array &out, const std::vector<const Array *> &inputs,
     for (size_t i : shards) out.buffer(i).set_written(done);
     return;
   }
-  for (const Array *a : inputs)
-    for (size_t j = 0; j < a->shard_count(); ++j) {
-      if (!a->addressable(j)) continue;
-      Buffer &b = a->buffer(j);
-      if (b.bytes() == 0) continue;
-      const uintptr_t lo = b.ptr().bits, hi = lo + b.bytes();
-      for (const Kernel &k : batch)
-        for (const Place *p : {&k.in0, &k.in1, &k.in2})
-          if (p->kind == b.kind() && p->ptr.bits >= lo && p->ptr.bits < hi) {
-            b.add_read(backend.part_on(done, k.device));
-            break;
-          }
-    }
+  for (const Kernel &k : batch)
+    for (const Place *p : {&k.in0, &k.in1, &k.in2})
+      if (Buffer *b = p->ptr ? block_of(*p, inputs) : nullptr) b->add_read(backend.part_on(done, k.device));
   // Each kernel wrote its own device's block: the block waits for that
   // device's part of the work alone.
   for (size_t k = 0; k < shards.size(); ++k)
