@@ -525,6 +525,9 @@ static void every_op_family_gives_the_eager_result(void **state) {
   /* The first run learnt which ops are one launch; the second ran those
    * kernels on its own buffers and still gave the eager result. */
   assert_text_has(p, "= transpose(%5)                 float32[8,8]     PartitionSpec(None, 'x')  one launch");
+  /* The softmax is five launches (max, subtract, exp, sum, divide) and
+   * nothing else: learnt too, its intermediates made afresh each run. */
+  assert_text_has(p, "5 launches");
   assert_text_lacks(p, "matmul(%0, %1)                float32[8,8]     PartitionSpec('x',)  psum over 'y' 512 B; 768 flops; one launch");
   spmd_x_program_destroy(p);
   p = check_case(&k_indexing, mesh);

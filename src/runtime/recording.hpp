@@ -21,6 +21,7 @@
 
 #include "backend/kernel.hpp"
 #include "core/program_placement.hpp"
+#include "core/sharding.hpp"
 #include "kernels/elementwise.hpp"
 #include "runtime/buffer.hpp"
 
@@ -82,14 +83,18 @@ class Recording {
 
 // The device work (kernel launches, copies between shards, collectives)
 // this thread queues while a log is open on it, counted, with each launch
-// kept: a program's first run learns which of its ops queue exactly one
-// launch of kernels and nothing else, and replays just those kernels on
-// later runs.
+// kept: a program's first run learns which of its ops queue launches of
+// kernels and nothing else, and replays just those kernels on later runs.
 class WorkLog {
  public:
   struct Launch {
     std::vector<BufferPtr> out;  // the buffers written, per shard of out
     std::vector<std::pair<size_t, Kernel>> kernels;
+    // What out is: a later run makes an array of it where the launch wrote
+    // one the op did not return (an intermediate of a softmax, say).
+    ShardingPtr sharding;
+    spmd_dtype dtype = SPMD_DTYPE_INVALID;
+    Shape shape;
   };
 
   WorkLog() noexcept;

@@ -168,7 +168,7 @@ void launch_per_shard(Array &out, const std::vector<const Array *> &inputs,
   if (WorkLog *log = note_device_work()) {
     std::vector<BufferPtr> written;
     for (size_t i = 0; i < out.shard_count(); ++i) written.push_back(out.buffer_ptr(i));
-    log->add_launch({std::move(written), kernels});
+    log->add_launch({std::move(written), kernels, out.sharding(), out.dtype(), out.shape()});
   }
   if (kernels.empty()) return;
   std::vector<Kernel> batch;

@@ -208,25 +208,30 @@ class Program final : public Recording, public std::enable_shared_from_this<Prog
     std::vector<Source> inputs;      // the chain's inputs, at most 3
     std::shared_ptr<const ew::Chain> chain;
   };
-  // An op learnt to be one launch of kernels: the kernels as the first run
-  // made them, each of their buffers named by operand and shard.
+  // An op learnt to be launches of kernels and nothing else: the kernels
+  // as the first run made them, each of their buffers named by operand,
+  // result or intermediate (an earlier step's array) and shard.
   struct Launch {
     struct Slot {
-      int array = -2;  // operand k; -1: the result; -2: none
+      int array = -2;  // operand k; kResult; kNone; kFirstStep - j: step j's array
       size_t shard = 0;
       size_t offset = 0;  // bytes into the buffer
     };
-    ShardingPtr sharding;  // the result's
-    spmd_dtype dtype = SPMD_DTYPE_INVALID;
-    Shape shape;
-    std::shared_ptr<const std::vector<ShardLayout>> layout;  // sharding over shape
-    std::vector<size_t> shards;           // the result's shard each kernel writes
-    std::vector<std::array<Slot, 4>> slots;  // out, in0, in1, in2 of each kernel
-    // The kernels, their places those of the last run: each run points
-    // them at its buffers and launches them under the lock (copying them
-    // would cost more than the launch).
+    static constexpr int kResult = -1, kNone = -2, kFirstStep = -3;
+    struct Step {
+      ShardingPtr sharding;  // of the array it writes (the last: the result)
+      spmd_dtype dtype = SPMD_DTYPE_INVALID;
+      Shape shape;
+      std::shared_ptr<const std::vector<ShardLayout>> layout;  // sharding over shape
+      std::vector<size_t> shards;           // the shard each kernel writes
+      std::vector<std::array<Slot, 4>> slots;  // out, in0, in1, in2 of each kernel
+      // The kernels, their places those of the last run: each run points
+      // them at its buffers and launches them under the lock (copying
+      // them would cost more than the launch).
+      mutable std::vector<Kernel> kernels;
+    };
+    std::vector<Step> steps;  // in order; the last writes the result
     mutable std::mutex mu;
-    mutable std::vector<Kernel> kernels;
   };
   struct Output {
     int value = -1;

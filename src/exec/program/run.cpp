@@ -86,66 +86,101 @@ ArrayPtr Program::run_group(const Group &g, const std::vector<ArrayPtr> &values,
 std::shared_ptr<const Program::Launch> Program::learn_launch(const std::vector<ArrayPtr> &operands,
                                                             const ArrayPtr &result,
                                                             const WorkLog &work) {
-  if (work.count() != 1 || work.launches().size() != 1) return nullptr;
-  const auto &launch = work.launches()[0];
-  // The launch wrote the result's own buffers (nothing came after it).
-  if (launch.out.size() != result->shard_count()) return nullptr;
-  for (size_t i = 0; i < launch.out.size(); ++i)
-    if (launch.out[i] != result->buffer_ptr(i)) return nullptr;
+  const auto &launches = work.launches();
+  if (launches.empty() || work.count() != static_cast<int>(launches.size())) return nullptr;
+  // The last launch wrote the result's own buffers.
+  const auto &last = launches.back().out;
+  if (last.size() != result->shard_count()) return nullptr;
+  for (size_t i = 0; i < last.size(); ++i)
+    if (last[i] != result->buffer_ptr(i)) return nullptr;
   auto l = std::make_shared<Launch>();
-  l->sharding = result->sharding();
-  l->dtype = result->dtype();
-  l->shape = result->shape();
-  l->layout = l->sharding->shared_layout(l->shape);
-  // Names a place by the array (operand or result) and shard whose buffer
-  // holds it; false when none does.
-  auto name = [&](const Place &p, Launch::Slot &slot) {
+  // Names a place by the array (operand, result or an earlier step's) and
+  // shard whose buffer holds it; false when none does.
+  const auto within = [](const Place &p, const Buffer &b) {
+    const uintptr_t lo = b.ptr().bits;
+    // A place at a buffer's very end belongs to the next.
+    const bool inside = p.ptr.bits >= lo && (p.ptr.bits < lo + b.bytes() || (b.bytes() == 0 && p.ptr.bits == lo));
+    return p.kind == b.kind() && p.device == b.device() && inside;
+  };
+  const auto name = [&](const Place &p, size_t step, Launch::Slot &slot) {
     if (!p.ptr) return true;
-    for (int a = -1; a < static_cast<int>(operands.size()); ++a) {
+    for (int a = Launch::kResult; a < static_cast<int>(operands.size()); ++a) {
       const Array &arr = a < 0 ? *result : *operands[static_cast<size_t>(a)];
-      for (size_t j = 0; j < arr.shard_count(); ++j) {
-        if (!arr.addressable(j)) continue;
-        const Buffer &b = arr.buffer(j);
-        const uintptr_t lo = b.ptr().bits;
-        // Within the buffer: a place at its very end belongs to the next.
-        const bool inside = p.ptr.bits >= lo && (p.ptr.bits < lo + b.bytes() || (b.bytes() == 0 && p.ptr.bits == lo));
-        if (p.kind != b.kind() || p.device != b.device() || !inside) continue;
-        slot = {a, j, static_cast<size_t>(p.ptr.bits - lo)};
-        return true;
-      }
+      for (size_t j = 0; j < arr.shard_count(); ++j)
+        if (arr.addressable(j) && within(p, arr.buffer(j))) {
+          slot = {a, j, static_cast<size_t>(p.ptr.bits - arr.buffer(j).ptr().bits)};
+          return true;
+        }
     }
+    for (size_t s = 0; s <= step && s + 1 < launches.size(); ++s)
+      for (size_t j = 0; j < launches[s].out.size(); ++j)
+        if (const BufferPtr &b = launches[s].out[j]; b && within(p, *b)) {
+          slot = {Launch::kFirstStep - static_cast<int>(s), j, static_cast<size_t>(p.ptr.bits - b->ptr().bits)};
+          return true;
+        }
     return false;
   };
-  for (const auto &[i, k] : launch.kernels) {
-    std::array<Launch::Slot, 4> slots;
-    const Place *places[4] = {&k.out, &k.in0, &k.in1, &k.in2};
-    for (int q = 0; q < 4; ++q)
-      if (!name(*places[q], slots[static_cast<size_t>(q)])) return nullptr;
-    if (slots[0].array != -1) return nullptr;  // each kernel writes the result
-    l->kernels.push_back(k);
-    l->shards.push_back(i);
-    l->slots.push_back(slots);
+  for (size_t s = 0; s < launches.size(); ++s) {
+    const WorkLog::Launch &w = launches[s];
+    const bool final = s + 1 == launches.size();
+    Launch::Step step;
+    step.sharding = final ? result->sharding() : w.sharding;
+    step.dtype = final ? result->dtype() : w.dtype;
+    step.shape = final ? result->shape() : w.shape;
+    if (!step.sharding) return nullptr;
+    step.layout = step.sharding->shared_layout(step.shape);
+    if (step.layout->size() != w.out.size()) return nullptr;
+    const int writes = final ? Launch::kResult : Launch::kFirstStep - static_cast<int>(s);
+    for (const auto &[i, k] : w.kernels) {
+      std::array<Launch::Slot, 4> slots;
+      const Place *places[4] = {&k.out, &k.in0, &k.in1, &k.in2};
+      for (int q = 0; q < 4; ++q)
+        if (!name(*places[q], s, slots[static_cast<size_t>(q)])) return nullptr;
+      if (slots[0].array != writes) return nullptr;  // each kernel writes its step's array
+      // Before the last step the result is not yet made.
+      if (!final && std::any_of(slots.begin(), slots.end(),
+                                [](const Launch::Slot &x) { return x.array == Launch::kResult; }))
+        return nullptr;
+      step.kernels.push_back(k);
+      step.shards.push_back(i);
+      step.slots.push_back(slots);
+    }
+    l->steps.push_back(std::move(step));
   }
   return l;
 }
 
 ArrayPtr Program::run_launch(const Launch &l, const std::vector<ArrayPtr> &operands, SpareBlocks &spare) {
-  ArrayPtr out = spare.array(*l.layout, l.sharding, l.dtype, l.shape);
+  std::vector<ArrayPtr> made;  // each step's array; the last is the result
+  made.reserve(l.steps.size());
   std::vector<const Array *> reads;
-  for (const ArrayPtr &a : operands) reads.push_back(a.get());
   std::lock_guard<std::mutex> lock(l.mu);
-  for (size_t k = 0; k < l.kernels.size(); ++k) {
-    Kernel &kernel = l.kernels[k];
-    Place *places[4] = {&kernel.out, &kernel.in0, &kernel.in1, &kernel.in2};
-    for (size_t q = 0; q < 4; ++q) {
-      const Launch::Slot &s = l.slots[k][q];
-      if (s.array == -2) continue;
-      const Array &a = s.array < 0 ? *out : *operands[static_cast<size_t>(s.array)];
-      *places[q] = a.buffer(s.shard).place().offset(s.offset);
+  for (const Launch::Step &step : l.steps) {
+    made.push_back(spare.array(*step.layout, step.sharding, step.dtype, step.shape));
+    Array &out = *made.back();
+    for (size_t k = 0; k < step.kernels.size(); ++k) {
+      Kernel &kernel = step.kernels[k];
+      Place *places[4] = {&kernel.out, &kernel.in0, &kernel.in1, &kernel.in2};
+      for (size_t q = 0; q < 4; ++q) {
+        const Launch::Slot &s = step.slots[k][q];
+        if (s.array == Launch::kNone) continue;
+        const Array &a = s.array == Launch::kResult ? out
+                         : s.array <= Launch::kFirstStep
+                             ? *made[static_cast<size_t>(Launch::kFirstStep - s.array)]
+                             : *operands[static_cast<size_t>(s.array)];
+        *places[q] = a.buffer(s.shard).place().offset(s.offset);
+      }
     }
+    // What the step reads: the operands and the earlier steps' arrays.
+    reads.clear();
+    for (const ArrayPtr &a : operands) reads.push_back(a.get());
+    for (size_t j = 0; j + 1 < made.size(); ++j) reads.push_back(made[j].get());
+    ops::launch_batch(out, reads, step.kernels, step.shards);
   }
-  ops::launch_batch(*out, reads, l.kernels, l.shards);
-  return out;
+  ArrayPtr result = std::move(made.back());
+  made.pop_back();
+  for (ArrayPtr &a : made) spare.keep(std::move(a));
+  return result;
 }
 
 std::vector<ArrayPtr> Program::run_nodes(std::vector<ArrayPtr> values, const std::vector<ArraySlot *> &slots,

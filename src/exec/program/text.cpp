@@ -95,8 +95,10 @@ std::string Program::text() const {
       tail += cat(tail.empty() ? "" : "; ", n.flops, " flops");
       flops += n.flops;
     }
-    if (learnt_.load(std::memory_order_acquire) && launches_[i])
-      tail += cat(tail.empty() ? "" : "; ", "one launch");
+    if (learnt_.load(std::memory_order_acquire) && launches_[i]) {
+      const size_t steps = launches_[i]->steps.size();
+      tail += cat(tail.empty() ? "" : "; ", steps == 1 ? std::string("one launch") : cat(steps, " launches"));
+    }
     if (n.group >= 0 && pass[static_cast<size_t>(n.group)] >= 0)
       tail += cat(tail.empty() ? "" : "; ", "pass ", pass[static_cast<size_t>(n.group)]);
     if (values_[static_cast<size_t>(n.result)].placed_for_uses)
