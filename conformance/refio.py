@@ -145,6 +145,13 @@ def array_hex(a) -> dict:
             "hex": np.ascontiguousarray(a).astype(a.dtype.newbyteorder("<")).tobytes().hex()}
 
 
+def array_from_hex(array: dict):
+    """The NumPy array array_hex wrote."""
+    import numpy as np
+    dtype = np.dtype(array["dtype"]).newbyteorder("<")
+    return np.frombuffer(bytes.fromhex(array["hex"]), dtype).reshape(array["shape"])
+
+
 def array_summary(a, samples: int = 16) -> dict:
     """A big array in brief: its sum and sum of magnitudes (float64 over
     the stored values) and `samples` elements at evenly spaced flat

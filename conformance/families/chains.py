@@ -486,19 +486,13 @@ def _note_exact_where_jax_rounds(case, vals):
     land as far on the other side of the exact value."""
     import numpy as np
     for out in case["outputs"]:
-        have = _decode(out["array"])
+        have = refio.array_from_hex(out["array"])
         if have.dtype != np.float32:
             continue
         want = np.asarray(vals[out["value"]], np.float64)
         slack = 0.5 * (case["atol"] + case["rtol"] * np.abs(have.astype(np.float64)))
         if (np.abs(have.astype(np.float64) - want) > slack).any():
             out["exact"] = refio.array_hex(want.astype(np.float32))
-
-
-def _decode(array):
-    import numpy as np
-    dtype = np.dtype(array["dtype"]).newbyteorder("<")
-    return np.frombuffer(bytes.fromhex(array["hex"]), dtype).reshape(array["shape"])
 
 
 def _inputs(inputs, n):

@@ -33,6 +33,13 @@ class Buffer {
   MemoryKind kind() const { return kind_; }
   DevicePtr ptr() const { return ptr_; }
   Place place() const { return {kind_, device_, ptr_}; }
+  // Whether `p` (a kernel's operand, say) lies in this buffer; a place at
+  // its very end belongs to the next, but an empty buffer holds its start.
+  bool holds(const Place &p) const {
+    const uintptr_t lo = ptr_.bits;
+    return p.kind == kind_ && p.device == device_ && p.ptr.bits >= lo &&
+           (p.ptr.bits < lo + bytes_ || (bytes_ == 0 && p.ptr.bits == lo));
+  }
 
   // What work reading the buffer must wait for: its last write.
   EventList before_read() const;

@@ -187,62 +187,74 @@ namespace {
 // The input block a kernel's operand lies in, or null.
 Buffer *block_of(const Place &p, const std::vector<const Array *> &inputs) {
   for (const Array *a : inputs)
-    for (size_t j = 0; j < a->shard_count(); ++j) {
-      if (!a->addressable(j)) continue;
-      Buffer &b = a->buffer(j);
-      if (b.bytes() == 0 || p.kind != b.kind()) continue;
-      const uintptr_t lo = b.ptr().bits, hi = lo + b.bytes();
-      if (p.ptr.bits >= lo && p.ptr.bits < hi) return &b;
-    }
+    for (size_t j = 0; j < a->shard_count(); ++j)
+      if (a->addressable(j) && a->buffer(j).holds(p)) return &a->buffer(j);
   return nullptr;
 }
 
 // launch_batch on a backend whose devices queue work apart: one launch per
 // device, waiting for the blocks its kernels read and write alone. One
 // launch over every device would make each device's queue wait for every
-// block of every operand, every device's queue for every other's.
-void launch_device_by_device(Array &out, const std::vector<const Array *> &inputs,
+// block of every operand, every device's queue for every other's. Returns
+// false, launching nothing, when no device has anything to wait for.
+bool launch_device_by_device(Array &out, const std::vector<const Array *> &inputs,
                              std::span<const Kernel> batch, std::span<const size_t> shards) {
-  Backend &backend = out.runtime().backend();
+  struct Part {
+    size_t first = 0, end = 0;  // its kernels: order[first, end)
+    EventList after;
+    std::vector<Buffer *> read;
+    bool unknown_operand = false;  // an operand in no input's block
+  };
   std::vector<size_t> order(batch.size());
   for (size_t k = 0; k < order.size(); ++k) order[k] = k;
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return batch[a].device < batch[b].device; });
-  std::vector<Kernel> group;
-  std::vector<Buffer *> read;
+  std::vector<Part> parts;
+  bool pending = false;
   for (size_t first = 0; first < order.size();) {
+    Part &part = parts.emplace_back();
+    part.first = first;
     const int device = batch[order[first]].device;
-    group.clear();
-    read.clear();
-    EventList after;
-    bool unknown_operand = false;
-    size_t end = first;
-    for (; end < order.size() && batch[order[end]].device == device; ++end) {
-      const Kernel &k = batch[order[end]];
-      group.push_back(k);
-      after.add(out.buffer(shards[order[end]]).before_write());
+    for (part.end = first; part.end < order.size() && batch[order[part.end]].device == device; ++part.end) {
+      const Kernel &k = batch[order[part.end]];
+      part.after.add(out.buffer(shards[order[part.end]]).before_write());
       for (const Place *p : {&k.in0, &k.in1, &k.in2}) {
         if (!p->ptr) continue;
         Buffer *b = block_of(*p, inputs);
         if (b == nullptr) {
-          unknown_operand = true;
-        } else if (std::find(read.begin(), read.end(), b) == read.end()) {
-          read.push_back(b);
-          after.add(b->before_read());
+          part.unknown_operand = true;
+        } else if (std::find(part.read.begin(), part.read.end(), b) == part.read.end()) {
+          part.read.push_back(b);
+          part.after.add(b->before_read());
         }
       }
     }
     // An operand in no input's block (none is known today) waits for all.
-    if (unknown_operand)
-      for (const Array *a : inputs) after.add(a->before_read());
-    const EventPtr done = backend.launch(group, after);
-    if (unknown_operand)
+    if (part.unknown_operand)
+      for (const Array *a : inputs) part.after.add(a->before_read());
+    pending = pending || !part.after.empty();
+    first = part.end;
+  }
+  if (!pending) return false;
+  Backend &backend = out.runtime().backend();
+  // The batch as given where it is already grouped by device (no copies).
+  const bool grouped = std::is_sorted(order.begin(), order.end());
+  std::vector<Kernel> copied;
+  for (const Part &part : parts) {
+    std::span<const Kernel> kernels = batch.subspan(part.first, part.end - part.first);
+    if (!grouped) {
+      copied.clear();
+      for (size_t i = part.first; i < part.end; ++i) copied.push_back(batch[order[i]]);
+      kernels = copied;
+    }
+    const EventPtr done = backend.launch(kernels, part.after);
+    if (part.unknown_operand)
       for (const Array *a : inputs) a->add_read(done);
     else
-      for (Buffer *b : read) b->add_read(done);
-    for (size_t i = first; i < end; ++i) out.buffer(shards[order[i]]).set_written(done);
-    first = end;
+      for (Buffer *b : part.read) b->add_read(done);
+    for (size_t i = part.first; i < part.end; ++i) out.buffer(shards[order[i]]).set_written(done);
   }
+  return true;
 }
 
 }  // namespace
@@ -250,14 +262,15 @@ void launch_device_by_device(Array &out, const std::vector<const Array *> &input
 void launch_batch(Array &out, const std::vector<const Array *> &inputs,
                   std::span<const Kernel> batch, std::span<const size_t> shards) {
   if (batch.empty()) return;
-  EventList after;
-  for (const Array *a : inputs) after.add(a->before_read());
-  for (size_t i : shards) after.add(out.buffer(i).before_write());
   Backend &backend = out.runtime().backend();
-  // Where nothing is pending, one launch (one call's bookkeeping) serves.
-  if (!after.empty() && backend.queues_per_device() && batch.size() > 1) {
-    launch_device_by_device(out, inputs, batch, shards);
-    return;
+  // Where no device has anything to wait for, one launch (one call's
+  // bookkeeping) serves.
+  EventList after;
+  if (backend.queues_per_device() && batch.size() > 1) {
+    if (launch_device_by_device(out, inputs, batch, shards)) return;
+  } else {
+    for (const Array *a : inputs) after.add(a->before_read());
+    for (size_t i : shards) after.add(out.buffer(i).before_write());
   }
   const EventPtr done = backend.launch(batch, after);
   // Each input block is read by the kernels whose operands lie in it: it

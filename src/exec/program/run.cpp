@@ -96,25 +96,19 @@ std::shared_ptr<const Program::Launch> Program::learn_launch(const std::vector<A
   auto l = std::make_shared<Launch>();
   // Names a place by the array (operand, result or an earlier step's) and
   // shard whose buffer holds it; false when none does.
-  const auto within = [](const Place &p, const Buffer &b) {
-    const uintptr_t lo = b.ptr().bits;
-    // A place at a buffer's very end belongs to the next.
-    const bool inside = p.ptr.bits >= lo && (p.ptr.bits < lo + b.bytes() || (b.bytes() == 0 && p.ptr.bits == lo));
-    return p.kind == b.kind() && p.device == b.device() && inside;
-  };
   const auto name = [&](const Place &p, size_t step, Launch::Slot &slot) {
     if (!p.ptr) return true;
     for (int a = Launch::kResult; a < static_cast<int>(operands.size()); ++a) {
       const Array &arr = a < 0 ? *result : *operands[static_cast<size_t>(a)];
       for (size_t j = 0; j < arr.shard_count(); ++j)
-        if (arr.addressable(j) && within(p, arr.buffer(j))) {
+        if (arr.addressable(j) && arr.buffer(j).holds(p)) {
           slot = {a, j, static_cast<size_t>(p.ptr.bits - arr.buffer(j).ptr().bits)};
           return true;
         }
     }
     for (size_t s = 0; s <= step && s + 1 < launches.size(); ++s)
       for (size_t j = 0; j < launches[s].out.size(); ++j)
-        if (const BufferPtr &b = launches[s].out[j]; b && within(p, *b)) {
+        if (const BufferPtr &b = launches[s].out[j]; b && b->holds(p)) {
           slot = {Launch::kFirstStep - static_cast<int>(s), j, static_cast<size_t>(p.ptr.bits - b->ptr().bits)};
           return true;
         }
