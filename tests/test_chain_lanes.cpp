@@ -1,4 +1,4 @@
-// Float32 chains run a vector at a time (kernels/elementwise_chain_lanes.hpp)
+// Float32 chains run in blocks of vectors (kernels/elementwise_chain_lanes.hpp)
 // against the same steps run one by one by the elementwise kernel, bit for
 // bit: every op with a vector form, operands from the chain's inputs,
 // earlier steps and scalars on either side, special values, and lengths

@@ -10,7 +10,8 @@ namespace spmd::ew {
 void run_chain(const Chain &chain, size_t count, void *out, const void *const in[3]) {
   const size_t nsteps = chain.steps.size();
   if (nsteps == 0 || count == 0) return;
-  // Float32 chains of ops with vector forms: a vector at a time, no tiles.
+  // Float32 chains of ops with vector forms: blocks of vectors, no tiles
+  // of every step.
   if (lanes::run_chain_f32(chain, count, out, in)) return;
   // One tile of each intermediate result (the last step writes out), in
   // memory the thread keeps: fresh pages for every call would cost more

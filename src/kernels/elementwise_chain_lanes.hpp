@@ -1,7 +1,9 @@
-// Float32 chains evaluated a vector at a time: every step of the chain
-// applied to eight lanes held in registers before the next eight are read,
+// Float32 chains evaluated in blocks of 256 elements: every step of the
+// chain applied to one block, eight lanes at a time, its results kept in
+// the first-level cache for the next step, before the next block is read;
 // so a chain such as 2 * sin(x) + 1 reads x and writes its result once,
-// with no pass over intermediate tiles. Each step rounds exactly as its
+// and each step's loop is one op's (no choice of op per element). Each
+// step rounds exactly as its
 // unfused kernel does (the same vector functions, the same IEEE operations
 // in the same order), so the bits are those of the tiled path
 // (kernels/elementwise_chain.hpp), which serves every chain this cannot.

@@ -163,13 +163,17 @@ bool take_donated(const OpOptions &options, size_t k) {
   return k < 3 && options.donate[k] != nullptr && options.donate[k]->consume(options.function);
 }
 
+namespace {
+void note_launch(WorkLog &log, const Array &out, std::vector<std::pair<size_t, Kernel>> kernels) {
+  std::vector<BufferPtr> written;
+  for (size_t i = 0; i < out.shard_count(); ++i) written.push_back(out.buffer_ptr(i));
+  log.add_launch({std::move(written), std::move(kernels), out.sharding(), out.dtype(), out.shape()});
+}
+}  // namespace
+
 void launch_per_shard(Array &out, const std::vector<const Array *> &inputs,
                       std::vector<std::pair<size_t, Kernel>> kernels) {
-  if (WorkLog *log = note_device_work()) {
-    std::vector<BufferPtr> written;
-    for (size_t i = 0; i < out.shard_count(); ++i) written.push_back(out.buffer_ptr(i));
-    log->add_launch({std::move(written), kernels, out.sharding(), out.dtype(), out.shape()});
-  }
+  if (WorkLog *log = note_device_work()) note_launch(*log, out, kernels);
   if (kernels.empty()) return;
   std::vector<Kernel> batch;
   std::vector<size_t> shards;
@@ -258,6 +262,16 @@ bool launch_device_by_device(Array &out, const std::vector<const Array *> &input
 }
 
 }  // namespace
+
+void launch_batch_noted(Array &out, const std::vector<const Array *> &inputs,
+                        std::span<const Kernel> batch, std::span<const size_t> shards) {
+  if (WorkLog *log = note_device_work()) {
+    std::vector<std::pair<size_t, Kernel>> kernels;
+    for (size_t k = 0; k < batch.size(); ++k) kernels.emplace_back(shards[k], batch[k]);
+    note_launch(*log, out, std::move(kernels));
+  }
+  launch_batch(out, inputs, batch, shards);
+}
 
 void launch_batch(Array &out, const std::vector<const Array *> &inputs,
                   std::span<const Kernel> batch, std::span<const size_t> shards) {

@@ -91,6 +91,10 @@ void launch_per_shard(Array &out, const std::vector<const Array *> &inputs,
 // shards[k]. The batch is only read (a program launches its own copy).
 void launch_batch(Array &out, const std::vector<const Array *> &inputs,
                   std::span<const Kernel> batch, std::span<const size_t> shards);
+// launch_batch, noted in the thread's work log when one is open (as
+// launch_per_shard notes its launches): for a program's own batches.
+void launch_batch_noted(Array &out, const std::vector<const Array *> &inputs,
+                        std::span<const Kernel> batch, std::span<const size_t> shards);
 
 // Refuses a result no array may have, before the op does anything: more
 // than SPMD_MAX_NDIM dimensions, or a shape too large for its dtype

@@ -207,6 +207,16 @@ class Program final : public Recording, public std::enable_shared_from_this<Prog
     std::vector<int> nodes;          // in order; the last one makes the result
     std::vector<Source> inputs;      // the chain's inputs, at most 3
     std::shared_ptr<const ew::Chain> chain;
+    // Its kernels, one per block of the result, as the first run made them:
+    // each run points them at its buffers and launches them under the
+    // lock (making them anew each run cost more than the launch).
+    struct Kernels {
+      std::mutex mu;
+      bool made = false;
+      std::vector<Kernel> kernels;
+      std::vector<size_t> shards;  // the block each writes
+    };
+    std::shared_ptr<Kernels> kernels = std::make_shared<Kernels>();
   };
   // An op learnt to be launches of kernels and nothing else: the kernels
   // as the first run made them, each of their buffers named by operand,

@@ -63,8 +63,11 @@ ArrayPtr Program::run_group(const Group &g, const std::vector<ArrayPtr> &values,
     out = reuse->array()->relabeled(r.sharding());
   else
     out = spare.array(r.shards(), r.sharding(), r.dtype(), r.shape());
-  std::vector<std::pair<size_t, Kernel>> kernels;
-  kernels.reserve(out->shard_count());
+  Group::Kernels &made = *g.kernels;
+  std::lock_guard<std::mutex> lock(made.mu);
+  std::vector<Kernel> first;  // the first run's kernels
+  std::vector<size_t> first_shards;
+  size_t next = 0;  // later runs: the kernel of the next block written
   for (size_t i = 0; i < out->shard_count(); ++i) {
     const ShardLayout &s = out->shard(i);
     if (s.box.empty() || !out->addressable(i)) continue;
@@ -75,11 +78,29 @@ ArrayPtr Program::run_group(const Group &g, const std::vector<ArrayPtr> &values,
              in[k]->shard(i).device, ", the result's on ", s.device);
       places[k] = in[k]->buffer(i).place();
     }
-    kernels.emplace_back(i, Kernel::elementwise_chain(out->buffer(i).place(), places, g.chain,
-                                                      r.dtype(), static_cast<size_t>(s.box.elements()),
-                                                      s.device));
+    if (!made.made) {
+      first.push_back(Kernel::elementwise_chain(out->buffer(i).place(), places, g.chain, r.dtype(),
+                                                static_cast<size_t>(s.box.elements()), s.device));
+      first_shards.push_back(i);
+      continue;
+    }
+    if (next == made.kernels.size() || made.shards[next] != i)
+      fail(SPMD_ERR_INTERNAL, "program: a fused pass's block ", i, " is not the one its first run wrote");
+    Kernel &k = made.kernels[next++];
+    k.out = out->buffer(i).place();
+    k.in0 = places[0];
+    k.in1 = places[1];
+    k.in2 = places[2];
   }
-  ops::launch_per_shard(*out, reads, std::move(kernels));
+  if (!made.made) {
+    made.kernels = std::move(first);
+    made.shards = std::move(first_shards);
+    made.made = true;
+  } else if (next != made.kernels.size()) {
+    fail(SPMD_ERR_INTERNAL, "program: a fused pass wrote ", next, " blocks where its first run wrote ",
+         made.kernels.size());
+  }
+  ops::launch_batch_noted(*out, reads, made.kernels, made.shards);
   return out;
 }
 
