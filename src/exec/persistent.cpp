@@ -8,6 +8,7 @@
 #include "base/error.hpp"
 #include "core/axis_groups.hpp"
 #include "runtime/device_threads.hpp"
+#include "runtime/recording.hpp"
 #include "exec/across_processes.hpp"
 #include "exec/shard_map.hpp"
 
@@ -306,11 +307,26 @@ void PersistentCollective::run_on_device_threads(const Array &input, const Array
 }
 
 ArrayPtr PersistentCollective::execute(const ArrayPtr &input) {
-  note_device_work();
+  WorkLog *log = note_device_work();
   std::lock_guard<std::mutex> lock(mu_);
   const ArrayPtr in = prepare(input);
   auto out = std::make_shared<Array>(out_sharding_, out_dtype_, out_global_);
   run(*in, *out);
+  // A program learning its ops keeps the call, to run it again into
+  // arrays of its own (execute_into).
+  if (log) {
+    WorkLog::Launch l;
+    for (size_t i = 0; i < out->shard_count(); ++i) l.out.push_back(out->buffer_ptr(i));
+    for (size_t i = 0; i < in->shard_count(); ++i) l.in.push_back(in->buffer_ptr(i));
+    l.sharding = out->sharding();
+    l.dtype = out->dtype();
+    l.shape = out->shape();
+    l.in_sharding = in->sharding();
+    l.in_dtype = in->dtype();
+    l.in_shape = in->shape();
+    l.collective = [self = shared_from_this()](const ArrayPtr &x, Array &y) { self->execute_into(x, y); };
+    log->add_launch(std::move(l));
+  }
   return out;
 }
 

@@ -16,7 +16,7 @@
 
 namespace spmd {
 
-class PersistentCollective {
+class PersistentCollective : public std::enable_shared_from_this<PersistentCollective> {
  public:
   PersistentCollective(ShardingPtr input_sharding, Collective op, spmd_dtype dtype, Shape global,
                        std::chrono::milliseconds timeout);

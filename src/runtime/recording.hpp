@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -83,8 +84,9 @@ class Recording {
 
 // The device work (kernel launches, copies between shards, collectives)
 // this thread queues while a log is open on it, counted, with each launch
-// kept: a program's first run learns which of its ops queue launches of
-// kernels and nothing else, and replays just those kernels on later runs.
+// and planned collective kept: a program's first run learns which of its
+// ops queue launches of kernels and collectives and nothing else, and
+// replays just those on later runs.
 class WorkLog {
  public:
   struct Launch {
@@ -95,6 +97,14 @@ class WorkLog {
     ShardingPtr sharding;
     spmd_dtype dtype = SPMD_DTYPE_INVALID;
     Shape shape;
+    // A planned collective instead of kernels: run(input, output) runs it
+    // again, on an input of these buffers (per shard), laid out so, into an
+    // output laid out as out is.
+    std::function<void(const std::shared_ptr<Array> &input, Array &output)> collective;
+    std::vector<BufferPtr> in;
+    ShardingPtr in_sharding;
+    spmd_dtype in_dtype = SPMD_DTYPE_INVALID;
+    Shape in_shape;
   };
 
   WorkLog() noexcept;

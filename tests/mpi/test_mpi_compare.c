@@ -460,8 +460,8 @@ static void op_program(spmd_mesh *const *mesh, spmd_array **out) {
 }
 
 /* The same ops recorded once as a program over the processes' mesh and run
- * twice (the second run relaunches what the first learnt and executes the
- * psums it planned), against the ops run eagerly in one process. */
+ * twice (the second run relaunches the kernels and runs again the psums
+ * the first learnt), against the ops run eagerly in one process. */
 static void recorded_programs_agree(void **state) {
   (void)state;
   int64_t shape[2], wshape[2];

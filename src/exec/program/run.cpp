@@ -135,9 +135,56 @@ std::shared_ptr<const Program::Launch> Program::learn_launch(const std::vector<A
         }
     return false;
   };
+  // Names a whole buffer a collective reads by the operand or earlier
+  // step whose shard it is; false when none is.
+  const auto name_buffer = [&](const BufferPtr &b, size_t step, Launch::Slot &slot) {
+    if (!b) return true;  // another process's shard
+    for (size_t a = 0; a < operands.size(); ++a)
+      for (size_t j = 0; j < operands[a]->shard_count(); ++j)
+        if (operands[a]->buffer_ptr(j) == b) {
+          slot = {static_cast<int>(a), j, 0};
+          return true;
+        }
+    for (size_t s = 0; s < step; ++s)
+      for (size_t j = 0; j < launches[s].out.size(); ++j)
+        if (launches[s].out[j] == b) {
+          slot = {Launch::kFirstStep - static_cast<int>(s), j, 0};
+          return true;
+        }
+    return false;
+  };
   for (size_t s = 0; s < launches.size(); ++s) {
     const WorkLog::Launch &w = launches[s];
     const bool final = s + 1 == launches.size();
+    if (w.collective) {
+      // Its own array is laid out as the collective gives it; as the last
+      // step, its buffers are the result's relabeled.
+      Launch::Step step;
+      step.sharding = w.sharding;
+      step.dtype = w.dtype;
+      step.shape = w.shape;
+      if (!step.sharding || (final && w.dtype != result->dtype())) return nullptr;
+      step.layout = step.sharding->shared_layout(step.shape);
+      if (step.layout->size() != w.out.size()) return nullptr;
+      // Before the last step the result is not yet made.
+      if (!final)
+        for (const BufferPtr &b : w.out)
+          for (size_t j = 0; b && j < result->shard_count(); ++j)
+            if (result->buffer_ptr(j) == b) return nullptr;
+      step.in.resize(w.in.size());
+      for (size_t j = 0; j < w.in.size(); ++j)
+        if (!name_buffer(w.in[j], s, step.in[j])) return nullptr;
+      step.collective = w.collective;
+      step.in_sharding = w.in_sharding;
+      step.in_dtype = w.in_dtype;
+      step.in_shape = w.in_shape;
+      if (final) {
+        l->result_sharding = result->sharding();
+        l->result_shape = result->shape();
+      }
+      l->steps.push_back(std::move(step));
+      continue;
+    }
     Launch::Step step;
     step.sharding = final ? result->sharding() : w.sharding;
     step.dtype = final ? result->dtype() : w.dtype;
@@ -173,6 +220,19 @@ ArrayPtr Program::run_launch(const Launch &l, const std::vector<ArrayPtr> &opera
   for (const Launch::Step &step : l.steps) {
     made.push_back(spare.array(*step.layout, step.sharding, step.dtype, step.shape));
     Array &out = *made.back();
+    if (step.collective) {
+      std::vector<BufferPtr> in;
+      in.reserve(step.in.size());
+      for (const Launch::Slot &s : step.in) {
+        const Array *a = s.array == Launch::kNone ? nullptr
+                         : s.array <= Launch::kFirstStep
+                             ? made[static_cast<size_t>(Launch::kFirstStep - s.array)].get()
+                             : operands[static_cast<size_t>(s.array)].get();
+        in.push_back(a ? a->buffer_ptr(s.shard) : nullptr);
+      }
+      step.collective(Array::from_buffers(step.in_sharding, step.in_dtype, step.in_shape, std::move(in)), out);
+      continue;
+    }
     for (size_t k = 0; k < step.kernels.size(); ++k) {
       Kernel &kernel = step.kernels[k];
       Place *places[4] = {&kernel.out, &kernel.in0, &kernel.in1, &kernel.in2};
@@ -195,6 +255,12 @@ ArrayPtr Program::run_launch(const Launch &l, const std::vector<ArrayPtr> &opera
   ArrayPtr result = std::move(made.back());
   made.pop_back();
   for (ArrayPtr &a : made) spare.keep(std::move(a));
+  if (l.steps.back().collective) {
+    std::vector<BufferPtr> buffers;
+    buffers.reserve(result->shard_count());
+    for (size_t i = 0; i < result->shard_count(); ++i) buffers.push_back(result->buffer_ptr(i));
+    result = Array::from_buffers(l.result_sharding, result->dtype(), l.result_shape, std::move(buffers));
+  }
   return result;
 }
 

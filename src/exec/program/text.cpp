@@ -96,8 +96,15 @@ std::string Program::text() const {
       flops += n.flops;
     }
     if (learnt_.load(std::memory_order_acquire) && launches_[i]) {
-      const size_t steps = launches_[i]->steps.size();
-      tail += cat(tail.empty() ? "" : "; ", steps == 1 ? std::string("one launch") : cat(steps, " launches"));
+      size_t kernels = 0, collectives = 0;
+      for (const Launch::Step &step : launches_[i]->steps) ++(step.collective ? collectives : kernels);
+      const auto counted = [](size_t n, const char *one, const char *many) {
+        return n == 1 ? cat("one ", one) : cat(n, " ", many);
+      };
+      std::string learnt = kernels ? counted(kernels, "launch", "launches") : std::string();
+      if (collectives)
+        learnt += cat(learnt.empty() ? "" : " and ", counted(collectives, "collective", "collectives"));
+      tail += cat(tail.empty() ? "" : "; ", learnt);
     }
     if (n.group >= 0 && pass[static_cast<size_t>(n.group)] >= 0)
       tail += cat(tail.empty() ? "" : "; ", "pass ", pass[static_cast<size_t>(n.group)]);
