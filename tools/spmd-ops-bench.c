@@ -113,6 +113,48 @@ static void report(const char *name, double t, double rate, const char *unit, do
 }
 
 #ifdef SPMD_BENCH_MODELS
+/* The Layer program's products alone, as OpenBLAS runs them one at a time
+ * on all its threads (as the program's are): the four devices' blocks of
+ * the 2x2 mesh, 128 rows each (batch 2 over 'data'), the weights split
+ * over 'model': q, k, v (1024 x 512 each), the 8 heads' scores and
+ * weighted values (128 x 64 x 128 and back), the output projection
+ * (512 x 1024) and the MLP (1024 x 2048, 2048 x 1024). What the Layer
+ * costs this machine's BLAS before any other op. */
+static double layer_products_alone(double *t, int iters) {
+  enum { SHAPES = 8 };
+  static const int shape[SHAPES][4] = {  /* m, n, k, batch */
+      {128, 512, 1024, 1}, {128, 512, 1024, 1}, {128, 512, 1024, 1}, {128, 128, 64, 8},
+      {128, 64, 128, 8},   {128, 1024, 512, 1}, {128, 2048, 1024, 1}, {128, 1024, 2048, 1}};
+  float *a[4][SHAPES], *b[4][SHAPES], *c[4][SHAPES];
+  for (int d = 0; d < 4; ++d)
+    for (int s = 0; s < SHAPES; ++s) {
+      const int m = shape[s][0], n = shape[s][1], k = shape[s][2], bt = shape[s][3];
+      a[d][s] = malloc((size_t)bt * m * k * sizeof(float));
+      b[d][s] = malloc((size_t)bt * k * n * sizeof(float));
+      c[d][s] = malloc((size_t)bt * m * n * sizeof(float));
+      for (size_t i = 0; i < (size_t)bt * m * k; ++i) a[d][s][i] = (float)(i % 7) * 0.1f;
+      for (size_t i = 0; i < (size_t)bt * k * n; ++i) b[d][s][i] = (float)(i % 5) * 0.1f;
+    }
+  for (int it = -1; it < iters; ++it) {
+    const double t0 = now();
+    for (int d = 0; d < 4; ++d)
+      for (int s = 0; s < SHAPES; ++s) {
+        const int m = shape[s][0], n = shape[s][1], k = shape[s][2];
+        for (int j = 0; j < shape[s][3]; ++j)
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a[d][s] + (size_t)j * m * k, k,
+                      b[d][s] + (size_t)j * k * n, n, 0.0f, c[d][s] + (size_t)j * m * n, n);
+      }
+    if (it >= 0) t[it] = now() - t0;
+  }
+  for (int d = 0; d < 4; ++d)
+    for (int s = 0; s < SHAPES; ++s) {
+      free(a[d][s]);
+      free(b[d][s]);
+      free(c[d][s]);
+    }
+  return median(t, iters);
+}
+
 /* The seed models: the Attention+MLP Layer at the notebook's size on the
  * 2x2 ('data', 'model') mesh, and one data-parallel training step on 8
  * devices, each as one shard_map and as global ops. */
@@ -159,8 +201,11 @@ static void models(double *t, int iters) {
       const double ti = run_once(p, x);
       if (i >= 0) t[i] = ti;
     }
-    printf("%-34s %10.3f ms (median of %d)\n", "Layer (2,128,1024) program", 1e3 * median(t, iters),
-           iters);
+    const double program = median(t, iters);
+    printf("%-34s %10.3f ms (median of %d)\n", "Layer (2,128,1024) program", 1e3 * program, iters);
+    const double products = layer_products_alone(t, iters);
+    printf("%-34s %10.3f ms (median of %d) | program / products %.2f\n", "Layer products alone (OpenBLAS)",
+           1e3 * products, iters, program / products);
     spmd_array_destroy(xa);
     spmd_array_destroy(ya);
     spmd_sharding_destroy(rows_in);
