@@ -216,6 +216,19 @@ static void f_layer(arena *a, spmd_array **in, spmd_array **out) {
   out[1] = keep(a, rs);
 }
 
+/* Reductions over a split dimension, each its local kernels and a
+ * planned collective: a sum, a mean (whose division writes the psum's
+ * result in place), a max. */
+static void f_split_reductions(arena *a, spmd_array **in, spmd_array **out) {
+  const int64_t axis1 = 1;
+  const spmd_reduce_op ops[3] = {SPMD_REDUCE_SUM, SPMD_REDUCE_MEAN, SPMD_REDUCE_MAX};
+  for (int k = 0; k < 3; ++k) {
+    spmd_array *r = NULL;
+    assert_ok(spmd_reduce(ops[k], in[0], 1, &axis1, 0, NULL, &r));
+    out[k] = keep(a, r);
+  }
+}
+
 /* Mixed dtypes: an int32 input taken from, one_hot, where, promotion. */
 static void f_indexing(arena *a, spmd_array **in, spmd_array **out) {
   spmd_array *t = NULL, *oh = NULL, *w = NULL;
@@ -321,6 +334,8 @@ static const case_def k_intermediate = {"intermediate_output", f_intermediate_ou
                                         {SPMD_F32}, {1}, {{10}}};
 static const case_def k_layer = {"layer", f_layer, 2, 2, {"x, y", "y"}, {SPMD_F32, SPMD_F32}, {2, 2},
                                  {{8, 6}, {6, 8}}};
+static const case_def k_split_reductions = {"split_reductions", f_split_reductions, 1, 3, {"x, y"},
+                                            {SPMD_F32}, {2}, {{8, 12}}};
 static const case_def k_indexing = {"indexing", f_indexing, 2, 3, {"x", "x"}, {SPMD_F32, SPMD_I32},
                                     {1, 1}, {{8}, {8}}};
 static const case_def k_constraint = {"constraint", f_constraint, 1, 1, {"x"}, {SPMD_F32}, {2}, {{8, 8}}};
@@ -533,6 +548,14 @@ static void every_op_family_gives_the_eager_result(void **state) {
   assert_text_has(p, "psum over 'y' 512 B; 768 flops; one launch and one collective");
   spmd_x_program_destroy(p);
   p = check_case(&k_indexing, mesh);
+  spmd_x_program_destroy(p);
+  /* Each reduction's kernels and psum (pmax) learnt and run again; the
+   * mean's division writes the psum's result in place, the result being
+   * those buffers relabeled. */
+  p = check_case(&k_split_reductions, mesh);
+  assert_text_has(p, "= sum(%0)                       float32[8]       PartitionSpec('x',)  psum over 'y' 64 B; one launch and one collective");
+  assert_text_has(p, "= mean(%0)                      float32[8]       PartitionSpec('x',)  psum over 'y' 64 B; 2 launches and one collective");
+  assert_text_has(p, "= max(%0)                       float32[8]       PartitionSpec('x',)  pmax over 'y' 64 B; one launch and one collective");
   spmd_x_program_destroy(p);
   spmd_mesh_destroy(mesh);
 }

@@ -250,8 +250,11 @@ class Program final : public Recording, public std::enable_shared_from_this<Prog
       Shape in_shape;
     };
     std::vector<Step> steps;  // in order; the last writes the result
-    // The result as the op gave it, where the last step is a collective
-    // (whose own array differs in layout: its leading dimension of groups).
+    // The result as the op gave it, where the last step is a collective or
+    // writes an earlier step's array in place (step in_place's: a mean's
+    // division of its psum): that array relabeled, its layout differing
+    // (a collective's leading dimension of groups).
+    int in_place = -1;
     ShardingPtr result_sharding;
     Shape result_shape;
     mutable std::mutex mu;

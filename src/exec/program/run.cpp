@@ -115,11 +115,22 @@ std::shared_ptr<const Program::Launch> Program::learn_launch(const std::vector<A
   for (size_t i = 0; i < last.size(); ++i)
     if (last[i] != result->buffer_ptr(i)) return nullptr;
   auto l = std::make_shared<Launch>();
+  // Where the last launch writes in place into an earlier step's array (a
+  // mean's division of its psum), the result is that array relabeled.
+  if (launches.size() > 1 && !launches.back().collective)
+    for (size_t s = 0; s + 1 < launches.size() && l->in_place < 0; ++s)
+      if (launches[s].out == last) {
+        if (launches[s].dtype != result->dtype()) return nullptr;
+        l->in_place = static_cast<int>(s);
+        l->result_sharding = result->sharding();
+        l->result_shape = result->shape();
+      }
   // Names a place by the array (operand, result or an earlier step's) and
-  // shard whose buffer holds it; false when none does.
+  // shard whose buffer holds it; false when none does. The result's
+  // buffers are the earlier step's where the last launch writes in place.
   const auto name = [&](const Place &p, size_t step, Launch::Slot &slot) {
     if (!p.ptr) return true;
-    for (int a = Launch::kResult; a < static_cast<int>(operands.size()); ++a) {
+    for (int a = l->in_place >= 0 ? 0 : Launch::kResult; a < static_cast<int>(operands.size()); ++a) {
       const Array &arr = a < 0 ? *result : *operands[static_cast<size_t>(a)];
       for (size_t j = 0; j < arr.shard_count(); ++j)
         if (arr.addressable(j) && arr.buffer(j).holds(p)) {
@@ -166,8 +177,9 @@ std::shared_ptr<const Program::Launch> Program::learn_launch(const std::vector<A
       if (!step.sharding || (final && w.dtype != result->dtype())) return nullptr;
       step.layout = step.sharding->shared_layout(step.shape);
       if (step.layout->size() != w.out.size()) return nullptr;
-      // Before the last step the result is not yet made.
-      if (!final)
+      // Before the last step the result is not yet made (unless the last
+      // step writes this one's array in place).
+      if (!final && static_cast<int>(s) != l->in_place)
         for (const BufferPtr &b : w.out)
           for (size_t j = 0; b && j < result->shard_count(); ++j)
             if (result->buffer_ptr(j) == b) return nullptr;
@@ -192,7 +204,9 @@ std::shared_ptr<const Program::Launch> Program::learn_launch(const std::vector<A
     if (!step.sharding) return nullptr;
     step.layout = step.sharding->shared_layout(step.shape);
     if (step.layout->size() != w.out.size()) return nullptr;
-    const int writes = final ? Launch::kResult : Launch::kFirstStep - static_cast<int>(s);
+    const int writes = !final             ? Launch::kFirstStep - static_cast<int>(s)
+                       : l->in_place >= 0 ? Launch::kFirstStep - l->in_place
+                                          : Launch::kResult;
     for (const auto &[i, k] : w.kernels) {
       std::array<Launch::Slot, 4> slots;
       const Place *places[4] = {&k.out, &k.in0, &k.in1, &k.in2};
@@ -218,7 +232,12 @@ ArrayPtr Program::run_launch(const Launch &l, const std::vector<ArrayPtr> &opera
   std::vector<const Array *> reads;
   std::lock_guard<std::mutex> lock(l.mu);
   for (const Launch::Step &step : l.steps) {
-    made.push_back(spare.array(*step.layout, step.sharding, step.dtype, step.shape));
+    if (&step == &l.steps.back() && l.in_place >= 0) {
+      ArrayPtr earlier = made[static_cast<size_t>(l.in_place)];  // written in place
+      made.push_back(std::move(earlier));
+    } else {
+      made.push_back(spare.array(*step.layout, step.sharding, step.dtype, step.shape));
+    }
     Array &out = *made.back();
     if (step.collective) {
       std::vector<BufferPtr> in;
@@ -254,8 +273,9 @@ ArrayPtr Program::run_launch(const Launch &l, const std::vector<ArrayPtr> &opera
   }
   ArrayPtr result = std::move(made.back());
   made.pop_back();
+  if (l.in_place >= 0) made[static_cast<size_t>(l.in_place)].reset();  // the result
   for (ArrayPtr &a : made) spare.keep(std::move(a));
-  if (l.steps.back().collective) {
+  if (l.steps.back().collective || l.in_place >= 0) {
     std::vector<BufferPtr> buffers;
     buffers.reserve(result->shard_count());
     for (size_t i = 0; i < result->shard_count(); ++i) buffers.push_back(result->buffer_ptr(i));
