@@ -165,9 +165,13 @@ bool take_donated(const OpOptions &options, size_t k) {
 
 namespace {
 void note_launch(WorkLog &log, const Array &out, std::vector<std::pair<size_t, Kernel>> kernels) {
-  std::vector<BufferPtr> written;
-  for (size_t i = 0; i < out.shard_count(); ++i) written.push_back(out.buffer_ptr(i));
-  log.add_launch({std::move(written), std::move(kernels), out.sharding(), out.dtype(), out.shape()});
+  WorkLog::Launch l;
+  for (size_t i = 0; i < out.shard_count(); ++i) l.out.push_back(out.buffer_ptr(i));
+  l.kernels = std::move(kernels);
+  l.sharding = out.sharding();
+  l.dtype = out.dtype();
+  l.shape = out.shape();
+  log.add_launch(std::move(l));
 }
 }  // namespace
 
