@@ -567,6 +567,9 @@ static void a_constraint_is_recorded(void **state) {
   assert_text_has(p, "reshard(%1)");
   assert_text_lacks(p, "array_reshard");
   assert_text_has(p, "reshard to ");
+  /* The reshard is its moves between shards, learnt and made again
+   * between the run's own arrays. */
+  assert_text_has(p, "one copy");
   /* sin(x) is computed in the constraint's layout, as jax.jit places it. */
   assert_text_has(p, "laid out for its uses");
   spmd_x_program_destroy(p);

@@ -324,7 +324,8 @@ ArrayPtr PersistentCollective::execute(const ArrayPtr &input) {
     l.in_sharding = in->sharding();
     l.in_dtype = in->dtype();
     l.in_shape = in->shape();
-    l.collective = [self = shared_from_this()](const ArrayPtr &x, Array &y) { self->execute_into(x, y); };
+    l.rerun = [self = shared_from_this()](const ArrayPtr &x, Array &y) { self->execute_into(x, y); };
+    l.kind = "collective";
     log->add_launch(std::move(l));
   }
   return out;

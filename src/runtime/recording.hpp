@@ -83,10 +83,9 @@ class Recording {
 };
 
 // The device work (kernel launches, copies between shards, collectives)
-// this thread queues while a log is open on it, counted, with each launch
-// and planned collective kept: a program's first run learns which of its
-// ops queue launches of kernels and collectives and nothing else, and
-// replays just those on later runs.
+// this thread queues while a log is open on it, counted, with each kept: a
+// program's first run learns which of its ops queue that work and nothing
+// else, and replays just that work on later runs.
 class WorkLog {
  public:
   struct Launch {
@@ -97,10 +96,12 @@ class WorkLog {
     ShardingPtr sharding;
     spmd_dtype dtype = SPMD_DTYPE_INVALID;
     Shape shape;
-    // A planned collective instead of kernels: run(input, output) runs it
-    // again, on an input of these buffers (per shard), laid out so, into an
-    // output laid out as out is.
-    std::function<void(const std::shared_ptr<Array> &input, Array &output)> collective;
+    // A planned collective or a copy between shards instead of kernels
+    // (`kind` says which): rerun(input, output) does it again, from an
+    // input of these buffers (per shard), laid out so, into a fresh output
+    // laid out as out is.
+    std::function<void(const std::shared_ptr<Array> &input, Array &output)> rerun;
+    const char *kind = "";
     std::vector<BufferPtr> in;
     ShardingPtr in_sharding;
     spmd_dtype in_dtype = SPMD_DTYPE_INVALID;

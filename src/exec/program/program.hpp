@@ -218,10 +218,11 @@ class Program final : public Recording, public std::enable_shared_from_this<Prog
     };
     std::shared_ptr<Kernels> kernels = std::make_shared<Kernels>();
   };
-  // An op learnt to be launches of kernels and planned collectives and
-  // nothing else: the kernels as the first run made them, each of their
-  // buffers named by operand, result or intermediate (an earlier step's
-  // array) and shard; a collective with its input's buffers named so.
+  // An op learnt to be launches of kernels, planned collectives and copies
+  // between shards and nothing else: the kernels as the first run made
+  // them, each of their buffers named by operand, result or intermediate
+  // (an earlier step's array) and shard; a collective or copy with its
+  // input's buffers named so.
   struct Launch {
     struct Slot {
       int array = -2;  // operand k; kResult; kNone; kFirstStep - j: step j's array
@@ -240,10 +241,12 @@ class Program final : public Recording, public std::enable_shared_from_this<Prog
       // them at its buffers and launches them under the lock (copying
       // them would cost more than the launch).
       mutable std::vector<Kernel> kernels;
-      // A collective step instead: run into the step's array from an
-      // input of the named buffers (whole, per shard) laid out so. As the
-      // last step, its array is the result's buffers relabeled.
-      std::function<void(const ArrayPtr &, Array &)> collective;
+      // A collective or copy step instead (kind "collective" or "copy"):
+      // done again into the step's array from an input of the named
+      // buffers (whole, per shard) laid out so. As the last step, its
+      // array is the result's buffers relabeled.
+      std::function<void(const ArrayPtr &, Array &)> rerun;
+      const char *kind = "";
       std::vector<Slot> in;
       ShardingPtr in_sharding;
       spmd_dtype in_dtype = SPMD_DTYPE_INVALID;

@@ -117,7 +117,7 @@ std::shared_ptr<const Program::Launch> Program::learn_launch(const std::vector<A
   auto l = std::make_shared<Launch>();
   // Where the last launch writes in place into an earlier step's array (a
   // mean's division of its psum), the result is that array relabeled.
-  if (launches.size() > 1 && !launches.back().collective)
+  if (launches.size() > 1 && !launches.back().rerun)
     for (size_t s = 0; s + 1 < launches.size() && l->in_place < 0; ++s)
       if (launches[s].out == last) {
         if (launches[s].dtype != result->dtype()) return nullptr;
@@ -146,8 +146,8 @@ std::shared_ptr<const Program::Launch> Program::learn_launch(const std::vector<A
         }
     return false;
   };
-  // Names a whole buffer a collective reads by the operand or earlier
-  // step whose shard it is; false when none is.
+  // Names a whole buffer a collective or copy reads by the operand or
+  // earlier step whose shard it is; false when none is.
   const auto name_buffer = [&](const BufferPtr &b, size_t step, Launch::Slot &slot) {
     if (!b) return true;  // another process's shard
     for (size_t a = 0; a < operands.size(); ++a)
@@ -167,9 +167,15 @@ std::shared_ptr<const Program::Launch> Program::learn_launch(const std::vector<A
   for (size_t s = 0; s < launches.size(); ++s) {
     const WorkLog::Launch &w = launches[s];
     const bool final = s + 1 == launches.size();
-    if (w.collective) {
-      // Its own array is laid out as the collective gives it; as the last
-      // step, its buffers are the result's relabeled.
+    if (w.rerun) {
+      // Its own array is laid out as the collective or copy gives it; as
+      // the last step, its buffers are the result's relabeled. It writes
+      // an array of its own, none an operand or earlier step has (the
+      // copies of a concatenation, all into one array, are not learnt).
+      for (const BufferPtr &b : w.out) {
+        Launch::Slot held;
+        if (b && name_buffer(b, s, held)) return nullptr;
+      }
       Launch::Step step;
       step.sharding = w.sharding;
       step.dtype = w.dtype;
@@ -186,7 +192,8 @@ std::shared_ptr<const Program::Launch> Program::learn_launch(const std::vector<A
       step.in.resize(w.in.size());
       for (size_t j = 0; j < w.in.size(); ++j)
         if (!name_buffer(w.in[j], s, step.in[j])) return nullptr;
-      step.collective = w.collective;
+      step.rerun = w.rerun;
+      step.kind = w.kind;
       step.in_sharding = w.in_sharding;
       step.in_dtype = w.in_dtype;
       step.in_shape = w.in_shape;
@@ -239,7 +246,7 @@ ArrayPtr Program::run_launch(const Launch &l, const std::vector<ArrayPtr> &opera
       made.push_back(spare.array(*step.layout, step.sharding, step.dtype, step.shape));
     }
     Array &out = *made.back();
-    if (step.collective) {
+    if (step.rerun) {
       std::vector<BufferPtr> in;
       in.reserve(step.in.size());
       for (const Launch::Slot &s : step.in) {
@@ -249,7 +256,7 @@ ArrayPtr Program::run_launch(const Launch &l, const std::vector<ArrayPtr> &opera
                              : operands[static_cast<size_t>(s.array)].get();
         in.push_back(a ? a->buffer_ptr(s.shard) : nullptr);
       }
-      step.collective(Array::from_buffers(step.in_sharding, step.in_dtype, step.in_shape, std::move(in)), out);
+      step.rerun(Array::from_buffers(step.in_sharding, step.in_dtype, step.in_shape, std::move(in)), out);
       continue;
     }
     for (size_t k = 0; k < step.kernels.size(); ++k) {
@@ -275,7 +282,7 @@ ArrayPtr Program::run_launch(const Launch &l, const std::vector<ArrayPtr> &opera
   made.pop_back();
   if (l.in_place >= 0) made[static_cast<size_t>(l.in_place)].reset();  // the result
   for (ArrayPtr &a : made) spare.keep(std::move(a));
-  if (l.steps.back().collective || l.in_place >= 0) {
+  if (l.steps.back().rerun || l.in_place >= 0) {
     std::vector<BufferPtr> buffers;
     buffers.reserve(result->shard_count());
     for (size_t i = 0; i < result->shard_count(); ++i) buffers.push_back(result->buffer_ptr(i));

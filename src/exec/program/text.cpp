@@ -1,5 +1,8 @@
 // A program printed for people (exec/program/program.hpp).
 #include <cstdio>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "base/error.hpp"
 #include "exec/program/program.hpp"
@@ -96,14 +99,19 @@ std::string Program::text() const {
       flops += n.flops;
     }
     if (learnt_.load(std::memory_order_acquire) && launches_[i]) {
-      size_t kernels = 0, collectives = 0;
-      for (const Launch::Step &step : launches_[i]->steps) ++(step.collective ? collectives : kernels);
+      size_t kernels = 0, collectives = 0, copies = 0;
+      for (const Launch::Step &step : launches_[i]->steps)
+        ++(!step.rerun ? kernels : std::string_view(step.kind) == "copy" ? copies : collectives);
       const auto counted = [](size_t n, const char *one, const char *many) {
         return n == 1 ? cat("one ", one) : cat(n, " ", many);
       };
-      std::string learnt = kernels ? counted(kernels, "launch", "launches") : std::string();
-      if (collectives)
-        learnt += cat(learnt.empty() ? "" : " and ", counted(collectives, "collective", "collectives"));
+      std::vector<std::string> parts;
+      if (kernels) parts.push_back(counted(kernels, "launch", "launches"));
+      if (copies) parts.push_back(counted(copies, "copy", "copies"));
+      if (collectives) parts.push_back(counted(collectives, "collective", "collectives"));
+      std::string learnt;
+      for (size_t k = 0; k < parts.size(); ++k)
+        learnt += cat(k == 0 ? "" : k + 1 == parts.size() ? " and " : ", ", parts[k]);
       tail += cat(tail.empty() ? "" : "; ", learnt);
     }
     if (n.group >= 0 && pass[static_cast<size_t>(n.group)] >= 0)
