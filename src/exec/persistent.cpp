@@ -314,20 +314,9 @@ ArrayPtr PersistentCollective::execute(const ArrayPtr &input) {
   run(*in, *out);
   // A program learning its ops keeps the call, to run it again into
   // arrays of its own (execute_into).
-  if (log) {
-    WorkLog::Launch l;
-    for (size_t i = 0; i < out->shard_count(); ++i) l.out.push_back(out->buffer_ptr(i));
-    for (size_t i = 0; i < in->shard_count(); ++i) l.in.push_back(in->buffer_ptr(i));
-    l.sharding = out->sharding();
-    l.dtype = out->dtype();
-    l.shape = out->shape();
-    l.in_sharding = in->sharding();
-    l.in_dtype = in->dtype();
-    l.in_shape = in->shape();
-    l.rerun = [self = shared_from_this()](const ArrayPtr &x, Array &y) { self->execute_into(x, y); };
-    l.kind = "collective";
-    log->add_launch(std::move(l));
-  }
+  if (log)
+    log->add_rerun(*in, *out, [self = shared_from_this()](const ArrayPtr &x, Array &y) { self->execute_into(x, y); },
+                   "collective");
   return out;
 }
 

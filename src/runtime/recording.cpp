@@ -15,6 +15,23 @@ thread_local WorkLog *t_work = nullptr;
 WorkLog::WorkLog() noexcept : previous_(std::exchange(t_work, this)) {}
 WorkLog::~WorkLog() { t_work = previous_; }
 
+void WorkLog::add_rerun(const Array &in, const Array &out,
+                        std::function<void(const std::shared_ptr<Array> &input, Array &output)> rerun,
+                        const char *kind) {
+  Launch l;
+  for (size_t i = 0; i < out.shard_count(); ++i) l.out.push_back(out.buffer_ptr(i));
+  for (size_t i = 0; i < in.shard_count(); ++i) l.in.push_back(in.buffer_ptr(i));
+  l.sharding = out.sharding();
+  l.dtype = out.dtype();
+  l.shape = out.shape();
+  l.in_sharding = in.sharding();
+  l.in_dtype = in.dtype();
+  l.in_shape = in.shape();
+  l.rerun = std::move(rerun);
+  l.kind = kind;
+  launches_.push_back(std::move(l));
+}
+
 WorkLog *note_device_work() noexcept {
   if (t_work) ++t_work->count_;
   return t_work;

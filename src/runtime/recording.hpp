@@ -116,6 +116,11 @@ class WorkLog {
   int count() const noexcept { return count_; }
   const std::vector<Launch> &launches() const noexcept { return launches_; }
   void add_launch(Launch l) { launches_.push_back(std::move(l)); }
+  // A collective or copy (`kind`) from `in` into the fresh `out`, which
+  // rerun(input, output) does again.
+  void add_rerun(const Array &in, const Array &out,
+                 std::function<void(const std::shared_ptr<Array> &input, Array &output)> rerun,
+                 const char *kind);
 
  private:
   friend WorkLog *note_device_work() noexcept;

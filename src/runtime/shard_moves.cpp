@@ -41,20 +41,9 @@ void move_shards(const Array &src, Array &dst, const std::vector<ShardMove> &mov
                  const char *what) {
   // A program learning its ops keeps the moves, to make them again
   // between arrays of its own.
-  if (WorkLog *log = note_device_work()) {
-    WorkLog::Launch l;
-    for (size_t i = 0; i < dst.shard_count(); ++i) l.out.push_back(dst.buffer_ptr(i));
-    for (size_t i = 0; i < src.shard_count(); ++i) l.in.push_back(src.buffer_ptr(i));
-    l.sharding = dst.sharding();
-    l.dtype = dst.dtype();
-    l.shape = dst.shape();
-    l.in_sharding = src.sharding();
-    l.in_dtype = src.dtype();
-    l.in_shape = src.shape();
-    l.rerun = [moves, what](const ArrayPtr &x, Array &y) { move_shards(*x, y, moves, what); };
-    l.kind = "copy";
-    log->add_launch(std::move(l));
-  }
+  if (WorkLog *log = note_device_work())
+    log->add_rerun(src, dst, [moves, what](const ArrayPtr &x, Array &y) { move_shards(*x, y, moves, what); },
+                   "copy");
   Runtime &rt = dst.runtime();
   Backend &backend = rt.backend();
   std::vector<BoxCopy> local;
