@@ -316,7 +316,7 @@ ArrayPtr PersistentCollective::execute(const ArrayPtr &input) {
   // arrays of its own (execute_into).
   if (log)
     log->add_rerun(*in, *out, [self = shared_from_this()](const ArrayPtr &x, Array &y) { self->execute_into(x, y); },
-                   "collective");
+                   WorkLog::Rerun::Collective);
   return out;
 }
 

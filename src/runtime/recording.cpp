@@ -17,7 +17,7 @@ WorkLog::~WorkLog() { t_work = previous_; }
 
 void WorkLog::add_rerun(const Array &in, const Array &out,
                         std::function<void(const std::shared_ptr<Array> &input, Array &output)> rerun,
-                        const char *kind) {
+                        Rerun kind) {
   Launch l;
   for (size_t i = 0; i < out.shard_count(); ++i) l.out.push_back(out.buffer_ptr(i));
   for (size_t i = 0; i < in.shard_count(); ++i) l.in.push_back(in.buffer_ptr(i));

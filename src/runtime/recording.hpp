@@ -88,6 +88,8 @@ class Recording {
 // else, and replays just that work on later runs.
 class WorkLog {
  public:
+  // What a logged entry other than kernels is.
+  enum class Rerun { None, Collective, Copy };
   struct Launch {
     std::vector<BufferPtr> out;  // the buffers written, per shard of out
     std::vector<std::pair<size_t, Kernel>> kernels;
@@ -97,11 +99,11 @@ class WorkLog {
     spmd_dtype dtype = SPMD_DTYPE_INVALID;
     Shape shape;
     // A planned collective or a copy between shards instead of kernels
-    // (`kind` says which): rerun(input, output) does it again, from an
+    // (`kind`, None for kernels): rerun(input, output) does it again, from an
     // input of these buffers (per shard), laid out so, into a fresh output
     // laid out as out is.
     std::function<void(const std::shared_ptr<Array> &input, Array &output)> rerun;
-    const char *kind = "";
+    Rerun kind = Rerun::None;
     std::vector<BufferPtr> in;
     ShardingPtr in_sharding;
     spmd_dtype in_dtype = SPMD_DTYPE_INVALID;
@@ -120,7 +122,7 @@ class WorkLog {
   // rerun(input, output) does again.
   void add_rerun(const Array &in, const Array &out,
                  std::function<void(const std::shared_ptr<Array> &input, Array &output)> rerun,
-                 const char *kind);
+                 Rerun kind);
 
  private:
   friend WorkLog *note_device_work() noexcept;

@@ -43,7 +43,7 @@ void move_shards(const Array &src, Array &dst, const std::vector<ShardMove> &mov
   // between arrays of its own.
   if (WorkLog *log = note_device_work())
     log->add_rerun(src, dst, [moves, what](const ArrayPtr &x, Array &y) { move_shards(*x, y, moves, what); },
-                   "copy");
+                   WorkLog::Rerun::Copy);
   Runtime &rt = dst.runtime();
   Backend &backend = rt.backend();
   std::vector<BoxCopy> local;

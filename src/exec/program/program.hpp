@@ -241,22 +241,23 @@ class Program final : public Recording, public std::enable_shared_from_this<Prog
       // them at its buffers and launches them under the lock (copying
       // them would cost more than the launch).
       mutable std::vector<Kernel> kernels;
-      // A collective or copy step instead (kind "collective" or "copy"):
+      // A collective or copy step instead (kind not None):
       // done again into the step's array from an input of the named
       // buffers (whole, per shard) laid out so. As the last step, its
       // array is the result's buffers relabeled.
       std::function<void(const ArrayPtr &, Array &)> rerun;
-      const char *kind = "";
+      WorkLog::Rerun kind = WorkLog::Rerun::None;
       std::vector<Slot> in;
       ShardingPtr in_sharding;
       spmd_dtype in_dtype = SPMD_DTYPE_INVALID;
       Shape in_shape;
     };
     std::vector<Step> steps;  // in order; the last writes the result
-    // The result as the op gave it, where the last step is a collective or
-    // writes an earlier step's array in place (step in_place's: a mean's
-    // division of its psum): that array relabeled, its layout differing
-    // (a collective's leading dimension of groups).
+    // The result as the op gave it (null where the last step's array is
+    // the result), where the last step is a collective or copy or writes
+    // an earlier step's array in place (step in_place's: a mean's division
+    // of its psum): that array relabeled, its layout differing (a
+    // collective's leading dimension of groups).
     int in_place = -1;
     ShardingPtr result_sharding;
     Shape result_shape;

@@ -282,7 +282,7 @@ ArrayPtr Program::run_launch(const Launch &l, const std::vector<ArrayPtr> &opera
   made.pop_back();
   if (l.in_place >= 0) made[static_cast<size_t>(l.in_place)].reset();  // the result
   for (ArrayPtr &a : made) spare.keep(std::move(a));
-  if (l.steps.back().rerun || l.in_place >= 0) {
+  if (l.result_sharding) {  // a last collective or copy, or a write in place
     std::vector<BufferPtr> buffers;
     buffers.reserve(result->shard_count());
     for (size_t i = 0; i < result->shard_count(); ++i) buffers.push_back(result->buffer_ptr(i));

@@ -1,7 +1,6 @@
 // A program printed for people (exec/program/program.hpp).
 #include <cstdio>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "base/error.hpp"
@@ -101,7 +100,7 @@ std::string Program::text() const {
     if (learnt_.load(std::memory_order_acquire) && launches_[i]) {
       size_t kernels = 0, collectives = 0, copies = 0;
       for (const Launch::Step &step : launches_[i]->steps)
-        ++(!step.rerun ? kernels : std::string_view(step.kind) == "copy" ? copies : collectives);
+        ++(step.kind == WorkLog::Rerun::Copy ? copies : step.kind == WorkLog::Rerun::Collective ? collectives : kernels);
       const auto counted = [](size_t n, const char *one, const char *many) {
         return n == 1 ? cat("one ", one) : cat(n, " ", many);
       };
