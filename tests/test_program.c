@@ -244,6 +244,21 @@ static void f_indexing(arena *a, spmd_array **in, spmd_array **out) {
   out[2] = w;
 }
 
+/* Concatenations: copies of their parts into one array, one of them
+ * converted first (int32 to float32), along a sharded dimension and along
+ * one that is not. */
+static spmd_array *concatenated(arena *a, size_t n, spmd_array **xs, int64_t axis) {
+  spmd_array *r = NULL;
+  assert_ok(spmd_concatenate(n, (const spmd_array *const *)xs, axis, NULL, &r));
+  return keep(a, r);
+}
+static void f_concatenate(arena *a, spmd_array **in, spmd_array **out) {
+  spmd_array *rows[3] = {unary(a, SPMD_UNARY_SIN, in[0]), in[0], in[1]};
+  out[0] = concatenated(a, 3, rows, 0);
+  spmd_array *cols[2] = {in[0], scalar(a, SPMD_BINARY_MUL, in[0], 2.0)};
+  out[1] = concatenated(a, 2, cols, 1);
+}
+
 /* A layout constraint inside the program (with_sharding_constraint). */
 static void f_constraint(arena *a, spmd_array **in, spmd_array **out) {
   spmd_array *s = unary(a, SPMD_UNARY_SIN, in[0]);
@@ -338,6 +353,8 @@ static const case_def k_split_reductions = {"split_reductions", f_split_reductio
                                             {SPMD_F32}, {2}, {{8, 12}}};
 static const case_def k_indexing = {"indexing", f_indexing, 2, 3, {"x", "x"}, {SPMD_F32, SPMD_I32},
                                     {1, 1}, {{8}, {8}}};
+static const case_def k_concatenate = {"concatenate", f_concatenate, 2, 2, {"x, y", "x, y"},
+                                       {SPMD_F32, SPMD_I32}, {2, 2}, {{8, 4}, {8, 4}}};
 static const case_def k_constraint = {"constraint", f_constraint, 1, 1, {"x"}, {SPMD_F32}, {2}, {{8, 8}}};
 static const case_def k_spare_blocks = {"spare_blocks", f_spare_blocks, 1, 2, {"None, x"}, {SPMD_F32}, {2},
                                        {{8, 8}}};
@@ -556,6 +573,19 @@ static void every_op_family_gives_the_eager_result(void **state) {
   assert_text_has(p, "= sum(%0)                       float32[8]       PartitionSpec('x',)  psum over 'y' 64 B; one launch and one collective");
   assert_text_has(p, "= mean(%0)                      float32[8]       PartitionSpec('x',)  psum over 'y' 64 B; 2 launches and one collective");
   assert_text_has(p, "= max(%0)                       float32[8]       PartitionSpec('x',)  pmax over 'y' 64 B; one launch and one collective");
+  spmd_x_program_destroy(p);
+  spmd_mesh_destroy(mesh);
+}
+
+/* A concatenation's copies all write one array: learnt, the first copy
+ * making the array and the others writing into it; the second run, on
+ * other values, gives the eager result. */
+static void concatenations_are_learnt(void **state) {
+  (void)state;
+  spmd_mesh *mesh = mesh42();
+  spmd_x_program *p = check_case(&k_concatenate, mesh);
+  assert_text_has(p, "= concatenate(%2, %0, %1)       float32[24,4]    PartitionSpec('x', 'y')  one launch and 3 copies");
+  assert_text_has(p, "float32[8,8]     PartitionSpec('x', 'y')  2 copies");
   spmd_x_program_destroy(p);
   spmd_mesh_destroy(mesh);
 }
@@ -895,6 +925,7 @@ int main(void) {
       cmocka_unit_test(a_shard_map_is_a_step_of_a_program),
       cmocka_unit_test(a_donated_input_gives_its_buffers),
       cmocka_unit_test(a_recorded_shard_map_keeps_its_types),
+      cmocka_unit_test(concatenations_are_learnt),
       cmocka_unit_test(a_constraint_is_recorded),
       cmocka_unit_test(values_hand_their_blocks_on),
       cmocka_unit_test(arrays_with_values_are_constants),

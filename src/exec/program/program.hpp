@@ -231,6 +231,10 @@ class Program final : public Recording, public std::enable_shared_from_this<Prog
     };
     static constexpr int kResult = -1, kNone = -2, kFirstStep = -3;
     struct Step {
+      // The earlier step whose array this one writes again (the copies of a
+      // concatenation after its first, a mean's division of its psum), or -1
+      // where it writes an array of its own.
+      int into = -1;
       ShardingPtr sharding;  // of the array it writes (the last: the result)
       spmd_dtype dtype = SPMD_DTYPE_INVALID;
       Shape shape;
@@ -255,9 +259,9 @@ class Program final : public Recording, public std::enable_shared_from_this<Prog
     std::vector<Step> steps;  // in order; the last writes the result
     // The result as the op gave it (null where the last step's array is
     // the result), where the last step is a collective or copy or writes
-    // an earlier step's array in place (step in_place's: a mean's division
-    // of its psum): that array relabeled, its layout differing (a
-    // collective's leading dimension of groups).
+    // an earlier step's array (step in_place's: a mean's division of its
+    // psum, a concatenation's last copy): that array relabeled, its layout
+    // differing (a collective's leading dimension of groups).
     int in_place = -1;
     ShardingPtr result_sharding;
     Shape result_shape;

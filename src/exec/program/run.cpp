@@ -115,16 +115,21 @@ std::shared_ptr<const Program::Launch> Program::learn_launch(const std::vector<A
   for (size_t i = 0; i < last.size(); ++i)
     if (last[i] != result->buffer_ptr(i)) return nullptr;
   auto l = std::make_shared<Launch>();
-  // Where the last launch writes in place into an earlier step's array (a
-  // mean's division of its psum), the result is that array relabeled.
-  if (launches.size() > 1 && !launches.back().rerun)
-    for (size_t s = 0; s + 1 < launches.size() && l->in_place < 0; ++s)
-      if (launches[s].out == last) {
-        if (launches[s].dtype != result->dtype()) return nullptr;
-        l->in_place = static_cast<int>(s);
-        l->result_sharding = result->sharding();
-        l->result_shape = result->shape();
-      }
+  // Steps that write an earlier step's whole array again (a concatenation's
+  // copies after its first, a mean's division of its psum): the earliest
+  // step that wrote it.
+  std::vector<int> into(launches.size(), -1);
+  for (size_t s = 1; s < launches.size(); ++s)
+    for (size_t t = 0; t < s && into[s] < 0; ++t)
+      if (launches[t].out == launches[s].out) into[s] = static_cast<int>(t);
+  // Where the last launch writes into an earlier step's array, the result
+  // is that array relabeled.
+  if (into.back() >= 0) {
+    if (launches[static_cast<size_t>(into.back())].dtype != result->dtype()) return nullptr;
+    l->in_place = into.back();
+    l->result_sharding = result->sharding();
+    l->result_shape = result->shape();
+  }
   // Names a place by the array (operand, result or an earlier step's) and
   // shard whose buffer holds it; false when none does. The result's
   // buffers are the earlier step's where the last launch writes in place.
@@ -167,16 +172,18 @@ std::shared_ptr<const Program::Launch> Program::learn_launch(const std::vector<A
   for (size_t s = 0; s < launches.size(); ++s) {
     const WorkLog::Launch &w = launches[s];
     const bool final = s + 1 == launches.size();
+    // The step whose array this one writes: its own, or an earlier one's.
+    const int root = into[s] >= 0 ? into[s] : static_cast<int>(s);
     if (w.rerun) {
       // Its own array is laid out as the collective or copy gives it; as
       // the last step, its buffers are the result's relabeled. It writes
-      // an array of its own, none an operand or earlier step has (the
-      // copies of a concatenation, all into one array, are not learnt).
+      // an array of its own or an earlier step's whole, none an operand has.
       for (const BufferPtr &b : w.out) {
         Launch::Slot held;
-        if (b && name_buffer(b, s, held)) return nullptr;
+        if (into[s] < 0 && b && name_buffer(b, s, held)) return nullptr;
       }
       Launch::Step step;
+      step.into = into[s];
       step.sharding = w.sharding;
       step.dtype = w.dtype;
       step.shape = w.shape;
@@ -185,7 +192,7 @@ std::shared_ptr<const Program::Launch> Program::learn_launch(const std::vector<A
       if (step.layout->size() != w.out.size()) return nullptr;
       // Before the last step the result is not yet made (unless the last
       // step writes this one's array in place).
-      if (!final && static_cast<int>(s) != l->in_place)
+      if (!final && root != l->in_place)
         for (const BufferPtr &b : w.out)
           for (size_t j = 0; b && j < result->shard_count(); ++j)
             if (result->buffer_ptr(j) == b) return nullptr;
@@ -205,15 +212,14 @@ std::shared_ptr<const Program::Launch> Program::learn_launch(const std::vector<A
       continue;
     }
     Launch::Step step;
+    step.into = into[s];
     step.sharding = final ? result->sharding() : w.sharding;
     step.dtype = final ? result->dtype() : w.dtype;
     step.shape = final ? result->shape() : w.shape;
     if (!step.sharding) return nullptr;
     step.layout = step.sharding->shared_layout(step.shape);
     if (step.layout->size() != w.out.size()) return nullptr;
-    const int writes = !final             ? Launch::kFirstStep - static_cast<int>(s)
-                       : l->in_place >= 0 ? Launch::kFirstStep - l->in_place
-                                          : Launch::kResult;
+    const int writes = !final || l->in_place >= 0 ? Launch::kFirstStep - root : Launch::kResult;
     for (const auto &[i, k] : w.kernels) {
       std::array<Launch::Slot, 4> slots;
       const Place *places[4] = {&k.out, &k.in0, &k.in1, &k.in2};
@@ -239,8 +245,8 @@ ArrayPtr Program::run_launch(const Launch &l, const std::vector<ArrayPtr> &opera
   std::vector<const Array *> reads;
   std::lock_guard<std::mutex> lock(l.mu);
   for (const Launch::Step &step : l.steps) {
-    if (&step == &l.steps.back() && l.in_place >= 0) {
-      ArrayPtr earlier = made[static_cast<size_t>(l.in_place)];  // written in place
+    if (step.into >= 0) {
+      ArrayPtr earlier = made[static_cast<size_t>(step.into)];  // written again
       made.push_back(std::move(earlier));
     } else {
       made.push_back(spare.array(*step.layout, step.sharding, step.dtype, step.shape));
@@ -280,8 +286,9 @@ ArrayPtr Program::run_launch(const Launch &l, const std::vector<ArrayPtr> &opera
   }
   ArrayPtr result = std::move(made.back());
   made.pop_back();
-  if (l.in_place >= 0) made[static_cast<size_t>(l.in_place)].reset();  // the result
-  for (ArrayPtr &a : made) spare.keep(std::move(a));
+  // Each step's own array, once, is kept for later results; not the result's.
+  for (size_t j = 0; j < made.size(); ++j)
+    if (l.steps[j].into < 0 && made[j] != result) spare.keep(std::move(made[j]));
   if (l.result_sharding) {  // a last collective or copy, or a write in place
     std::vector<BufferPtr> buffers;
     buffers.reserve(result->shard_count());

@@ -77,7 +77,9 @@ std::string Program::text() const {
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const Node &n = nodes_[i];
     std::string args;
-    if (n.steps.size() == 1 && n.steps[0].direct) {
+    // An op that is one pass prints that pass's operands and scalars; any
+    // other (a concatenation converting one part) its own operands.
+    if (fusable(n)) {
       const Step &s = n.steps[0];
       for (int k = 0; k < s.params.nin; ++k) {
         if (!args.empty()) args += ", ";
