@@ -14,19 +14,21 @@ thread_local bool t_device_thread = false;
 DeviceThreads::DeviceThreads(int devices) : workers_(static_cast<size_t>(devices)) {}
 
 DeviceThreads::~DeviceThreads() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (auto &w : workers_)
-      if (w) {
-        w->stop = true;
-        w->cv.notify_one();
-      }
-  }
+  for (auto &w : workers_)
+    if (w) {
+      w->stop = true;
+      post(*w);
+    }
   for (auto &w : workers_)
     if (w && w->thread.joinable()) w->thread.join();
 }
 
 bool DeviceThreads::on_device_thread() { return t_device_thread; }
+
+void DeviceThreads::post(Worker &w) {
+  w.posted.fetch_add(1, std::memory_order_release);
+  w.posted.notify_one();
+}
 
 DeviceThreads::Worker &DeviceThreads::worker(int device) {
   auto &slot = workers_.at(static_cast<size_t>(device));
@@ -46,19 +48,15 @@ DeviceThreads::Worker &DeviceThreads::worker(int device) {
 
 void DeviceThreads::loop(Worker &w) {
   t_device_thread = true;
-  std::unique_lock<std::mutex> lock(mu_);
+  uint32_t seen = 0;
   for (;;) {
-    w.cv.wait(lock, [&] { return w.stop || w.fn != nullptr; });
+    w.posted.wait(seen, std::memory_order_acquire);
+    seen = w.posted.load(std::memory_order_acquire);
     if (w.stop) return;
-    const auto *fn = w.fn;
-    const size_t index = w.index;
     side_by_side::set(w.side_by_side);
-    lock.unlock();
-    (*fn)(index);
-    lock.lock();
+    (*w.fn)(w.index);
     side_by_side::set(0);
-    w.fn = nullptr;
-    if (--pending_ == 0) done_cv_.notify_all();
+    if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) pending_.notify_one();
   }
 }
 
@@ -70,21 +68,19 @@ void DeviceThreads::run(const std::vector<int> &devices, const std::function<voi
   std::lock_guard<std::mutex> call(run_mu_);
   std::vector<Worker *> woken;
   woken.reserve(devices.size());
-  std::unique_lock<std::mutex> lock(mu_);
   // Every thread first: a device whose thread cannot start fails the call
   // before any work is handed out.
   for (int d : devices) woken.push_back(&worker(d));
-  pending_ = devices.size();
+  pending_.store(static_cast<uint32_t>(devices.size()), std::memory_order_relaxed);
   for (size_t i = 0; i < devices.size(); ++i) {
     woken[i]->fn = &fn;
     woken[i]->index = i;
     woken[i]->side_by_side = devices.size();
+    post(*woken[i]);
   }
-  // Woken after the lock is released, so they do not wake into it.
-  lock.unlock();
-  for (Worker *w : woken) w->cv.notify_one();
-  lock.lock();
-  done_cv_.wait(lock, [&] { return pending_ == 0; });
+  for (uint32_t left = pending_.load(std::memory_order_acquire); left != 0;
+       left = pending_.load(std::memory_order_acquire))
+    pending_.wait(left, std::memory_order_acquire);
 }
 
 }  // namespace spmd

@@ -3,8 +3,9 @@
 // inside collectives). Threads are started on first use and reused.
 #pragma once
 
-#include <condition_variable>
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -31,21 +32,23 @@ class DeviceThreads {
   static bool on_device_thread();
 
  private:
+  // A thread and its work. The caller writes the work, then bumps `posted`
+  // and wakes the thread on it alone (a futex of its own: no lock shared
+  // by all the threads, which each would take twice a run).
   struct Worker {
     std::thread thread;
-    std::condition_variable cv;
+    std::atomic<uint32_t> posted{0};
     const std::function<void(size_t)> *fn = nullptr;
     size_t index = 0;
     size_t side_by_side = 0;  // the threads of the run it is in
     bool stop = false;
   };
   void loop(Worker &w);
-  Worker &worker(int device);  // under mu_
+  Worker &worker(int device);  // under run_mu_
+  void post(Worker &w);
 
-  std::mutex run_mu_;
-  std::mutex mu_;
-  std::condition_variable done_cv_;
-  size_t pending_ = 0;
+  std::mutex run_mu_;  // one run at a time; guards workers_
+  std::atomic<uint32_t> pending_{0};  // threads of the run not yet done
   std::vector<std::unique_ptr<Worker>> workers_;
 };
 
