@@ -24,30 +24,6 @@ spmd_dtype valid_dtype(const spmd_dtype &dtype) {
   return static_cast<spmd_dtype>(raw_enum(dtype));
 }
 
-size_t dtype_size(spmd_dtype dtype) {
-  if (!dtype_valid(dtype)) return 0;
-  switch (dtype) {
-    case SPMD_F64:
-    case SPMD_I64:
-      return 8;
-    case SPMD_F32:
-    case SPMD_I32:
-    case SPMD_U32:
-      return 4;
-    case SPMD_F16:
-    case SPMD_BF16:
-    case SPMD_I16:
-    case SPMD_U16:
-      return 2;
-    case SPMD_U8:
-    case SPMD_I8:
-    case SPMD_BOOL:
-      return 1;
-    default:
-      return 0;
-  }
-}
-
 const char *dtype_name(spmd_dtype dtype) {
   if (!dtype_valid(dtype)) return nullptr;
   switch (dtype) {

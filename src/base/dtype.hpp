@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "base/raw_enum.hpp"
 #include "spmd/dtype.h"
 
 namespace spmd {
@@ -21,7 +22,17 @@ void check_dtype(const char *what, const spmd_dtype &dtype);
 // A dtype dtype_valid accepted, as a value (read as an integer first).
 spmd_dtype valid_dtype(const spmd_dtype &dtype);
 
-size_t dtype_size(spmd_dtype dtype);
+// Bytes per element, 0 for an unknown dtype. Inline: every launch asks it
+// of every kernel's operands.
+inline size_t dtype_size(spmd_dtype dtype) {
+  switch (raw_enum(dtype)) {
+    case SPMD_F64: case SPMD_I64: return 8;
+    case SPMD_F32: case SPMD_I32: case SPMD_U32: return 4;
+    case SPMD_F16: case SPMD_BF16: case SPMD_I16: case SPMD_U16: return 2;
+    case SPMD_U8: case SPMD_I8: case SPMD_BOOL: return 1;
+    default: return 0;
+  }
+}
 const char *dtype_name(spmd_dtype dtype);
 
 // The range [lo, hi_plus_one) of an integer type (not bool), as doubles

@@ -7,12 +7,6 @@
 
 namespace spmd {
 
-int64_t shape_elements(const Shape &shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
-
 std::string shape_to_string(const Shape &shape) {
   std::string s = "(";
   for (size_t i = 0; i < shape.size(); ++i) {

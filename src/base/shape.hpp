@@ -10,7 +10,11 @@ namespace spmd {
 
 using Shape = std::vector<int64_t>;
 
-int64_t shape_elements(const Shape &shape);
+inline int64_t shape_elements(const Shape &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
 
 // "(3, 8)", "(8,)", "()": Python's tuple repr, as JAX prints shapes.
 std::string shape_to_string(const Shape &shape);

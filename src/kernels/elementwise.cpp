@@ -294,8 +294,8 @@ void run_typed(const Params &p, char *out, const char *const in[3]) {
   // A scalar operand's chunk is the same every time: filled once.
   for (int i = 0; i < p.nin; ++i)
     if (p.in[i].scalar) fetch<T>(p.in[i], 0, nullptr, static_cast<size_t>(std::min<int64_t>(kChunk, inner)), buf[i]);
-  int64_t idx[kMaxDims];  // only the outer dimensions' are used
-  std::fill_n(idx, l.nd, int64_t{0});
+  int64_t idx[kMaxDims] = {};  // only the outer dimensions' are used (not
+                               // std::fill_n: a `rep stos`, slow to start)
   int64_t base[3] = {0, 0, 0};  // element offsets of the row in each operand
   for (int64_t r = 0; r < rows; ++r) {
     char *orow = out + static_cast<size_t>(r * inner) * os;
