@@ -90,6 +90,28 @@ static void sin_chain(spmd_array *x, spmd_array **y, void *ctx) {
 /* Ops that cannot fuse: transposes of an (8, 2) array split over 'x',
  * there and back, kDispatchOps of them. */
 enum { kDispatchOps = 64 };
+/* A shard_map step whose body hands its block on: what a step costs
+ * beyond its body (waking each device's thread and placing the call). */
+static spmd_status pass_block(spmd_ctx *c, void *ud) {
+  (void)ud;
+  spmd_block in = SPMD_BLOCK_INIT;
+  spmd_status st = spmd_ctx_input(c, 0, &in);
+  return st != SPMD_OK ? st : spmd_ctx_set_output(c, 0, &in);
+}
+enum { kShardMapSteps = 16 };
+static void shard_map_steps(spmd_array *x, spmd_array **y, void *ctx) {
+  (void)ctx;
+  const char *spec = "x";
+  spmd_array *cur = x;
+  for (int k = 0; k < kShardMapSteps; ++k) {
+    spmd_array *next = NULL;
+    CHECK(spmd_shard_map_text(mesh, pass_block, NULL, 1, &cur, &spec, 1, &spec, NULL, &next));
+    if (cur != x) spmd_array_destroy(cur);
+    cur = next;
+  }
+  *y = cur;
+}
+
 static void transposes(spmd_array *x, spmd_array **y, void *ctx) {
   (void)ctx;
   const int64_t perm[2] = {1, 0};
@@ -379,6 +401,28 @@ int main(int argc, char **argv) {
            v == 0 ? "per op, program of transposes" : "per op, the same ops eagerly",
            1e6 * median(tt, reps) / kDispatchOps, reps, kDispatchOps);
   }
+  /* The same for shard_map steps. */
+  spmd_x_program *chain_s = recorded("x", 2, small, shard_map_steps, NULL);
+  for (int v = 0; v < 2; ++v) {
+    for (int i = -20; i < reps; ++i) {
+      double ti;
+      if (v == 0) {
+        ti = run_once(chain_s, z);
+      } else {
+        spmd_array *r = NULL;
+        const double t0 = now();
+        shard_map_steps(z, &r, NULL);
+        CHECK(spmd_array_block_until_ready(r));
+        ti = now() - t0;
+        spmd_array_destroy(r);
+      }
+      if (i >= 0) tt[i] = ti;
+    }
+    printf("%-34s %10.2f us (median of %d runs of %d steps)\n",
+           v == 0 ? "per step, program of shard_maps" : "per step, shard_maps eagerly",
+           1e6 * median(tt, reps) / kShardMapSteps, reps, kShardMapSteps);
+  }
+  spmd_x_program_destroy(chain_s);
   spmd_x_program_destroy(chain_t);
   spmd_array_destroy(z);
   free(tt);
