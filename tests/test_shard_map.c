@@ -279,8 +279,18 @@ static spmd_status bad_ctx_use(spmd_ctx *ctx, void *ud) {
     return spmd_ctx_error(ctx, SPMD_ERR_INTERNAL, "repeated axis not checked");
   spmd_block bad = SPMD_BLOCK_INIT; /* dtype invalid */
   st = spmd_ctx_set_output(ctx, 0, &bad);
-  if (st != SPMD_ERR_INVALID_ARGUMENT || !strstr(spmd_last_error(), "block->dtype"))
+  if (st != SPMD_ERR_INVALID_ARGUMENT || !strstr(spmd_last_error(), "block->dtype: unknown dtype 0"))
     return spmd_ctx_error(ctx, SPMD_ERR_INTERNAL, "block dtype not checked");
+  bad.dtype = SPMD_F32;
+  bad.ndim = 1;
+  bad.shape[0] = -2;
+  st = spmd_ctx_set_output(ctx, 0, &bad);
+  if (st != SPMD_ERR_INVALID_ARGUMENT || !strstr(spmd_last_error(), "block->shape (-2,): dimension 0"))
+    return spmd_ctx_error(ctx, SPMD_ERR_INTERNAL, "block shape not checked");
+  bad.ndim = SPMD_MAX_NDIM + 1;
+  st = spmd_ctx_set_output(ctx, 0, &bad);
+  if (st != SPMD_ERR_INVALID_ARGUMENT || !strstr(spmd_last_error(), "block->shape: 9 dimensions"))
+    return spmd_ctx_error(ctx, SPMD_ERR_INTERNAL, "block rank not checked");
   return SPMD_OK;
 }
 
