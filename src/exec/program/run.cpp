@@ -117,11 +117,15 @@ std::shared_ptr<const Program::Launch> Program::learn_launch(const std::vector<A
   auto l = std::make_shared<Launch>();
   // Steps that write an earlier step's whole array again (a concatenation's
   // copies after its first, a mean's division of its psum): the earliest
-  // step that wrote it.
+  // step that wrote it. The same buffers, one of them at least this
+  // process's: two arrays with no shard here both read as all nulls.
+  const auto same_array = [](const std::vector<BufferPtr> &a, const std::vector<BufferPtr> &b) {
+    return a == b && std::any_of(a.begin(), a.end(), [](const BufferPtr &p) { return p != nullptr; });
+  };
   std::vector<int> into(launches.size(), -1);
   for (size_t s = 1; s < launches.size(); ++s)
     for (size_t t = 0; t < s && into[s] < 0; ++t)
-      if (launches[t].out == launches[s].out) into[s] = static_cast<int>(t);
+      if (same_array(launches[t].out, launches[s].out)) into[s] = static_cast<int>(t);
   // Where the last launch writes into an earlier step's array, the result
   // is that array relabeled.
   if (into.back() >= 0) {
