@@ -90,6 +90,19 @@ static void sin_chain(spmd_array *x, spmd_array **y, void *ctx) {
 /* Ops that cannot fuse: transposes of an (8, 2) array split over 'x',
  * there and back, kDispatchOps of them. */
 enum { kDispatchOps = 64 };
+static void transposes(spmd_array *x, spmd_array **y, void *ctx) {
+  (void)ctx;
+  const int64_t perm[2] = {1, 0};
+  spmd_array *cur = x;
+  for (int k = 0; k < kDispatchOps; ++k) {
+    spmd_array *next = NULL;
+    CHECK(spmd_transpose(cur, 2, perm, NULL, &next));
+    if (cur != x) spmd_array_destroy(cur);
+    cur = next;
+  }
+  *y = cur;
+}
+
 /* A shard_map step whose body hands its block on: what a step costs
  * beyond its body (waking each device's thread and placing the call). */
 static spmd_status pass_block(spmd_ctx *c, void *ud) {
@@ -112,17 +125,31 @@ static void shard_map_steps(spmd_array *x, spmd_array **y, void *ctx) {
   *y = cur;
 }
 
-static void transposes(spmd_array *x, spmd_array **y, void *ctx) {
-  (void)ctx;
-  const int64_t perm[2] = {1, 0};
-  spmd_array *cur = x;
-  for (int k = 0; k < kDispatchOps; ++k) {
-    spmd_array *next = NULL;
-    CHECK(spmd_transpose(cur, 2, perm, NULL, &next));
-    if (cur != x) spmd_array_destroy(cur);
-    cur = next;
+/* Each of `count` chained calls timed as a recorded program and eagerly
+ * (`record` on x): the medians of `reps` runs, divided by count. */
+static void per_call(const char *program_name, const char *eager_name, const char *unit,
+                     void (*record)(spmd_array *x, spmd_array **y, void *ctx), int count,
+                     spmd_array *x, const int64_t *shape, double *tt, int reps) {
+  spmd_x_program *p = recorded("x", 2, shape, record, NULL);
+  for (int v = 0; v < 2; ++v) {
+    for (int i = -20; i < reps; ++i) {
+      double ti;
+      if (v == 0) {
+        ti = run_once(p, x);
+      } else {
+        spmd_array *r = NULL;
+        const double t0 = now();
+        record(x, &r, NULL);
+        CHECK(spmd_array_block_until_ready(r));
+        ti = now() - t0;
+        spmd_array_destroy(r);
+      }
+      if (i >= 0) tt[i] = ti;
+    }
+    printf("%-34s %10.2f us (median of %d runs of %d %s)\n", v == 0 ? program_name : eager_name,
+           1e6 * median(tt, reps) / count, reps, count, unit);
   }
-  *y = cur;
+  spmd_x_program_destroy(p);
 }
 
 static void report(const char *name, double t, double rate, const char *unit, double ref,
@@ -377,53 +404,15 @@ int main(int argc, char **argv) {
   }
   printf("%-34s %10.2f us (median of %d)\n", "tiny add, 8 devices", 1e6 * median(tt, tiny), tiny);
   /* Dispatch per recorded op: a program of ops that cannot fuse, its run
-   * time divided by their number; beside the same ops run eagerly. */
+   * time divided by their number, beside the same ops run eagerly; and the
+   * same for trivial shard_map steps. */
   const int64_t small[2] = {8, 2};
   spmd_array *z = filled("x", 2, small, 1.0f);
-  spmd_x_program *chain_t = recorded("x", 2, small, transposes, NULL);
   const int reps = 200;
-  for (int v = 0; v < 2; ++v) {
-    for (int i = -20; i < reps; ++i) {
-      double ti;
-      if (v == 0) {
-        ti = run_once(chain_t, z);
-      } else {
-        spmd_array *r = NULL;
-        const double t0 = now();
-        transposes(z, &r, NULL);
-        CHECK(spmd_array_block_until_ready(r));
-        ti = now() - t0;
-        spmd_array_destroy(r);
-      }
-      if (i >= 0) tt[i] = ti;
-    }
-    printf("%-34s %10.2f us (median of %d runs of %d ops)\n",
-           v == 0 ? "per op, program of transposes" : "per op, the same ops eagerly",
-           1e6 * median(tt, reps) / kDispatchOps, reps, kDispatchOps);
-  }
-  /* The same for shard_map steps. */
-  spmd_x_program *chain_s = recorded("x", 2, small, shard_map_steps, NULL);
-  for (int v = 0; v < 2; ++v) {
-    for (int i = -20; i < reps; ++i) {
-      double ti;
-      if (v == 0) {
-        ti = run_once(chain_s, z);
-      } else {
-        spmd_array *r = NULL;
-        const double t0 = now();
-        shard_map_steps(z, &r, NULL);
-        CHECK(spmd_array_block_until_ready(r));
-        ti = now() - t0;
-        spmd_array_destroy(r);
-      }
-      if (i >= 0) tt[i] = ti;
-    }
-    printf("%-34s %10.2f us (median of %d runs of %d steps)\n",
-           v == 0 ? "per step, program of shard_maps" : "per step, shard_maps eagerly",
-           1e6 * median(tt, reps) / kShardMapSteps, reps, kShardMapSteps);
-  }
-  spmd_x_program_destroy(chain_s);
-  spmd_x_program_destroy(chain_t);
+  per_call("per op, program of transposes", "per op, the same ops eagerly", "ops", transposes, kDispatchOps, z,
+           small, tt, reps);
+  per_call("per step, program of shard_maps", "per step, shard_maps eagerly", "steps", shard_map_steps,
+           kShardMapSteps, z, small, tt, reps);
   spmd_array_destroy(z);
   free(tt);
   spmd_array_destroy(x);
