@@ -26,9 +26,11 @@ std::vector<float> widen(spmd_dtype d, const void *p, size_t n) {
   return v;
 }
 
+// Multiply-adds a matrix of a product from which it is given all cores
+// (and, for float32, goes to oneDNN where that is chosen).
+constexpr int64_t kTeamMinWork = int64_t(1) << 21;
+
 #ifdef SPMD_HAVE_ONEDNN
-// Multiply-adds from which a float32 product goes to oneDNN (128^3).
-constexpr int64_t kOneDnnMinWork = int64_t(1) << 21;
 
 // Whether float32 products of some size go to oneDNN: where the CPU has
 // AVX-512, where it was the faster library (2048^3: 213-220 GFLOP/s
@@ -70,7 +72,7 @@ void blas(const Params &p, T *c, const T *a, const T *b) {
     // call costs less and allocates nothing. Its status is refused
     // arguments only, which checked shapes never are.
     if constexpr (sizeof(T) == 4) {
-      if (p.m * p.n * p.k >= kOneDnnMinWork && !t_on_calling_thread && onednn_products()) {
+      if (p.m * p.n * p.k >= kTeamMinWork && !t_on_calling_thread && onednn_products()) {
         const dnnl_status_t s = dnnl_sgemm(p.trans_a ? 'T' : 'N', p.trans_b ? 'T' : 'N', p.m, p.n, p.k, 1.0f,
                                            a + i * sa, lda, b + i * sb, ldb, 0.0f, c + i * sc, p.n);
         if (s != dnnl_success) fail(SPMD_ERR_INTERNAL, "gemm kernel: dnnl_sgemm status ", static_cast<int>(s));
@@ -131,6 +133,8 @@ OnCallingThread::~OnCallingThread() {
   std::lock_guard<std::mutex> lock(g_threads_mu);
   if (--g_holders == 0) openblas_set_num_threads(g_saved_threads);
 }
+
+bool suits_one_thread(const Params &p) { return p.m * p.n * p.k < kTeamMinWork; }
 
 void run(const Params &p, void *out, const void *a, const void *b) {
   const int64_t nc = p.batch * p.m * p.n;
