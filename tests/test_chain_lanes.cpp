@@ -249,6 +249,41 @@ void others_fall_back(void **) {
   assert_false(check(longer, 5));
 }
 
+// Sixteen lanes give the bits of eight for every op that calls no SLEEF
+// function (SLEEF's are the table's of each width): a chain of each such op
+// on either width where this CPU has AVX-512, nothing to compare where not.
+void same_bits_in_either_width(void **) {
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512dq")) {
+    std::printf("  no AVX-512 on this CPU: nothing to compare\n");
+    return;
+  }
+  const Op unary[] = {Op::Copy, Op::Neg, Op::Abs, Op::Relu, Op::Sin, Op::Cos, Op::Sqrt, Op::Rsqrt};
+  const Op binary[] = {Op::Add, Op::Sub, Op::Mul, Op::Div, Op::Max, Op::Min};
+  int seed = 40;
+  for (Op u : unary)
+    for (Op b : binary) {
+      Chain c;
+      c.nin = 2;
+      c.in_dtype[0] = c.in_dtype[1] = SPMD_F32;
+      c.steps = {make_step(u, {input(0)}), make_step(b, {step(0), input(1)}),
+                 make_step(b, {scalar(-0.75), step(1)})};
+      const std::vector<float> x = values(seed), y = values(seed + 1);
+      ++seed;
+      const void *args[3] = {x.data(), y.data(), nullptr};
+      std::vector<float> narrow(kCount, -7.0f), wide(kCount, 7.0f);
+      assert_true(spmd::ew::lanes::run_chain_f32_avx2(c, kCount, narrow.data(), args));
+      assert_true(spmd::ew::lanes::run_chain_f32_avx512(c, kCount, wide.data(), args));
+      for (size_t i = 0; i < kCount; ++i)
+        if (!same_bits(narrow[i], wide[i])) {
+          std::printf("%s then %s, element %zu (%a, %a): AVX2 %a, AVX-512 %a\n", spmd::ew::op_name(u),
+                      spmd::ew::op_name(b), i, static_cast<double>(x[i]), static_cast<double>(y[i]),
+                      static_cast<double>(narrow[i]), static_cast<double>(wide[i]));
+          fail();
+        }
+    }
+}
+
 }  // namespace
 
 int main(void) {
@@ -259,6 +294,7 @@ int main(void) {
       cmocka_unit_test(short_arrays),
       cmocka_unit_test(extremes_of_zeros_as_jax),
       cmocka_unit_test(others_fall_back),
+      cmocka_unit_test(same_bits_in_either_width),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,5 @@
 // The float32 sine and cosine of the vector table this CPU uses
-// (kernels/vector_math.hpp; on AVX2 and AVX-512, kernels/trig_avx2.hpp)
+// (kernels/vector_math.hpp; on AVX2 and AVX-512, kernels/trig_lanes.hpp)
 // against the double-precision functions: within 1 ulp over a sweep of
 // every magnitude, the special values as IEEE and JAX give them, and each
 // element's result independent of its neighbours.
@@ -71,7 +71,7 @@ double worst_ulps(Fn fn, const std::vector<float> &xs) {
   return worst;
 }
 
-// 2^-12 up to 2^17 (where kernels/trig_avx2.hpp reduces the argument
+// 2^-12 up to 2^17 (where kernels/trig_lanes.hpp reduces the argument
 // itself), every 257th float of each sign; then up to the largest float,
 // where SLEEF's functions take over.
 void within_one_ulp(void **) {
@@ -153,12 +153,47 @@ void independent_of_neighbours(void **) {
 
 }  // namespace
 
+namespace spmd::vmath {
+extern const Table kTableAvx512;
+extern const Table kTableAvx2;
+}  // namespace spmd::vmath
+
+namespace {
+
+// Sixteen lanes give the bits of eight (kernels/trig_lanes.hpp is one
+// algorithm in either width): every AVX-512 machine's sine and cosine are an
+// AVX2 machine's. Where this CPU has no AVX-512, there is nothing to compare.
+void same_bits_in_either_width(void **) {
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512dq")) {
+    std::printf("  no AVX-512 on this CPU: nothing to compare\n");
+    return;
+  }
+  auto xs = sweep(0, bits_of(std::numeric_limits<float>::infinity()) + 1, 613);
+  xs.push_back(std::numeric_limits<float>::quiet_NaN());
+  for (int fn = 0; fn < 2; ++fn) {
+    const int k = static_cast<int>(fn == 0 ? Fn::Sin : Fn::Cos);
+    std::vector<float> narrow(xs.size()), wide(xs.size());
+    spmd::vmath::kTableAvx2.f32[k](xs.data(), narrow.data(), xs.size());
+    spmd::vmath::kTableAvx512.f32[k](xs.data(), wide.data(), xs.size());
+    for (size_t i = 0; i < xs.size(); ++i)
+      if (bits_of(narrow[i]) != bits_of(wide[i])) {
+        std::printf("  %s(%a): AVX2 %a, AVX-512 %a\n", fn == 0 ? "sin" : "cos", static_cast<double>(xs[i]),
+                    static_cast<double>(narrow[i]), static_cast<double>(wide[i]));
+        fail();
+      }
+  }
+}
+
+}  // namespace
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(within_one_ulp),
       cmocka_unit_test(near_multiples_of_half_pi),
       cmocka_unit_test(special_values),
       cmocka_unit_test(independent_of_neighbours),
+      cmocka_unit_test(same_bits_in_either_width),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,11 +1,29 @@
 #include "kernels/elementwise_chain.hpp"
 
+#include <cstring>
 #include <vector>
 
 #include "base/dtype.hpp"
 #include "kernels/elementwise_chain_lanes.hpp"
+#include "kernels/vector_math.hpp"
 
 namespace spmd::ew {
+
+namespace lanes {
+
+bool run_chain_f32(const Chain &chain, size_t count, void *out, const void *const in[3]) {
+  // The vectors of the table's instruction set, so that the SLEEF functions
+  // a chain calls are the table's (chosen once per process).
+  static const int isa = [] {
+    const char *name = vmath::table().isa;
+    return std::strcmp(name, "avx512") == 0 ? 512 : std::strcmp(name, "avx2") == 0 ? 256 : 0;
+  }();
+  if (isa == 512) return run_chain_f32_avx512(chain, count, out, in);
+  if (isa == 256) return run_chain_f32_avx2(chain, count, out, in);
+  return false;
+}
+
+}  // namespace lanes
 
 void run_chain(const Chain &chain, size_t count, void *out, const void *const in[3]) {
   const size_t nsteps = chain.steps.size();

@@ -2,7 +2,7 @@
 #include <immintrin.h>
 #include <sleef.h>
 
-#include "kernels/trig_avx2.hpp"
+#include "kernels/trig_lanes.hpp"
 
 #define VM_TABLE kTableAvx2
 #define VM_ISA "avx2"
@@ -16,6 +16,6 @@
 #define STORED _mm256_storeu_pd
 #define SLF(fn, acc) Sleef_##fn##f8_##acc
 #define SLD(fn, acc) Sleef_##fn##d4_##acc
-#define VM_SIN_F32 spmd::vmath::avx2::sin8
-#define VM_COS_F32 spmd::vmath::avx2::cos8
+#define VM_SIN_F32 spmd::simd::sin<spmd::simd::Avx2>
+#define VM_COS_F32 spmd::simd::cos<spmd::simd::Avx2>
 #include "kernels/vector_math_isa.inc"

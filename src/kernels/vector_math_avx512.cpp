@@ -2,22 +2,7 @@
 #include <immintrin.h>
 #include <sleef.h>
 
-#include "kernels/trig_avx2.hpp"
-
-// The float sine and cosine in two halves of eight lanes, so that they give
-// the same bits as on an AVX2 machine.
-namespace spmd::vmath::avx512 {
-template <__m256 (*Half)(__m256)>
-inline __m512 in_halves(__m512 x) {
-  alignas(64) float t[16];
-  _mm512_store_ps(t, x);
-  _mm256_store_ps(t, Half(_mm256_load_ps(t)));
-  _mm256_store_ps(t + 8, Half(_mm256_load_ps(t + 8)));
-  return _mm512_load_ps(t);
-}
-inline __m512 sin16(__m512 x) { return in_halves<avx2::sin8>(x); }
-inline __m512 cos16(__m512 x) { return in_halves<avx2::cos8>(x); }
-}  // namespace spmd::vmath::avx512
+#include "kernels/trig_lanes.hpp"
 
 #define VM_TABLE kTableAvx512
 #define VM_ISA "avx512"
@@ -31,6 +16,6 @@ inline __m512 cos16(__m512 x) { return in_halves<avx2::cos8>(x); }
 #define STORED _mm512_storeu_pd
 #define SLF(fn, acc) Sleef_##fn##f16_##acc
 #define SLD(fn, acc) Sleef_##fn##d8_##acc
-#define VM_SIN_F32 spmd::vmath::avx512::sin16
-#define VM_COS_F32 spmd::vmath::avx512::cos16
+#define VM_SIN_F32 spmd::simd::sin<spmd::simd::Avx512>
+#define VM_COS_F32 spmd::simd::cos<spmd::simd::Avx512>
 #include "kernels/vector_math_isa.inc"

@@ -54,7 +54,7 @@ SPMD_HD int64_t daz(int64_t x) { return x; }
 // is below +0), so a subnormal comes back as a zero of its sign. On the
 // bits, so that no compiler turns it into an instruction that treats zeros
 // and flushed subnormals otherwise. The CPU loops and the GPU bodies both
-// call it; kernels/elementwise_chain_avx2.cpp computes the same in lanes.
+// call it; kernels/elementwise_chain_simd.hpp computes the same in lanes.
 template <typename T, bool Max>
 SPMD_HD T ieee_extremum(T a, T b) {
   const T x = daz(a), y = daz(b);
