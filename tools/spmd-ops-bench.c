@@ -11,6 +11,13 @@
 #include <cblas.h>
 #ifdef SPMD_BENCH_ONEDNN
 #include <oneapi/dnnl/dnnl.h>
+#define CHECK_DNNL(call)                           \
+  do {                                             \
+    if ((call) != dnnl_success) {                  \
+      fprintf(stderr, "%s failed\n", #call);       \
+      exit(1);                                     \
+    }                                              \
+  } while (0)
 #endif
 #include <math.h>
 #include <stdio.h>
@@ -162,14 +169,14 @@ static void report(const char *name, double t, double rate, const char *unit, do
 }
 
 #ifdef SPMD_BENCH_MODELS
-/* The Layer program's products alone, as OpenBLAS runs them one at a time
- * on all its threads (as the program's are): the four devices' blocks of
+/* The Layer program's products alone, as OpenBLAS (or, with `onednn`,
+ * oneDNN's sgemm) runs them one at a time on all its threads: the four devices' blocks of
  * the 2x2 mesh, 128 rows each (batch 2 over 'data'), the weights split
  * over 'model': q, k, v (1024 x 512 each), the 8 heads' scores and
  * weighted values (128 x 64 x 128 and back), the output projection
  * (512 x 1024) and the MLP (1024 x 2048, 2048 x 1024). What the Layer
  * costs this machine's BLAS before any other op. */
-static double layer_products_alone(double *t, int iters) {
+static double layer_products_alone(double *t, int iters, int onednn) {
   enum { SHAPES = 8 };
   static const int shape[SHAPES][4] = {  /* m, n, k, batch */
       {128, 512, 1024, 1}, {128, 512, 1024, 1}, {128, 512, 1024, 1}, {128, 128, 64, 8},
@@ -189,9 +196,17 @@ static double layer_products_alone(double *t, int iters) {
     for (int d = 0; d < 4; ++d)
       for (int s = 0; s < SHAPES; ++s) {
         const int m = shape[s][0], n = shape[s][1], k = shape[s][2];
-        for (int j = 0; j < shape[s][3]; ++j)
-          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a[d][s] + (size_t)j * m * k, k,
-                      b[d][s] + (size_t)j * k * n, n, 0.0f, c[d][s] + (size_t)j * m * n, n);
+        for (int j = 0; j < shape[s][3]; ++j) {
+          const float *aj = a[d][s] + (size_t)j * m * k, *bj = b[d][s] + (size_t)j * k * n;
+          float *cj = c[d][s] + (size_t)j * m * n;
+#ifdef SPMD_BENCH_ONEDNN
+          if (onednn) {
+            CHECK_DNNL(dnnl_sgemm('N', 'N', m, n, k, 1.0f, aj, k, bj, n, 0.0f, cj, n));
+            continue;
+          }
+#endif
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, aj, k, bj, n, 0.0f, cj, n);
+        }
       }
     if (it >= 0) t[it] = now() - t0;
   }
@@ -252,9 +267,14 @@ static void models(double *t, int iters) {
     }
     const double program = median(t, iters);
     printf("%-34s %10.3f ms (median of %d)\n", "Layer (2,128,1024) program", 1e3 * program, iters);
-    const double products = layer_products_alone(t, iters);
+    const double products = layer_products_alone(t, iters, 0);
     printf("%-34s %10.3f ms (median of %d) | program / products %.2f\n", "Layer products alone (OpenBLAS)",
            1e3 * products, iters, program / products);
+#ifdef SPMD_BENCH_ONEDNN
+    const double dnnl = layer_products_alone(t, iters, 1);
+    printf("%-34s %10.3f ms (median of %d) | program / products %.2f\n", "Layer products alone (oneDNN)",
+           1e3 * dnnl, iters, program / dnnl);
+#endif
     spmd_array_destroy(xa);
     spmd_array_destroy(ya);
     spmd_sharding_destroy(rows_in);

@@ -2,6 +2,7 @@
 
 #include <cblas.h>
 #ifdef SPMD_HAVE_ONEDNN
+#include <dlfcn.h>
 #include <oneapi/dnnl/dnnl.h>
 #endif
 
@@ -51,8 +52,34 @@ bool onednn_products() {
 }
 #endif
 
-// Set on a thread holding an OnCallingThread.
-thread_local bool t_on_calling_thread = false;
+// OnCallingThread objects alive on this thread (a launch may hold one
+// inside another's).
+thread_local int t_on_calling_thread = 0;
+
+#ifdef SPMD_HAVE_ONEDNN
+// oneDNN's threads are an OpenMP runtime's (Debian's is built so), whose
+// thread count is a per-thread setting: set to one on a thread holding an
+// OnCallingThread, oneDNN runs that thread's products on it alone, as
+// OpenBLAS does. Looked up where oneDNN's runtime put it, so libspmd needs
+// no OpenMP of its own; without it such threads leave oneDNN out.
+struct OpenMpThreads {
+  int (*get)() = nullptr;
+  void (*set)(int) = nullptr;
+};
+const OpenMpThreads &openmp_threads() {
+  static const OpenMpThreads found = [] {
+    OpenMpThreads t;
+    t.get = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "omp_get_max_threads"));
+    t.set = reinterpret_cast<void (*)(int)>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
+    if (t.get == nullptr || t.set == nullptr) t = {};
+    return t;
+  }();
+  return found;
+}
+// This thread's OpenMP count before its OnCallingThread, or 0 where oneDNN
+// stays out of its products.
+thread_local int t_saved_openmp_threads = 0;
+#endif
 
 template <typename T>
 void blas(const Params &p, T *c, const T *a, const T *b) {
@@ -72,7 +99,8 @@ void blas(const Params &p, T *c, const T *a, const T *b) {
     // call costs less and allocates nothing. Its status is refused
     // arguments only, which checked shapes never are.
     if constexpr (sizeof(T) == 4) {
-      if (p.m * p.n * p.k >= kTeamMinWork && !t_on_calling_thread && onednn_products()) {
+      if (p.m * p.n * p.k >= kTeamMinWork && onednn_products() &&
+          (t_on_calling_thread == 0 || t_saved_openmp_threads > 0)) {
         const dnnl_status_t s = dnnl_sgemm(p.trans_a ? 'T' : 'N', p.trans_b ? 'T' : 'N', p.m, p.n, p.k, 1.0f,
                                            a + i * sa, lda, b + i * sb, ldb, 0.0f, c + i * sc, p.n);
         if (s != dnnl_success) fail(SPMD_ERR_INTERNAL, "gemm kernel: dnnl_sgemm status ", static_cast<int>(s));
@@ -120,7 +148,13 @@ int g_saved_threads = 0;  // OpenBLAS's count before the first
 }  // namespace
 
 OnCallingThread::OnCallingThread() {
-  t_on_calling_thread = true;
+#ifdef SPMD_HAVE_ONEDNN
+  if (const OpenMpThreads &omp = openmp_threads(); t_on_calling_thread == 0 && omp.set != nullptr) {
+    t_saved_openmp_threads = omp.get();
+    omp.set(1);
+  }
+#endif
+  ++t_on_calling_thread;
   std::lock_guard<std::mutex> lock(g_threads_mu);
   if (g_holders++ == 0) {
     g_saved_threads = openblas_get_num_threads();
@@ -129,7 +163,13 @@ OnCallingThread::OnCallingThread() {
 }
 
 OnCallingThread::~OnCallingThread() {
-  t_on_calling_thread = false;
+#ifdef SPMD_HAVE_ONEDNN
+  if (t_on_calling_thread == 1 && t_saved_openmp_threads > 0) {
+    openmp_threads().set(t_saved_openmp_threads);
+    t_saved_openmp_threads = 0;
+  }
+#endif
+  --t_on_calling_thread;
   std::lock_guard<std::mutex> lock(g_threads_mu);
   if (--g_holders == 0) openblas_set_num_threads(g_saved_threads);
 }

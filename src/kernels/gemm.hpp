@@ -28,9 +28,10 @@ bool suits_one_thread(const Params &p);
 
 // While one is held, products run on their calling thread alone: OpenBLAS's
 // threads are set to one for the process (its count is process-wide; the
-// last one released restores it) and oneDNN is left out (its OpenMP team
-// would start threads of its own). For threads that run their products
-// side by side, as many as cores.
+// last one released restores it) and this thread's OpenMP count, which
+// oneDNN's team follows, to one (restored when this thread's last one is
+// released; where no OpenMP runtime is found, oneDNN is left out). For
+// threads that run their products side by side, as many as cores.
 class OnCallingThread {
  public:
   OnCallingThread();

@@ -126,6 +126,47 @@ EventPtr CpuBackend::copy_boxes(std::span<const BoxCopy> copies, const EventList
   return nullptr;
 }
 
+// Multiply-adds of a launch's products below which they run one after
+// another on the calling thread: handing them to the pool's threads would
+// cost more than they take (the training step's products, a few thousand
+// each; OpenBLAS runs such ones on one thread by itself).
+constexpr int64_t kSideBySideMinWork = int64_t(1) << 20;
+
+void CpuBackend::run_products(std::span<const Kernel> kernels, const std::function<void(size_t)> &run) {
+  int64_t work = 0;
+  bool small = true;
+  for (const auto &k : kernels) {
+    if (k.kind != KernelKind::Gemm) continue;
+    work += k.gemm.batch * k.gemm.m * k.gemm.n * k.gemm.k;
+    small = small && gemm::suits_one_thread(k.gemm);
+  }
+  // The devices' products side by side, one a thread, each single-threaded
+  // (oneDNN's and OpenBLAS's threads held to one meanwhile), where they
+  // share the threads evenly or are small: on 2 cores with AVX-512 the
+  // batch-sharded 2048^3 product ran at 0.95 of one oneDNN sgemm on all
+  // cores so, against 0.79 with the devices' products one at a time on
+  // oneDNN's team, and the Layer program at 19.3-19.9 ms against 20.6-20.8;
+  // a small product's team cost more than it saved, its OpenBLAS threads
+  // spinning after it and taking the cores from the next op's (the Layer
+  // program 26-34 ms so). On the 2-core AVX2 machine, with OpenBLAS alone,
+  // the larger products ran as fast either way.
+  const auto threads = static_cast<size_t>(pool_.size());
+  if (work >= kSideBySideMinWork && threads > 1 && (small || kernels.size() % threads == 0)) {
+    pool_.parallel_for(kernels.size(), [&](size_t i) {
+      gemm::OnCallingThread alone;
+      run(i);
+    });
+    return;
+  }
+  // Otherwise products run one after another, each on all the BLAS
+  // library's threads, whichever threads launch them: concurrent calls
+  // would each start a team of all the cores' threads (oneDNN's OpenMP,
+  // OpenBLAS's pool).
+  static std::mutex products;
+  std::lock_guard<std::mutex> one_at_a_time(products);
+  for (size_t i = 0; i < kernels.size(); ++i) run(i);
+}
+
 EventPtr CpuBackend::launch(std::span<const Kernel> kernels, const EventList &after) {
   after.wait();
   size_t bytes = 0;
@@ -158,27 +199,8 @@ EventPtr CpuBackend::launch(std::span<const Kernel> kernels, const EventList &af
     for (size_t i = 0; i < kernels.size(); ++i) run(i);
     return nullptr;
   }
-  // Small products (a Layer's attention heads) run side by side, one a
-  // thread, each single-threaded: OpenBLAS's team for one costs more than
-  // it saves, and its threads, once woken, spin for a while after, taking
-  // cores from the next op's threads and oneDNN's (the Layer program:
-  // 19-20 ms so, against 26-34 with its heads' products on the team, on
-  // 2 cores).
-  if (blas && std::all_of(kernels.begin(), kernels.end(), [](const Kernel &k) {
-        return k.kind != KernelKind::Gemm || gemm::suits_one_thread(k.gemm);
-      })) {
-    gemm::OnCallingThread alone;
-    pool_.parallel_for(kernels.size(), run);
-    return nullptr;
-  }
-  // Otherwise products run one after another, each on all the BLAS
-  // library's threads, whichever threads launch them: concurrent calls
-  // would each start a team of all the cores' threads (oneDNN's OpenMP,
-  // OpenBLAS's pool).
   if (blas) {
-    static std::mutex products;
-    std::lock_guard<std::mutex> one_at_a_time(products);
-    for (size_t i = 0; i < kernels.size(); ++i) run(i);
+    run_products(kernels, run);
     return nullptr;
   }
   // Float elementwise kernels flush subnormals, as XLA's CPU code does:

@@ -48,6 +48,9 @@ class CpuBackend final : public Backend {
   // Runs fn(i) for i < n on the pool, or on the calling thread when the
   // work is too small to be worth waking a worker or the cores are taken.
   void parallel_for(size_t n, size_t bytes, const std::function<void(size_t)> &fn);
+  // Runs a launch holding matrix products (run(i) runs kernel i): side by
+  // side on the pool, or one after another on every core.
+  void run_products(std::span<const Kernel> kernels, const std::function<void(size_t)> &run);
 
   int devices_;
   HostAllocator allocator_;
