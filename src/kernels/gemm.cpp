@@ -27,8 +27,8 @@ std::vector<float> widen(spmd_dtype d, const void *p, size_t n) {
   return v;
 }
 
-// Multiply-adds a matrix of a product from which it is given all cores
-// (and, for float32, goes to oneDNN where that is chosen).
+// Multiply-adds of one matrix product from which it is worth all cores'
+// threads (oneDNN's team, where oneDNN is chosen, or OpenBLAS's).
 constexpr int64_t kTeamMinWork = int64_t(1) << 21;
 
 #ifdef SPMD_HAVE_ONEDNN
@@ -60,17 +60,25 @@ thread_local int t_on_calling_thread = 0;
 // oneDNN's threads are an OpenMP runtime's (Debian's is built so), whose
 // thread count is a per-thread setting: set to one on a thread holding an
 // OnCallingThread, oneDNN runs that thread's products on it alone, as
-// OpenBLAS does. Looked up where oneDNN's runtime put it, so libspmd needs
-// no OpenMP of its own; without it such threads leave oneDNN out.
+// OpenBLAS does. Looked up among oneDNN's own dependencies (found even
+// where libspmd was loaded into a local scope, as Julia loads it), so
+// libspmd needs no OpenMP of its own; without it such threads leave oneDNN
+// out.
 struct OpenMpThreads {
   int (*get)() = nullptr;
   void (*set)(int) = nullptr;
 };
 const OpenMpThreads &openmp_threads() {
   static const OpenMpThreads found = [] {
+    // oneDNN's library, already loaded: a handle to it searches its
+    // dependencies too (never closed; it only counts a reference).
+    void *scope = RTLD_DEFAULT;
+    Dl_info info;
+    if (dladdr(reinterpret_cast<void *>(&dnnl_sgemm), &info) != 0 && info.dli_fname != nullptr)
+      if (void *lib = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD); lib != nullptr) scope = lib;
     OpenMpThreads t;
-    t.get = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "omp_get_max_threads"));
-    t.set = reinterpret_cast<void (*)(int)>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
+    t.get = reinterpret_cast<int (*)()>(dlsym(scope, "omp_get_max_threads"));
+    t.set = reinterpret_cast<void (*)(int)>(dlsym(scope, "omp_set_num_threads"));
     if (t.get == nullptr || t.set == nullptr) t = {};
     return t;
   }();

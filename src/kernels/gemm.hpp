@@ -21,9 +21,9 @@ struct Params {
 void run(const Params &p, void *out, const void *a, const void *b);
 
 // Whether each of the product's matrices is small enough that one thread
-// runs it about as fast as a BLAS library's team (below 2^21 multiply-adds,
-// where oneDNN is not used either). Such products are best run side by side,
-// one a thread, under an OnCallingThread.
+// runs it about as fast as a BLAS library's team (below 2^21
+// multiply-adds). Such products are best run side by side, one a thread,
+// under an OnCallingThread.
 bool suits_one_thread(const Params &p);
 
 // While one is held, products run on their calling thread alone: OpenBLAS's
