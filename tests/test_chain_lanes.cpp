@@ -146,6 +146,16 @@ void sine_chain(void **) {
   assert_true(check(c, 0) == vector_table());
 }
 
+// u(x0) b x1, then scalar b that, then that b u(x0).
+Chain unary_then_binary(Op u, Op b) {
+  Chain c;
+  c.nin = 2;
+  c.in_dtype[0] = c.in_dtype[1] = SPMD_F32;
+  c.steps = {make_step(u, {input(0)}), make_step(b, {step(0), input(1)}),
+             make_step(b, {scalar(-0.75), step(1)}), make_step(b, {step(2), step(0)})};
+  return c;
+}
+
 // Every unary op, then every binary op with the other input and with a
 // scalar: u(x0) b x1, then scalar b that.
 void every_op(void **) {
@@ -154,14 +164,7 @@ void every_op(void **) {
   const Op binary[] = {Op::Add, Op::Sub, Op::Mul, Op::Div, Op::Max, Op::Min, Op::Pow};
   int seed = 1;
   for (Op u : unary)
-    for (Op b : binary) {
-      Chain c;
-      c.nin = 2;
-      c.in_dtype[0] = c.in_dtype[1] = SPMD_F32;
-      c.steps = {make_step(u, {input(0)}), make_step(b, {step(0), input(1)}),
-                 make_step(b, {scalar(-0.75), step(1)}), make_step(b, {step(2), step(0)})};
-      check(c, seed++);
-    }
+    for (Op b : binary) check(unary_then_binary(u, b), seed++);
 }
 
 // Three inputs read by several steps, a step read twice.
@@ -263,11 +266,7 @@ void same_bits_in_either_width(void **) {
   int seed = 40;
   for (Op u : unary)
     for (Op b : binary) {
-      Chain c;
-      c.nin = 2;
-      c.in_dtype[0] = c.in_dtype[1] = SPMD_F32;
-      c.steps = {make_step(u, {input(0)}), make_step(b, {step(0), input(1)}),
-                 make_step(b, {scalar(-0.75), step(1)})};
+      const Chain c = unary_then_binary(u, b);
       const std::vector<float> x = values(seed), y = values(seed + 1);
       ++seed;
       const void *args[3] = {x.data(), y.data(), nullptr};
