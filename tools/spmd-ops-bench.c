@@ -170,8 +170,8 @@ static void report(const char *name, double t, double rate, const char *unit, do
 
 #ifdef SPMD_BENCH_MODELS
 /* The Layer program's products alone, as OpenBLAS (or, with `onednn`,
- * oneDNN's sgemm) runs them one at a time on all its threads: the four devices' blocks of
- * the 2x2 mesh, 128 rows each (batch 2 over 'data'), the weights split
+ * oneDNN's sgemm) runs them one at a time on all its threads: the four
+ * devices' blocks of the 2x2 mesh, 128 rows each (batch 2 over 'data'), the weights split
  * over 'model': q, k, v (1024 x 512 each), the 8 heads' scores and
  * weighted values (128 x 64 x 128 and back), the output projection
  * (512 x 1024) and the MLP (1024 x 2048, 2048 x 1024). What the Layer
@@ -457,10 +457,7 @@ int main(int argc, char **argv) {
 #ifdef SPMD_BENCH_ONEDNN
   for (int i = -1; i < iters; ++i) {
     double t0 = now();
-    if (dnnl_sgemm('N', 'N', n, n, n, 1.0f, ha, n, hb, n, 0.0f, hc, n) != dnnl_success) {
-      fprintf(stderr, "dnnl_sgemm failed\n");
-      exit(1);
-    }
+    CHECK_DNNL(dnnl_sgemm('N', 'N', n, n, n, 1.0f, ha, n, hb, n, 0.0f, hc, n));
     if (i >= 0) t[i] = now() - t0;
   }
   const double dnnl = flop / median(t, iters) / 1e9;

@@ -89,7 +89,9 @@ struct Avx512 {
   static F sub(F a, F b) { return _mm512_sub_ps(a, b); }
   static F mul(F a, F b) { return _mm512_mul_ps(a, b); }
   static F div(F a, F b) { return _mm512_div_ps(a, b); }
-  static F sqrt(F a) { return _mm512_maskz_sqrt_ps(0xffff, a); }  // masked: GCC 12 warns, wrongly, of the unmasked form
+  // Masked forms here and below: GCC 12 warns, wrongly, that the unmasked
+  // ones read an uninitialised vector.
+  static F sqrt(F a) { return _mm512_maskz_sqrt_ps(0xffff, a); }
   static F fmadd(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
   static F fnmadd(F a, F b, F c) { return _mm512_fnmadd_ps(a, b, c); }
   static F fmsub(F a, F b, F c) { return _mm512_fmsub_ps(a, b, c); }
@@ -108,9 +110,9 @@ struct Avx512 {
   static F as_float(I a) { return _mm512_castsi512_ps(a); }
   static I add_int(I a, int v) { return _mm512_add_epi32(a, _mm512_set1_epi32(v)); }
   template <int N>
-  static I shl(I a) { return _mm512_maskz_slli_epi32(0xffff, a, N); }  // maskz: as sqrt
+  static I shl(I a) { return _mm512_maskz_slli_epi32(0xffff, a, N); }
   template <int N>
-  static I shr(I a) { return _mm512_maskz_srli_epi32(0xffff, a, N); }  // maskz: as sqrt
+  static I shr(I a) { return _mm512_maskz_srli_epi32(0xffff, a, N); }
   static Mask low_bit(I a) { return _mm512_test_epi32_mask(a, _mm512_set1_epi32(1)); }
   static Mask exponent_zero(F a) {
     return _mm512_testn_epi32_mask(as_int(a), _mm512_set1_epi32(0x7f800000));

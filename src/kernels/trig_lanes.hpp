@@ -80,7 +80,9 @@ typename V::F magnitude(typename V::F x) { return V::and_not(V::set1(-0.0f), x);
 // Lanes the reduction does not serve (|x| > 2^17, infinities, NaN), from
 // |x|.
 template <class V>
-typename V::Mask beyond_reduction(typename V::F ax) { return V::template cmp<_CMP_NLE_UQ>(ax, V::set1(0x1p17f)); }
+typename V::Mask beyond_reduction(typename V::F ax) {
+  return V::template cmp<_CMP_NLE_UQ>(ax, V::set1(0x1p17f));
+}
 
 template <class V>
 typename V::F sin(typename V::F x) {

@@ -142,7 +142,8 @@ void CpuBackend::run_products(std::span<const Kernel> kernels, const std::functi
   }
   // The devices' products side by side, one a thread, each single-threaded
   // (oneDNN's and OpenBLAS's threads held to one meanwhile), where they
-  // share the threads evenly or are small: on 2 cores with AVX-512 the
+  // share the threads evenly or are small and at least as many as the
+  // threads (a single small product keeps the team's cores): on 2 cores with AVX-512 the
   // batch-sharded 2048^3 product ran at 0.95 of one oneDNN sgemm on all
   // cores so, against 0.79 with the devices' products one at a time on
   // oneDNN's team, and the Layer program at 19.3-19.9 ms against 20.6-20.8;
@@ -151,7 +152,8 @@ void CpuBackend::run_products(std::span<const Kernel> kernels, const std::functi
   // program 26-34 ms so). On the 2-core AVX2 machine, with OpenBLAS alone,
   // the larger products ran as fast either way.
   const auto threads = static_cast<size_t>(pool_.size());
-  if (work >= kSideBySideMinWork && threads > 1 && (small || kernels.size() % threads == 0)) {
+  const bool even = kernels.size() % threads == 0, enough = kernels.size() >= threads;
+  if (work >= kSideBySideMinWork && threads > 1 && (small ? enough : even)) {
     pool_.parallel_for(kernels.size(), [&](size_t i) {
       gemm::OnCallingThread alone;
       run(i);
