@@ -735,6 +735,67 @@ static void a_donated_operand_is_consumed(void **state) {
 
 /* ---- bad input ---- */
 
+/* softmax and log_softmax along an unsplit last axis run as one kernel a
+ * block; it gives the bits of the five ops it replaces (max, subtract,
+ * exp, sum, divide or subtract a log), rows of one element, of a partial
+ * vector, of several, and special values (infinities, NaN, -0,
+ * subnormals, exp's overflow and underflow) included. */
+static spmd_array *softmax_by_the_ops(const spmd_array *x, int log) {
+  const int64_t axis = 1;
+  spmd_array *m = NULL, *sh = NULL, *e = NULL, *s = NULL, *ls = NULL, *out = NULL;
+  assert_ok(spmd_reduce(SPMD_REDUCE_MAX, x, 1, &axis, 1, NULL, &m));
+  assert_ok(spmd_binary(SPMD_BINARY_SUB, x, m, NULL, &sh));
+  assert_ok(spmd_unary(SPMD_UNARY_EXP, sh, NULL, &e));
+  assert_ok(spmd_reduce(SPMD_REDUCE_SUM, e, 1, &axis, 1, NULL, &s));
+  if (log) {
+    assert_ok(spmd_unary(SPMD_UNARY_LOG, s, NULL, &ls));
+    assert_ok(spmd_binary(SPMD_BINARY_SUB, sh, ls, NULL, &out));
+  } else {
+    assert_ok(spmd_binary(SPMD_BINARY_DIV, e, s, NULL, &out));
+  }
+  spmd_array *all[] = {m, sh, e, s, ls};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) spmd_array_destroy(all[i]);
+  return out;
+}
+
+static void softmax_in_one_pass_has_the_ops_bits(void **state) {
+  (void)state;
+  static const double specials[] = {INFINITY, -INFINITY, NAN, -0.0, 1e-40, -1e-40, 89.0, -104.0, 1e-310};
+  const int64_t widths[] = {1, 7, 16, 33, 128};
+  for (int f64 = 0; f64 < 2; ++f64)
+    for (size_t w = 0; w < sizeof widths / sizeof widths[0]; ++w) {
+      const int64_t shape[2] = {8, widths[w]}, n = 8 * widths[w];
+      const size_t es = f64 ? 8 : 4;
+      unsigned char *v = malloc((size_t)n * es), *got = malloc((size_t)n * es), *want = malloc((size_t)n * es);
+      for (int64_t i = 0; i < n; ++i) {
+        /* Row 0 all ordinary; the others with a special value now and then. */
+        double d = sin((double)i * 1.7) * 30.0;
+        if (i >= widths[w] && i % 5 == 3) d = specials[(i / 5) % (sizeof specials / sizeof specials[0])];
+        if (f64) ((double *)v)[i] = d;
+        else ((float *)v)[i] = (float)d;
+      }
+      spmd_array *x = test_put(mesh, "x", f64 ? SPMD_F64 : SPMD_F32, 2, shape, v);
+      for (int log = 0; log < 2; ++log) {
+        spmd_array *fused = NULL, *ops = softmax_by_the_ops(x, log);
+        assert_ok(spmd_softmax(x, 1, log, NULL, &fused));
+        assert_sharding(fused, "x");
+        assert_ok(spmd_array_to_host(fused, got, (size_t)n * es));
+        assert_ok(spmd_array_to_host(ops, want, (size_t)n * es));
+        for (int64_t i = 0; i < n; ++i)
+          if (memcmp(got + i * es, want + i * es, es) != 0)
+            fail_msg("%s %s, rows of %lld: element %lld differs from the ops' result",
+                     f64 ? "float64" : "float32", log ? "log_softmax" : "softmax", (long long)widths[w],
+                     (long long)i);
+        spmd_array_destroy(fused);
+        spmd_array_destroy(ops);
+      }
+      spmd_array_destroy(x);
+      free(v);
+      free(got);
+      free(want);
+    }
+}
+
 static void bad_input_is_refused_with_a_clear_message(void **state) {
   (void)state;
   spmd_array *x = put88("x, y", a64), *r = NULL;
@@ -879,6 +940,7 @@ int main(void) {
       cmocka_unit_test(uneven_and_empty_blocks_compute_like_even_ones),
       cmocka_unit_test(a_donated_operand_is_consumed),
       cmocka_unit_test(results_drop_the_axes_that_do_not_divide_them),
+      cmocka_unit_test(softmax_in_one_pass_has_the_ops_bits),
       cmocka_unit_test(bad_input_is_refused_with_a_clear_message),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

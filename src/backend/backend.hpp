@@ -95,6 +95,8 @@ class Backend {
   // The most steps a KernelKind::ElementwiseChain launch runs: a program
   // fuses elementwise ops only where it is more than 0.
   virtual size_t max_chain_steps() const { return 0; }
+  // Whether it runs SoftmaxRows kernels (else softmax is five ops).
+  virtual bool fused_softmax() const { return false; }
   // The queue a shard_map callback on `device` may put its own work on, so
   // that it is ordered with the backend's (a cudaStream_t), or null where
   // work is not queued (the CPU platform).

@@ -17,6 +17,7 @@ const char *kernel_name(KernelKind kind) {
     case KernelKind::Elementwise: return "elementwise";
     case KernelKind::ElementwiseChain: return "elementwise_chain";
     case KernelKind::Reduce: return "reduce";
+    case KernelKind::SoftmaxRows: return "softmax_rows";
     case KernelKind::Take: return "take";
     case KernelKind::ScatterAdd: return "scatter_add";
     case KernelKind::Gemm: return "gemm";
@@ -58,6 +59,13 @@ Kernel Kernel::elementwise_chain(Place out, const Place (&in)[3],
 Kernel Kernel::reduction(Place out, Place in, red::Params params, int device) {
   Kernel k = made(KernelKind::Reduce, device, params.out, out, in);
   k.reduce = std::move(params);
+  return k;
+}
+
+Kernel Kernel::softmax_rows(Place out, Place in, red::SoftmaxParams params, int device) {
+  Kernel k = made(KernelKind::SoftmaxRows, device, params.dtype, out, in);
+  k.count = static_cast<size_t>(params.rows * params.cols);
+  k.softmax = params;
   return k;
 }
 

@@ -51,6 +51,9 @@ enum class KernelKind {
   ElementwiseChain,
   // out = in0 reduced over some of its dimensions (kernels/reduce_axes.hpp).
   Reduce,
+  // out = softmax (or log_softmax) of in0 along its rows
+  // (red::softmax_rows); only where Backend::fused_softmax says so.
+  SoftmaxRows,
   // out = in0 times in1, batched (kernels/gemm.hpp). Uses the BLAS
   // library's own threads, so backends run these one at a time.
   Gemm,
@@ -81,6 +84,7 @@ struct Kernel {
   ew::Params elementwise;  // Elementwise
   std::shared_ptr<const ew::Chain> chain;  // ElementwiseChain
   red::Params reduce;      // Reduce
+  red::SoftmaxParams softmax;  // SoftmaxRows
   gemm::Params gemm;       // Gemm
   take::Params take;       // Take: in0 the operand, in1 the indices
   scatter_add::Params scatter;  // ScatterAdd
@@ -98,6 +102,7 @@ struct Kernel {
                                   std::shared_ptr<const ew::Chain> chain, spmd_dtype dtype,
                                   size_t count, int device);
   static Kernel reduction(Place out, Place in, red::Params params, int device);
+  static Kernel softmax_rows(Place out, Place in, red::SoftmaxParams params, int device);
   static Kernel matmul(Place out, Place a, Place b, gemm::Params params, int device);
   static Kernel take_along(Place out, Place a, Place indices, take::Params params, int device);
   static Kernel scatter_added(Place out, Place x, Place indices, Place updates,

@@ -12,6 +12,7 @@
 #include "kernels/device/cpu_float.hpp"
 #include "kernels/device/scan.hpp"
 #include "kernels/flush_subnormals.hpp"
+#include "kernels/vector_math.hpp"
 
 
 namespace spmd::red {
@@ -349,7 +350,53 @@ void cumsum(const Params &p, char *out, const char *in, Round round) {
   }
 }
 
+template <typename T>
+void softmax_typed(const SoftmaxParams &p, T *out, const T *in) {
+  const auto fn = [](vmath::Fn f) {
+    if constexpr (std::is_same_v<T, double>) return vmath::f64(f);
+    else return vmath::f32(f);
+  };
+  const vmath::Unary<T> exp = fn(vmath::Fn::Exp), log = fn(vmath::Fn::Log);
+  const auto n = static_cast<size_t>(p.cols);
+  std::vector<T> e(n);
+  // log_softmax: every row's sum first, their logs in one call as the Log
+  // op takes them, then x - max - log(sum).
+  std::vector<T> sums(p.log ? static_cast<size_t>(p.rows) : 0);
+  for (int64_t r = 0; r < p.rows; ++r) {
+    const T *v = in + static_cast<size_t>(r) * n;
+    T *o = out + static_cast<size_t>(r) * n;
+    // As reduce: a reduction over one value copies it.
+    const T m = n == 1 ? v[0] : fold(Op::Max, identity<T>(Op::Max, p.dtype), v, n);
+    for (size_t i = 0; i < n; ++i) e[i] = v[i] - m;
+    if (p.log) std::copy(e.begin(), e.end(), o);
+    exp(e.data(), e.data(), n);
+    const T s = n == 1 ? e[0] : fold(Op::Sum, T(0), e.data(), n);
+    if (p.log) {
+      sums[static_cast<size_t>(r)] = s;
+      continue;
+    }
+    for (size_t i = 0; i < n; ++i) o[i] = e[i] / s;
+  }
+  if (!p.log) return;
+  log(sums.data(), sums.data(), sums.size());
+  for (int64_t r = 0; r < p.rows; ++r) {
+    T *o = out + static_cast<size_t>(r) * n;
+    const T ls = sums[static_cast<size_t>(r)];
+    for (size_t i = 0; i < n; ++i) o[i] = o[i] - ls;
+  }
+}
+
 }  // namespace
+
+void softmax_rows(const SoftmaxParams &p, void *out, const void *in) {
+  if (p.rows == 0 || p.cols == 0) return;
+  FlushSubnormals ftz;  // as the ops' kernels run
+  if (p.dtype == SPMD_F64)
+    return softmax_typed(p, static_cast<double *>(out), static_cast<const double *>(in));
+  if (p.dtype == SPMD_F32)
+    return softmax_typed(p, static_cast<float *>(out), static_cast<const float *>(in));
+  fail(SPMD_ERR_INTERNAL, "softmax kernel: dtype ", static_cast<int>(p.dtype));
+}
 
 void run(const Params &p, void *out, const void *in) {
   auto *o = static_cast<char *>(out);

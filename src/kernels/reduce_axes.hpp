@@ -36,4 +36,16 @@ int64_t out_elements(const Params &p);
 // of nothing give the lowest / highest value of the type.
 void run(const Params &p, void *out, const void *in);
 
+// jax.nn.softmax (or log_softmax) along rows of `cols` contiguous float32
+// or float64 elements, in one pass over each row where the ops take five:
+// the same max and sum as run's over the row, the same exp and log as the
+// elementwise kernels', the same IEEE subtraction and division, so the
+// same bits as the ops one after another.
+struct SoftmaxParams {
+  spmd_dtype dtype = SPMD_F32;  // of the input and the result
+  int64_t rows = 0, cols = 0;   // cols >= 1
+  bool log = false;
+};
+void softmax_rows(const SoftmaxParams &p, void *out, const void *in);
+
 }  // namespace spmd::red

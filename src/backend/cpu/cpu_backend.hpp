@@ -33,6 +33,7 @@ class CpuBackend final : public Backend {
                   const EventList &after) override;
   MemoryKind callback_memory() const override { return MemoryKind::Device; }
   size_t max_chain_steps() const override { return SIZE_MAX; }
+  bool fused_softmax() const override { return true; }
 
   EventPtr copy_boxes(std::span<const BoxCopy> copies, const EventList &after) override;
   EventPtr launch(std::span<const Kernel> kernels, const EventList &after) override;

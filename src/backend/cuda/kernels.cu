@@ -170,6 +170,7 @@ void launch_kernel(const Kernel &k, const KernelEnv &env) {
     case KernelKind::Take: return launch_take(k, env);
     case KernelKind::ScatterAdd: return launch_scatter_add(k, env);
     case KernelKind::ElementwiseChain: return launch_elementwise_chain(k, env);
+    case KernelKind::SoftmaxRows: break;  // not fused here (Backend::fused_softmax)
   }
   fail(SPMD_ERR_INTERNAL, env.device_label, ": unknown kernel kind ", static_cast<int>(k.kind));
 }

@@ -188,6 +188,8 @@ size_t kernel_in_bytes(const Kernel &k, int i) {
     case KernelKind::ScaleByReciprocal:
     case KernelKind::FirstDifference:
       return k.count * dtype_size(k.dtype);
+    case KernelKind::SoftmaxRows:
+      return i == 0 ? k.count * dtype_size(k.dtype) : 0;
     default:
       return 0;
   }
@@ -202,6 +204,8 @@ void run_kernel(const Kernel &k, void *out, const void *const in[3]) {
       return ew::run_chain(*k.chain, k.count, out, in);
     case KernelKind::Reduce:
       return red::run(k.reduce, out, in0);
+    case KernelKind::SoftmaxRows:
+      return red::softmax_rows(k.softmax, out, in0);
     case KernelKind::Gemm:
       return gemm::run(k.gemm, out, in0, in1);
     case KernelKind::Take:

@@ -55,6 +55,7 @@ class SimBackend final : public Backend {
   // As the CUDA platform's chain kernel (its plan is a kernel parameter),
   // so that programs cut long chains here too.
   size_t max_chain_steps() const override { return 16; }
+  bool fused_softmax() const override { return true; }
   bool queues_per_device() const override { return true; }  // a queue thread each
 
   EventPtr copy_boxes(std::span<const BoxCopy> copies, const EventList &after) override;

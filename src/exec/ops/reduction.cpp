@@ -46,6 +46,35 @@ ArrayPtr local_reduce(red::Op op, const ArrayPtr &x, const std::vector<bool> &re
   return partials;
 }
 
+// Softmax along the last axis of f32 or f64 blocks that each hold whole
+// rows (the axis unsplit), as one kernel a block with the ops' bits
+// (red::softmax_rows), on backends that run it; else null, and the ops
+// one after another. The Layer's attention softmax: five passes, two
+// broadcasting through the strided kernel, took 0.84 ms of its 19.
+ArrayPtr softmax_in_one_pass(const ArrayPtr &x, size_t axis, bool log) {
+  const size_t nd = x->shape().size();
+  if ((x->dtype() != SPMD_F32 && x->dtype() != SPMD_F64) || !x->runtime().backend().fused_softmax())
+    return nullptr;
+  for (size_t d = axis + 1; d < nd; ++d)
+    if (x->shape()[d] != 1) return nullptr;
+  if (!propagate::padded(x->sharding()->spec(), nd)[axis].empty()) return nullptr;
+  auto out = std::make_shared<Array>(x->sharding(), x->dtype(), x->shape());
+  std::vector<std::pair<size_t, Kernel>> kernels;
+  kernels.reserve(out->shard_count());
+  for (size_t i = 0; i < out->shard_count(); ++i) {
+    const ShardLayout &s = out->shard(i);
+    if (s.box.empty() || !out->addressable(i)) continue;
+    red::SoftmaxParams p;
+    p.dtype = x->dtype();
+    p.cols = x->shape()[axis];
+    p.rows = s.box.elements() / p.cols;
+    p.log = log;
+    kernels.emplace_back(i, Kernel::softmax_rows(out->buffer(i).place(), x->buffer(i).place(), p, s.device));
+  }
+  launch_per_shard(*out, {x.get()}, std::move(kernels));
+  return out;
+}
+
 }  // namespace
 
 ArrayPtr reduce(ReduceKind kind, const ArrayPtr &x_in, const std::vector<int64_t> &axes, bool all,
@@ -228,6 +257,7 @@ ArrayPtr softmax(const ArrayPtr &x_in, int64_t axis, bool log, const OpOptions &
     return honour(astype(x_in, dtype_is_float(x_in->dtype()) ? x_in->dtype()
                                                               : float_result(x_in->dtype()), {}),
                   options.out_sharding);
+  if (ArrayPtr fused = softmax_in_one_pass(x_in, a, log)) return honour(fused, options.out_sharding);
   // x - max(x) in x's own type, as JAX subtracts integers before exp makes
   // them floats (int32 16777217 - 16777216 is 1, not 0 in f32).
   const ArrayPtr &x = x_in;
