@@ -796,6 +796,40 @@ static void softmax_in_one_pass_has_the_ops_bits(void **state) {
     }
 }
 
+/* A transpose moves every element's bits as they are, whatever they mean
+ * (NaN payloads, subnormals, any byte): each dtype size, random bits,
+ * against the transposition done here. */
+static void a_transpose_moves_the_bits_as_they_are(void **state) {
+  (void)state;
+  const spmd_dtype dtypes[] = {SPMD_U8, SPMD_I8, SPMD_F16, SPMD_BF16, SPMD_I16, SPMD_F32, SPMD_U32, SPMD_F64, SPMD_I64};
+  const int64_t shape[3] = {4, 6, 8}, perm[3] = {2, 0, 1};
+  const size_t n = 4 * 6 * 8;
+  for (size_t t = 0; t < sizeof dtypes / sizeof dtypes[0]; ++t) {
+    const size_t es = spmd_dtype_size(dtypes[t]);
+    unsigned char *v = malloc(n * es), *got = malloc(n * es), *want = malloc(n * es);
+    uint32_t r = 12345u + (uint32_t)t;
+    for (size_t i = 0; i < n * es; ++i) {
+      r = r * 1664525u + 1013904223u;
+      v[i] = (unsigned char)(r >> 24);
+    }
+    for (int64_t a = 0; a < 4; ++a)
+      for (int64_t b = 0; b < 6; ++b)
+        for (int64_t c = 0; c < 8; ++c) /* out[c][a][b] = v[a][b][c] */
+          memcpy(want + (size_t)((c * 4 + a) * 6 + b) * es, v + (size_t)((a * 6 + b) * 8 + c) * es, es);
+    spmd_array *x = test_put(mesh, "x", dtypes[t], 3, shape, v), *y = NULL;
+    assert_ok(spmd_transpose(x, 3, perm, NULL, &y));
+    assert_ok(spmd_array_to_host(y, got, n * es));
+    for (size_t i = 0; i < n; ++i)
+      if (memcmp(got + i * es, want + i * es, es) != 0)
+        fail_msg("%s: element %zu of the transpose is not the bits moved", spmd_dtype_name(dtypes[t]), i);
+    spmd_array_destroy(x);
+    spmd_array_destroy(y);
+    free(v);
+    free(got);
+    free(want);
+  }
+}
+
 static void bad_input_is_refused_with_a_clear_message(void **state) {
   (void)state;
   spmd_array *x = put88("x, y", a64), *r = NULL;
@@ -941,6 +975,7 @@ int main(void) {
       cmocka_unit_test(a_donated_operand_is_consumed),
       cmocka_unit_test(results_drop_the_axes_that_do_not_divide_them),
       cmocka_unit_test(softmax_in_one_pass_has_the_ops_bits),
+      cmocka_unit_test(a_transpose_moves_the_bits_as_they_are),
       cmocka_unit_test(bad_input_is_refused_with_a_clear_message),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
