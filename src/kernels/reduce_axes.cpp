@@ -120,31 +120,21 @@ A from_order_key(S k) {
   return dev::float_of<A>(static_cast<typename dev::FloatBits<A>::U>(flip_negative(k)));
 }
 
-// A float row's max or min folded into acc: by order keys in eight
-// independent lanes; a row with a NaN (or a NaN acc) takes the scalar
-// fold, where the last NaN wins.
+// A float row's max or min folded into acc: by order keys, in the vector
+// table's loop (vmath::KeyFold: an order of integers, so the lanes give
+// the same result whichever took what); a row with a NaN (or a NaN acc)
+// takes the scalar fold, where the last NaN wins.
 template <typename A>
 A fold_extreme(Op op, A acc, const A *v, size_t n) {
-  using S = decltype(order_key(A{}));
-  constexpr size_t kLanes = 8;
+  static_assert(std::is_same_v<A, float> || std::is_same_v<A, double>);
   const bool max = op == Op::Max;
-  S best[kLanes];
-  bool nan = dev::is_nan(acc);
-  for (size_t k = 0; k < kLanes; ++k) best[k] = order_key(acc);
-  // Eight elements at a time, one a lane (vectorised).
-  for (size_t i = 0; i < n; i += kLanes)
-    for (size_t k = 0; k < kLanes && (i + k < n); ++k) {
-      nan |= dev::is_nan(v[i + k]);
-      const S key = order_key(v[i + k]);
-      best[k] = max ? std::max(best[k], key) : std::min(best[k], key);
-    }
-  if (nan) {
-    for (size_t j = 0; j < n; ++j) acc = combine(op, acc, v[j]);
-    return acc;
-  }
-  S r = best[0];
-  for (size_t k = 1; k < kLanes; ++k) r = max ? std::max(r, best[k]) : std::min(r, best[k]);
-  return from_order_key<A>(r);
+  bool nan = false;
+  decltype(order_key(A{})) k;
+  if constexpr (std::is_same_v<A, float>) k = vmath::f32_keys(max)(v, n, order_key(acc), &nan);
+  else k = vmath::f64_keys(max)(v, n, order_key(acc), &nan);
+  if (!nan && !dev::is_nan(acc)) return from_order_key<A>(k);
+  for (size_t j = 0; j < n; ++j) acc = combine(op, acc, v[j]);
+  return acc;
 }
 
 // acc[i] combined with v[i] for i < n: a max or min of floats by order
@@ -356,9 +346,16 @@ void softmax_typed(const SoftmaxParams &p, T *out, const T *in) {
     if constexpr (std::is_same_v<T, double>) return vmath::f64(f);
     else return vmath::f32(f);
   };
+  const auto fn2 = [](vmath::Fn2 f) {
+    if constexpr (std::is_same_v<T, double>) return vmath::f64(f);
+    else return vmath::f32(f);
+  };
   const vmath::Unary<T> exp = fn(vmath::Fn::Exp), log = fn(vmath::Fn::Log);
+  // The subtraction and division as the ops run them (the vector table's,
+  // IEEE lane by lane), the row's max or sum broadcast along a row.
+  const vmath::Binary<T> sub = fn2(vmath::Fn2::Sub), div = fn2(vmath::Fn2::Div);
   const auto n = static_cast<size_t>(p.cols);
-  std::vector<T> e(n);
+  std::vector<T> e(n), broadcast(n);
   // log_softmax: every row's sum first, their logs in one call as the Log
   // op takes them, then x - max - log(sum).
   std::vector<T> sums(p.log ? static_cast<size_t>(p.rows) : 0);
@@ -367,7 +364,8 @@ void softmax_typed(const SoftmaxParams &p, T *out, const T *in) {
     T *o = out + static_cast<size_t>(r) * n;
     // As reduce: a reduction over one value copies it.
     const T m = n == 1 ? v[0] : fold(Op::Max, identity<T>(Op::Max, p.dtype), v, n);
-    for (size_t i = 0; i < n; ++i) e[i] = v[i] - m;
+    std::fill(broadcast.begin(), broadcast.end(), m);
+    sub(v, broadcast.data(), e.data(), n);
     if (p.log) std::copy(e.begin(), e.end(), o);
     exp(e.data(), e.data(), n);
     const T s = n == 1 ? e[0] : fold(Op::Sum, T(0), e.data(), n);
@@ -375,7 +373,8 @@ void softmax_typed(const SoftmaxParams &p, T *out, const T *in) {
       sums[static_cast<size_t>(r)] = s;
       continue;
     }
-    for (size_t i = 0; i < n; ++i) o[i] = e[i] / s;
+    std::fill(broadcast.begin(), broadcast.end(), s);
+    div(e.data(), broadcast.data(), o, n);
   }
   if (!p.log) return;
   log(sums.data(), sums.data(), sums.size());
