@@ -2,6 +2,7 @@
  * rule gives (docs/compute.md), with JAX's answers under jax.jit on a 2x4
  * mesh ('x', 'y') as the expected shardings; and every bad input. */
 #include "spmd_test.h"
+#include "spmd/dlpack.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -684,6 +685,78 @@ static void uneven_and_empty_blocks_compute_like_even_ones(void **state) {
   spmd_mesh_destroy(m8);
 }
 
+/* ---- views ---- */
+
+/* Shard 0's memory, or NULL where the platform exports none (sim). */
+static const void *shard0_data(const spmd_array *a) {
+  DLManagedTensor *t = NULL;
+  if (spmd_array_shard_to_dlpack(a, 0, &t) == SPMD_ERR_UNSUPPORTED) return NULL;
+  assert_non_null(t);
+  const void *p = (const char *)t->dl_tensor.data + t->dl_tensor.byte_offset;
+  t->deleter(t);
+  return p;
+}
+
+static void assert_values(const spmd_array *a, const float *want, float add, const char *what) {
+  float got[64];
+  host_f32(a, got, 64);
+  for (int i = 0; i < 64; ++i)
+    if (got[i] != want[i] + add) fail_msg("%s: element %d is %g, want %g", what, i, got[i], want[i] + add);
+}
+
+/* A reshape, and a reshard to the layout an array already has, share its
+ * blocks (as jax.jit's reshape is a bitcast and jax.device_put to the same
+ * sharding returns the same buffers); nothing writes a shared block in
+ * place, so each array keeps its values whatever is done to the other: a
+ * shard written, a donation. */
+static void views_share_blocks_and_keep_their_values(void **state) {
+  (void)state;
+  const int64_t s3[3] = {8, 2, 4}, s2[2] = {8, 8};
+  const float shard[32] = {0};
+  spmd_array *x = put88("x", a64), *v = NULL, *r = NULL, *w = NULL, *z = NULL;
+  spmd_sharding *named_otherwise = NULL;
+  assert_ok(spmd_reshape(x, 3, s3, NULL, &v));
+  assert_ptr_equal(shard0_data(x), shard0_data(v));
+  assert_ok(spmd_sharding_named_text(mesh, "x, None", &named_otherwise));
+  assert_ok(spmd_array_reshard(x, named_otherwise, &r));
+  assert_ptr_equal(shard0_data(x), shard0_data(r));
+
+  /* A shard written: the written array's alone (copy on write). */
+  assert_ok(spmd_array_shard_write(r, 0, shard, sizeof shard));
+  assert_true(shard0_data(x) != shard0_data(r) || shard0_data(x) == NULL);
+  assert_values(x, a64, 0, "x after its reshard's shard was written");
+  float mixed[64];
+  memcpy(mixed, a64, sizeof mixed);
+  memset(mixed, 0, 32 * sizeof(float));
+  assert_values(r, mixed, 0, "the written reshard");
+
+  /* A view donated: computed into new blocks, x untouched. */
+  spmd_op_options o = SPMD_OP_OPTIONS_INIT;
+  o.donate = 1u;
+  assert_ok(spmd_reshape(x, 2, s2, NULL, &w));
+  assert_ok(spmd_binary_scalar(SPMD_BINARY_ADD, w, 1.0, &o, &z));
+  assert_values(z, a64, 1, "the donated view plus one");
+  assert_values(x, a64, 0, "x after its view was donated");
+  spmd_array_destroy(z);
+  z = NULL;
+  /* x donated while its view lives: the view keeps x's values. */
+  assert_ok(spmd_binary_scalar(SPMD_BINARY_ADD, x, 2.0, &o, &z));
+  assert_values(z, a64, 2, "the donated x plus two");
+  float got[64];
+  host_f32(v, got, 64);
+  for (int i = 0; i < 64; ++i) assert_true(got[i] == a64[i]);
+  /* Once alone, an array's blocks are written in place again. */
+  spmd_array *z2 = NULL;
+  const void *before = shard0_data(z);
+  assert_ok(spmd_binary_scalar(SPMD_BINARY_ADD, z, 1.0, &o, &z2));
+  assert_ptr_equal(before, shard0_data(z2));
+  assert_values(z2, a64, 3, "z plus one, in place");
+
+  spmd_sharding_destroy(named_otherwise);
+  spmd_array *all[] = {x, v, r, w, z, z2};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) spmd_array_destroy(all[i]);
+}
+
 /* ---- donation ---- */
 
 static void a_donated_operand_is_consumed(void **state) {
@@ -1071,6 +1144,7 @@ int main(void) {
       cmocka_unit_test(transpose_and_reshape_carry_shardings_as_jax),
       cmocka_unit_test(slice_and_concatenate_keep_the_spec),
       cmocka_unit_test(uneven_and_empty_blocks_compute_like_even_ones),
+      cmocka_unit_test(views_share_blocks_and_keep_their_values),
       cmocka_unit_test(a_donated_operand_is_consumed),
       cmocka_unit_test(results_drop_the_axes_that_do_not_divide_them),
       cmocka_unit_test(max_and_min_of_rows_follow_xla),

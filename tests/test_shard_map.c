@@ -492,6 +492,33 @@ static spmd_status copy_then_change(spmd_ctx *ctx, void *ud) {
   return st;
 }
 
+/* A block of an array whose memory another array shares (a reshape's
+ * view) is a copy, as an input's is: the callback writing it leaves the
+ * other array as it was. */
+static spmd_status view_block_then_change(spmd_ctx *ctx, void *ud) {
+  float *seen = ud;
+  int dev = -1;
+  spmd_status st = spmd_ctx_device_id(ctx, &dev);
+  if (st) return st;
+  float mine[2] = {1.0f, 2.0f};
+  spmd_block b = SPMD_BLOCK_INIT;
+  b.data = mine;
+  b.dtype = SPMD_F32;
+  b.ndim = 1;
+  b.shape[0] = 2;
+  const int64_t shape[2] = {2, 1};
+  spmd_array *a = NULL, *v = NULL;
+  spmd_block vb = SPMD_BLOCK_INIT;
+  if (!(st = spmd_ctx_array(ctx, &b, &a)) && !(st = spmd_reshape(a, 2, shape, NULL, &v)) &&
+      !(st = spmd_ctx_block(ctx, v, &vb))) {
+    ((float *)vb.data)[0] = 100.0f;
+    st = spmd_array_to_host(a, &seen[2 * dev], 2 * sizeof(float));
+  }
+  spmd_array_destroy(v);
+  spmd_array_destroy(a);
+  return st;
+}
+
 static void blocks_made_arrays_are_copies_of_the_callers_memory(void **state) {
   (void)state;
   spmd_runtime *rt = test_runtime(4);
@@ -506,6 +533,12 @@ static void blocks_made_arrays_are_copies_of_the_callers_memory(void **state) {
   spmd_mesh *mesh = test_mesh(rt, 1, ms);
   float seen[8] = {0};
   assert_ok(spmd_shard_map_text(mesh, copy_then_change, seen, 0, NULL, NULL, 0, NULL, NULL, NULL));
+  for (int d = 0; d < 4; ++d) {
+    assert_true(seen[2 * d] == 1.0f);
+    assert_true(seen[2 * d + 1] == 2.0f);
+  }
+  memset(seen, 0, sizeof seen);
+  assert_ok(spmd_shard_map_text(mesh, view_block_then_change, seen, 0, NULL, NULL, 0, NULL, NULL, NULL));
   for (int d = 0; d < 4; ++d) {
     assert_true(seen[2 * d] == 1.0f);
     assert_true(seen[2 * d + 1] == 2.0f);

@@ -487,6 +487,9 @@ SPMD_API spmd_status spmd_transpose(const spmd_array *x, size_t naxes, const int
  * jnp.reshape(x, shape) (one -1 is inferred). The sharding of the first
  * dimension of each merged or split group carries over when its shard
  * count divides both sizes; other dimensions of the group are gathered.
+ * Where each device's block holds the same elements on both sides, the
+ * result shares x's memory instead of copying it (each keeps its values
+ * all the same: nothing writes memory two arrays share in place).
  *
  * @param x The operand; not NULL.
  * @param ndim Number of dimensions of the result, at most SPMD_MAX_NDIM.

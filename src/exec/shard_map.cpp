@@ -194,7 +194,13 @@ LocalBlock ShardMapRun::array_block(ShardContext &ctx, const Array &array) {
   b->wait();  // the callback reads it as soon as it has it
   bool input = false;
   for (const BufferPtr &in : ctx.input_buffers) input = input || in == b;
-  if (!input && b->kind() == backend().callback_memory()) {
+  // Memory another array shares too (a reshape's view) is copied as an
+  // input's is: the callback may write its block, and the output takes it
+  // over. Holders beyond the array: the context, for each time it handed
+  // the block out before.
+  long holders = b.use_count() - b->external_views();
+  for (const BufferPtr &o : ctx.owned) holders -= o == b ? 1 : 0;
+  if (!input && holders == 1 && b->kind() == backend().callback_memory()) {
     ctx.owned.push_back(b);
     ctx.note_run_memory(*b);
     return LocalBlock{b->place(), array.dtype(), array.shape()};

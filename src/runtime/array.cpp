@@ -106,6 +106,14 @@ bool Array::viewed_externally() const {
   return false;
 }
 
+bool Array::shares_buffers() const {
+  // Holders beyond this array: other arrays, and DLPack exports (each one
+  // a holder and an external view).
+  for (const auto &b : buffers_)
+    if (b && b.use_count() - b->external_views() > 1) return true;
+  return false;
+}
+
 bool Array::fully_addressable() const {
   for (const auto &b : buffers_)
     if (!b) return false;
@@ -419,6 +427,8 @@ void Array::shard_read(size_t i, void *data, size_t nbytes) const {
 
 void Array::shard_write(size_t i, const void *data, size_t nbytes) {
   if (!check_shard_transfer(i, data, nbytes)) return;
+  if (const BufferPtr &held = buffers_[i]; held.use_count() - held->external_views() > 1)
+    buffers_[i] = std::make_shared<Buffer>(runtime_->backend_ptr(), held->device(), held->bytes(), held->kind());
   Buffer &b = *buffers_[i];
   const Shape ext = (*shards_)[i].box.extent(), origin(ext.size(), 0);
   const BoxCopy copy{{Place::host(data), ext, origin}, {b.place(), ext, origin}, ext, elem_size_};

@@ -85,6 +85,9 @@ class Array {
   // Whether another library holds a view of a shard's memory (a DLPack
   // export): then no op may take the buffers over to write in place.
   bool viewed_externally() const;
+  // Whether another array (a reshape's view, a relabeled one) may hold one
+  // of its buffers: then no op may write them in place either.
+  bool shares_buffers() const;
   // Shard i's buffer; only for an addressable shard.
   Buffer &buffer(size_t i) const { return *buffers_.at(i); }
   const BufferPtr &buffer_ptr(size_t i) const { return buffers_.at(i); }
@@ -100,7 +103,9 @@ class Array {
   void process_allgather(void *data, size_t nbytes) const;
   // Shard i's block; UNSUPPORTED for a shard of another process.
   void shard_read(size_t i, void *data, size_t nbytes) const;
-  // Returns once the host data has been read.
+  // Returns once the host data has been read. A buffer another array
+  // shares is left to it: the shard gets a buffer of its own (copy on
+  // write), so a view never changes with the array it was made from.
   void shard_write(size_t i, const void *data, size_t nbytes);
 
   // The same values laid out by `target`; moves only overlapping blocks,

@@ -57,6 +57,7 @@ class Buffer {
   void add_external_view() noexcept { external_views_.fetch_add(1); }
   void drop_external_view() noexcept { external_views_.fetch_sub(1); }
   bool viewed_externally() const noexcept { return external_views_.load() > 0; }
+  long external_views() const noexcept { return external_views_.load(); }
 
  private:
   std::shared_ptr<Backend> backend_;

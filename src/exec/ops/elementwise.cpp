@@ -127,15 +127,16 @@ ArrayPtr run(ew::Op op, std::vector<Input> in, spmd_dtype compute, spmd_dtype ou
   // buffers to the result, which the kernel then writes in place. Not when
   // a reshard must follow (an output sharding on another mesh): nothing
   // that can fail may come after the operand's values are overwritten. Nor
-  // when another library views its memory (a DLPack export): the operand
-  // is consumed all the same, its memory left as the view sees it.
+  // when another library views its memory (a DLPack export), nor when
+  // another array shares its buffers (a reshape's view): the operand is
+  // consumed all the same, its memory left as the others see it.
   ArrayPtr out;
   const bool last_step = !requested || on_mesh(requested, mesh);
   for (size_t k = 0; k < in.size() && k < 3 && !out && last_step; ++k) {
     if (!options.donate[k] || !laid[k] || laid[k] != in[k].array) continue;
     const Array &a = *laid[k];
     if (a.shape() != out_shape || a.dtype() != out_dtype || !take_donated(options, k) ||
-        a.viewed_externally())
+        a.viewed_externally() || a.shares_buffers())
       continue;
     std::vector<BufferPtr> buffers;
     for (size_t i = 0; i < a.shard_count(); ++i) buffers.push_back(a.buffer_ptr(i));

@@ -343,9 +343,13 @@ ArrayPtr reshape(const ArrayPtr &x, Shape shape, const OpOptions &options) {
                          shape, mesh->axis_names(), mesh->shape());
   const ShardingPtr requested = requested_sharding(options, mesh, shape.size());
   const ArrayPtr in = laid_out(x, mesh, r.in);
-  ArrayPtr out = std::make_shared<Array>(sharding_of(mesh, r.out), x->dtype(), shape);
-  // Each device's block is the same run of elements on both sides.
-  local_copies(*in, *out, [](const Shape &, const Shape &out_block) { return dense_strides(out_block); });
+  // Each device's block is the same run of elements on both sides: the
+  // result shares the blocks, as jnp.reshape's bitcast inside jax.jit does
+  // (nothing writes a shared block in place: Array::shares_buffers).
+  std::vector<BufferPtr> blocks;
+  blocks.reserve(in->shard_count());
+  for (size_t i = 0; i < in->shard_count(); ++i) blocks.push_back(in->buffer_ptr(i));
+  ArrayPtr out = Array::from_buffers(sharding_of(mesh, r.out), x->dtype(), shape, std::move(blocks));
   // jax.jit's layout, when the local reshape cannot give it directly.
   if (!requested && r.result != r.out) out = out->reshard(sharding_of(mesh, r.result));
   return honour(out, requested);

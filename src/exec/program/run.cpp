@@ -57,9 +57,10 @@ ArrayPtr Program::run_group(const Group &g, const std::vector<ArrayPtr> &values,
   // A donated input the pass reads for the last time gives the result its
   // buffers (plan_donations chose one of the result's type and layout;
   // each element is read before it is written); not one another library
-  // views.
+  // views, nor one whose buffers another array shares (a reshape's view).
   ArrayPtr out;
-  if (reuse && !reuse->array()->viewed_externally() && reuse->consume("spmd_x_program_run"))
+  if (reuse && !reuse->array()->viewed_externally() && !reuse->array()->shares_buffers() &&
+      reuse->consume("spmd_x_program_run"))
     out = reuse->array()->relabeled(r.sharding());
   else
     out = spare.array(r.shards(), r.sharding(), r.dtype(), r.shape());
