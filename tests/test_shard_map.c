@@ -473,17 +473,25 @@ static void ops_apply_to_the_blocks_of_a_body(void **state) {
 
 /* A block made into an array is a copy unless it is an input's: changing
  * the block afterwards leaves the array as it was. */
-static spmd_status copy_then_change(spmd_ctx *ctx, void *ud) {
-  float *seen = ud;
-  int dev = -1;
-  spmd_status st = spmd_ctx_device_id(ctx, &dev);
-  if (st) return st;
-  float mine[2] = {1.0f, 2.0f};
+/* The callback's own two floats {1, 2} as a block. */
+static spmd_block two_floats(float mine[2]) {
+  mine[0] = 1.0f;
+  mine[1] = 2.0f;
   spmd_block b = SPMD_BLOCK_INIT;
   b.data = mine;
   b.dtype = SPMD_F32;
   b.ndim = 1;
   b.shape[0] = 2;
+  return b;
+}
+
+static spmd_status copy_then_change(spmd_ctx *ctx, void *ud) {
+  float *seen = ud;
+  int dev = -1;
+  spmd_status st = spmd_ctx_device_id(ctx, &dev);
+  if (st) return st;
+  float mine[2];
+  const spmd_block b = two_floats(mine);
   spmd_array *a = NULL;
   if ((st = spmd_ctx_array(ctx, &b, &a))) return st;
   mine[0] = 100.0f;
@@ -500,12 +508,8 @@ static spmd_status view_block_then_change(spmd_ctx *ctx, void *ud) {
   int dev = -1;
   spmd_status st = spmd_ctx_device_id(ctx, &dev);
   if (st) return st;
-  float mine[2] = {1.0f, 2.0f};
-  spmd_block b = SPMD_BLOCK_INIT;
-  b.data = mine;
-  b.dtype = SPMD_F32;
-  b.ndim = 1;
-  b.shape[0] = 2;
+  float mine[2];
+  const spmd_block b = two_floats(mine);
   const int64_t shape[2] = {2, 1};
   spmd_array *a = NULL, *v = NULL;
   spmd_block vb = SPMD_BLOCK_INIT;
