@@ -2734,8 +2734,10 @@ C (spmd/array.h): `spmd_status spmd_array_shard_write(spmd_array *array, size_t 
 Overwrites shard `index` from a host buffer.
 
 Only that device's copy changes: keeping replicas equal is the caller's
-duty. The caller may reuse `data` at once. Must not run at the same time
-as another thread reads or writes the array.
+duty. Where another array shares the shard's memory (a reshape or
+reshard that moved nothing), the shard gets memory of its own first, so
+that array keeps its values. The caller may reuse `data` at once. Must
+not run at the same time as another thread reads or writes the array.
 
 @param array The array; not NULL.
 @param index The shard, below the shard count.
@@ -2762,7 +2764,11 @@ Returns a new array with the same values laid out by `sharding`.
 
 The sharding may be on the same mesh or another mesh over devices of the
 same runtime. Only the overlapping blocks move, device to device, each
-from one source replica; nothing goes through a full host copy.
+from one source replica; nothing goes through a full host copy. A
+sharding that lays the array out as it already is (however it is named)
+moves nothing: the new array shares the array's memory, as
+jax.device_put returns the same buffers (each keeps its values all the
+same: nothing writes memory two arrays share in place).
 
 @param array The array; not NULL.
 @param sharding The new layout; not NULL.
@@ -4458,6 +4464,9 @@ C (spmd/ops.h): `spmd_status spmd_reshape(const spmd_array *x, size_t ndim, cons
 jnp.reshape(x, shape) (one -1 is inferred). The sharding of the first
 dimension of each merged or split group carries over when its shard
 count divides both sizes; other dimensions of the group are gathered.
+Where each device's block holds the same elements on both sides, the
+result shares x's memory instead of copying it (each keeps its values
+all the same: nothing writes memory two arrays share in place).
 
 @param x The operand; not NULL.
 @param ndim Number of dimensions of the result, at most SPMD_MAX_NDIM.
