@@ -306,6 +306,18 @@ static void f_spare_blocks(arena *a, spmd_array **in, spmd_array **out) {
   out[1] = transpose2(a, scalar(a, SPMD_BINARY_MUL, w, 3.0));
 }
 
+/* A fused pass over an intermediate read for the last time writes over
+ * it, unless a view shares its blocks: t is also reshaped (an output), u is
+ * not. */
+static void f_in_place(arena *a, spmd_array **in, spmd_array **out) {
+  spmd_array *t = transpose2(a, in[0]), *v = NULL;
+  const int64_t shape[3] = {4, 2, 8};
+  assert_ok(spmd_reshape(t, 3, shape, NULL, &v));
+  out[0] = keep(a, v);
+  out[1] = scalar(a, SPMD_BINARY_MUL, t, 3.0);
+  out[2] = scalar(a, SPMD_BINARY_ADD, transpose2(a, in[0]), 1.0);
+}
+
 /* An op naming an array with values: a constant of the program. */
 static spmd_array *g_constant;
 static void f_constant(arena *a, spmd_array **in, spmd_array **out) {
@@ -358,6 +370,7 @@ static const case_def k_concatenate = {"concatenate", f_concatenate, 2, 2, {"x, 
 static const case_def k_constraint = {"constraint", f_constraint, 1, 1, {"x"}, {SPMD_F32}, {2}, {{8, 8}}};
 static const case_def k_spare_blocks = {"spare_blocks", f_spare_blocks, 1, 2, {"None, x"}, {SPMD_F32}, {2},
                                        {{8, 8}}};
+static const case_def k_in_place = {"in_place", f_in_place, 1, 3, {"x, y"}, {SPMD_F32}, {2}, {{8, 8}}};
 static const case_def k_constant = {"constant", f_constant, 1, 1, {"x, y"}, {SPMD_F32}, {2}, {{8, 4}}};
 
 /* ---- the tests ---- */
@@ -644,6 +657,13 @@ static void values_hand_their_blocks_on(void **state) {
   }
   spmd_array_destroy(x);
   spmd_x_program_destroy(p);
+  spmd_mesh_destroy(mesh);
+}
+
+static void intermediates_read_last_are_written_over(void **state) {
+  (void)state;
+  spmd_mesh *mesh = mesh42();
+  spmd_x_program_destroy(check_case(&k_in_place, mesh));
   spmd_mesh_destroy(mesh);
 }
 
@@ -943,6 +963,7 @@ int main(void) {
       cmocka_unit_test(concatenations_are_learnt),
       cmocka_unit_test(a_constraint_is_recorded),
       cmocka_unit_test(values_hand_their_blocks_on),
+      cmocka_unit_test(intermediates_read_last_are_written_over),
       cmocka_unit_test(arrays_with_values_are_constants),
       cmocka_unit_test(output_sharding_is_honoured),
       cmocka_unit_test(threads_share_a_program),

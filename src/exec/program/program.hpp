@@ -326,8 +326,11 @@ class Program final : public Recording, public std::enable_shared_from_this<Prog
     static constexpr size_t kKept = 4;
     std::vector<ArrayPtr> kept_;
   };
+  // A fused group's pass into the donated input `reuse`, else into an
+  // input read for the last time here (`dying`: the node's drops) that
+  // nothing else holds, else into spare or new blocks.
   ArrayPtr run_group(const Group &g, const std::vector<ArrayPtr> &values, ArraySlot *reuse,
-                     SpareBlocks &spare) const;
+                     const std::vector<int> &dying, SpareBlocks &spare) const;
   std::vector<ArrayPtr> run_nodes(std::vector<ArrayPtr> values, const std::vector<ArraySlot *> &slots,
                                   bool learn) const;
   void plan_donations();

@@ -45,15 +45,28 @@ ArrayPtr Program::SpareBlocks::array(const std::vector<ShardLayout> &layout, con
   return std::make_shared<Array>(sharding, dtype, shape);
 }
 
+namespace {
+
+// Whether the pass may write its result over `v` in place: an intermediate
+// value nothing but the program's list holds (not a caller's array, not
+// one another value or view shares, not one another library views), of
+// the result's type and blocks. A pass reads each element before it writes
+// it, so then it needs no blocks of its own: the Layer's relu, residual
+// adds and scaling read the blocks of a product just written.
+bool writable_in_place(const ArrayPtr &v, const Array &r) {
+  if (!v || v.use_count() != 1 || v->abstract() || v->dtype() != r.dtype() || v->shape() != r.shape() ||
+      v->viewed_externally() || v->shares_buffers() || v->shard_count() != r.shard_count())
+    return false;
+  for (size_t i = 0; i < r.shard_count(); ++i)
+    if (v->shard(i).device != r.shard(i).device || v->shard(i).box != r.shard(i).box) return false;
+  return true;
+}
+
+}  // namespace
+
 ArrayPtr Program::run_group(const Group &g, const std::vector<ArrayPtr> &values, ArraySlot *reuse,
-                            SpareBlocks &spare) const {
+                            const std::vector<int> &dying, SpareBlocks &spare) const {
   const Array &r = *values_[static_cast<size_t>(nodes_[static_cast<size_t>(g.nodes.back())].result)].abstract;
-  std::vector<ArrayPtr> in;
-  std::vector<const Array *> reads;
-  for (const Source &s : g.inputs) {
-    in.push_back(s.value >= 0 ? values[static_cast<size_t>(s.value)] : s.constant);
-    reads.push_back(in.back().get());
-  }
   // A donated input the pass reads for the last time gives the result its
   // buffers (plan_donations chose one of the result's type and layout;
   // each element is read before it is written); not one another library
@@ -62,8 +75,20 @@ ArrayPtr Program::run_group(const Group &g, const std::vector<ArrayPtr> &values,
   if (reuse && !reuse->array()->viewed_externally() && !reuse->array()->shares_buffers() &&
       reuse->consume("spmd_x_program_run"))
     out = reuse->array()->relabeled(r.sharding());
-  else
-    out = spare.array(r.shards(), r.sharding(), r.dtype(), r.shape());
+  // (Chosen before the inputs are listed below, which hold them too.)
+  for (size_t k = 0; k < g.inputs.size() && !out; ++k) {
+    const int v = g.inputs[k].value;
+    if (v >= 0 && std::find(dying.begin(), dying.end(), v) != dying.end() &&
+        writable_in_place(values[static_cast<size_t>(v)], r))
+      out = values[static_cast<size_t>(v)]->relabeled(r.sharding());
+  }
+  if (!out) out = spare.array(r.shards(), r.sharding(), r.dtype(), r.shape());
+  std::vector<ArrayPtr> in;
+  std::vector<const Array *> reads;
+  for (const Source &s : g.inputs) {
+    in.push_back(s.value >= 0 ? values[static_cast<size_t>(s.value)] : s.constant);
+    reads.push_back(in.back().get());
+  }
   Group::Kernels &made = *g.kernels;
   std::lock_guard<std::mutex> lock(made.mu);
   std::vector<Kernel> first;  // the first run's kernels
@@ -316,7 +341,7 @@ std::vector<ArrayPtr> Program::run_nodes(std::vector<ArrayPtr> values, const std
                              : nullptr;
     if (n.group >= 0) {
       const Group &g = groups_[static_cast<size_t>(n.group)];
-      if (g.nodes.back() == static_cast<int>(i)) result = run_group(g, values, donated, spare);
+      if (g.nodes.back() == static_cast<int>(i)) result = run_group(g, values, donated, drops_[i], spare);
     } else {
       operands.clear();
       for (const Source &s : n.operands)
