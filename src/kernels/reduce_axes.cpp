@@ -11,6 +11,7 @@
 #include "kernels/device/common.hpp"
 #include "kernels/device/cpu_float.hpp"
 #include "kernels/device/scan.hpp"
+#include "kernels/float_order.hpp"
 #include "kernels/flush_subnormals.hpp"
 #include "kernels/vector_math.hpp"
 
@@ -98,27 +99,8 @@ A combine(Op op, A acc, A v) {
   }
 }
 
-// The IEEE maximum / minimum under DAZ as an integer order, so that a row's
-// max or min is a loop of integer max / min the compiler vectorises: a
-// float's bits, flushed to its signed zero when subnormal, with a
-// negative's other bits flipped, compare as signed integers in the float's
-// order, -0 just below +0. (The map is its own inverse. NaNs are left to
-// the caller.)
-template <typename S>
-S flip_negative(S k) {
-  return k < 0 ? static_cast<S>(k ^ std::numeric_limits<S>::max()) : k;
-}
-
-template <typename A>
-auto order_key(A x) {
-  using B = dev::FloatBits<A>;
-  return flip_negative(static_cast<std::make_signed_t<typename B::U>>(dev::bits_of(dev::daz(x))));
-}
-
-template <typename A, typename S>
-A from_order_key(S k) {
-  return dev::float_of<A>(static_cast<typename dev::FloatBits<A>::U>(flip_negative(k)));
-}
+using order::from_key;
+using order::key;
 
 // A float row's max or min folded into acc: by order keys, in the vector
 // table's loop (vmath::KeyFold: an order of integers, so the lanes give
@@ -129,10 +111,10 @@ A fold_extreme(Op op, A acc, const A *v, size_t n) {
   static_assert(std::is_same_v<A, float> || std::is_same_v<A, double>);
   const bool max = op == Op::Max;
   bool nan = false;
-  decltype(order_key(A{})) k;
-  if constexpr (std::is_same_v<A, float>) k = vmath::f32_keys(max)(v, n, order_key(acc), &nan);
-  else k = vmath::f64_keys(max)(v, n, order_key(acc), &nan);
-  if (!nan && !dev::is_nan(acc)) return from_order_key<A>(k);
+  decltype(key(A{})) k;
+  if constexpr (std::is_same_v<A, float>) k = vmath::f32_keys(max)(v, n, key(acc), &nan);
+  else k = vmath::f64_keys(max)(v, n, key(acc), &nan);
+  if (!nan && !dev::is_nan(acc)) return from_key<A>(k);
   for (size_t j = 0; j < n; ++j) acc = combine(op, acc, v[j]);
   return acc;
 }
@@ -148,8 +130,8 @@ void combine_each(Op op, A *acc, const A *v, size_t n) {
       if (!nan) {
         const bool max = op == Op::Max;
         for (size_t i = 0; i < n; ++i) {
-          const auto a = order_key(acc[i]), b = order_key(v[i]);
-          acc[i] = from_order_key<A>(max ? std::max(a, b) : std::min(a, b));
+          const auto a = key(acc[i]), b = key(v[i]);
+          acc[i] = from_key<A>(max ? std::max(a, b) : std::min(a, b));
         }
         return;
       }
