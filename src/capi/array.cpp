@@ -10,12 +10,6 @@ using namespace spmd::capi;
 
 namespace {
 
-// jax.device_put / with_sharding_constraint: an array already laid out as
-// `target` asks (however its layout is named) shares its blocks, relabeled,
-// as JAX returns the same buffers; else its values are moved.
-ArrayPtr same_layout_or_reshard(const Array &a, const ShardingPtr &target) {
-  return target->equivalent(*a.sharding()) ? a.relabeled(target) : a.reshard(target);
-}
 // The checks every array constructor shares, then `make(sharding, shape)`
 // builds the array; errors carry the public function's name.
 template <typename Make>
@@ -251,11 +245,11 @@ spmd_status spmd_array_reshard(const spmd_array *array, const spmd_sharding *sha
       *out = new_handle<spmd_array>(program->record(
           "spmd_array_reshard", {a.ptr()}, constraint,
           [target = s.impl](const std::vector<ArrayPtr> &x, const ops::OpOptions &) {
-            return same_layout_or_reshard(*x[0], target);
+            return x[0]->laid_out_as(target);
           }));
       return;
     }
-    *out = new_handle<spmd_array>(same_layout_or_reshard(*a, s.impl));
+    *out = new_handle<spmd_array>(a->laid_out_as(s.impl));
   });
 }
 

@@ -198,7 +198,7 @@ LocalBlock ShardMapRun::array_block(ShardContext &ctx, const Array &array) {
   // input's is: the callback may write its block, and the output takes it
   // over. Holders beyond the array: the context, for each time it handed
   // the block out before.
-  long holders = b.use_count() - b->external_views();
+  long holders = array_holders(b);
   for (const BufferPtr &o : ctx.owned) holders -= o == b ? 1 : 0;
   if (!input && holders == 1 && b->kind() == backend().callback_memory()) {
     ctx.owned.push_back(b);

@@ -7,6 +7,7 @@
 
 #include "base/dtype.hpp"
 #include "base/error.hpp"
+#include "base/promotion.hpp"
 #include "kernels/flush_subnormals.hpp"
 #include "kernels/vector_math.hpp"
 
@@ -362,11 +363,9 @@ bool copied_as_is(const Params &p, char *out, const char *in) {
   // copy reads any nonzero byte as true.
   if (p.op != Op::Copy || p.nin != 1 || p.in[0].scalar || p.in[0].dtype != p.out || p.out == SPMD_BOOL)
     return false;
-  const auto is_float = [](spmd_dtype d) {
-    return d == SPMD_F16 || d == SPMD_BF16 || d == SPMD_F32 || d == SPMD_F64;
-  };
   const bool half = p.out == SPMD_F16 || p.out == SPMD_BF16;
-  if (is_float(p.out) ? !(p.compute == p.out || (half && p.compute == SPMD_F32)) : is_float(p.compute))
+  if (dtype_is_float(p.out) ? !(p.compute == p.out || (half && p.compute == SPMD_F32))
+                            : dtype_is_float(p.compute))
     return false;
   const Layout l = collapse(p);
   int64_t rows = 1;

@@ -107,10 +107,8 @@ bool Array::viewed_externally() const {
 }
 
 bool Array::shares_buffers() const {
-  // Holders beyond this array: other arrays, and DLPack exports (each one
-  // a holder and an external view).
   for (const auto &b : buffers_)
-    if (b && b.use_count() - b->external_views() > 1) return true;
+    if (b && array_holders(b) > 1) return true;
   return false;
 }
 
@@ -427,7 +425,7 @@ void Array::shard_read(size_t i, void *data, size_t nbytes) const {
 
 void Array::shard_write(size_t i, const void *data, size_t nbytes) {
   if (!check_shard_transfer(i, data, nbytes)) return;
-  if (const BufferPtr &held = buffers_[i]; held.use_count() - held->external_views() > 1)
+  if (const BufferPtr &held = buffers_[i]; array_holders(held) > 1)
     buffers_[i] = std::make_shared<Buffer>(runtime_->backend_ptr(), held->device(), held->bytes(), held->kind());
   Buffer &b = *buffers_[i];
   const Shape ext = (*shards_)[i].box.extent(), origin(ext.size(), 0);
@@ -480,6 +478,10 @@ ArrayPtr Array::relabeled(ShardingPtr sharding) const {
     return a;
   }
   return from_buffers(std::move(sharding), dtype_, shape_, buffers_);
+}
+
+ArrayPtr Array::laid_out_as(const ShardingPtr &target) const {
+  return target->equivalent(*sharding_) ? relabeled(target) : reshard(target);
 }
 
 void Array::block_until_ready() const {

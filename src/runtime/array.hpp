@@ -88,6 +88,9 @@ class Array {
   // Whether another array (a reshape's view, a relabeled one) may hold one
   // of its buffers: then no op may write them in place either.
   bool shares_buffers() const;
+  // Whether an op may write its buffers in place (given the array is
+  // consumed): neither viewed by another library nor shared.
+  bool writable_in_place() const { return !viewed_externally() && !shares_buffers(); }
   // Shard i's buffer; only for an addressable shard.
   Buffer &buffer(size_t i) const { return *buffers_.at(i); }
   const BufferPtr &buffer_ptr(size_t i) const { return buffers_.at(i); }
@@ -115,6 +118,9 @@ class Array {
   // out exactly as its own (Sharding::equivalent: how a layout is named,
   // not where the data is).
   ArrayPtr relabeled(ShardingPtr sharding) const;
+  // jax.device_put's answer: relabeled where `target` lays the array out as
+  // it is (the blocks shared, nothing moved), else resharded.
+  ArrayPtr laid_out_as(const ShardingPtr &target) const;
 
   // Waits for pending work on every shard; throws the first error.
   void block_until_ready() const;

@@ -78,4 +78,8 @@ class Buffer {
 
 using BufferPtr = std::shared_ptr<Buffer>;
 
+// How many arrays (and other owners inside libspmd) hold `b`: its owners
+// less the DLPack exports, each an owner and an external view.
+inline long array_holders(const BufferPtr &b) { return b.use_count() - b->external_views(); }
+
 }  // namespace spmd

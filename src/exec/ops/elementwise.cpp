@@ -136,7 +136,7 @@ ArrayPtr run(ew::Op op, std::vector<Input> in, spmd_dtype compute, spmd_dtype ou
     if (!options.donate[k] || !laid[k] || laid[k] != in[k].array) continue;
     const Array &a = *laid[k];
     if (a.shape() != out_shape || a.dtype() != out_dtype || !take_donated(options, k) ||
-        a.viewed_externally() || a.shares_buffers())
+        !a.writable_in_place())
       continue;
     std::vector<BufferPtr> buffers;
     for (size_t i = 0; i < a.shard_count(); ++i) buffers.push_back(a.buffer_ptr(i));

@@ -7,15 +7,21 @@
 
 namespace spmd {
 
+namespace {
+
+// Whether the run alone holds `v` and its blocks: not a caller's array, not
+// one another value or view shares (a relabeled or reshaped one), not one
+// another library views. Its blocks may then be written over.
+bool held_by_the_run_alone(const ArrayPtr &v) {
+  return v && v.use_count() == 1 && !v->abstract() && v->writable_in_place();
+}
+
+}  // namespace
+
 // ---- SpareBlocks ----
 
 void Program::SpareBlocks::keep(ArrayPtr v) {
-  // Only blocks nothing else holds: not a caller's array, not one that
-  // shares its buffers with another (a relabeled view), not one another
-  // library views.
-  if (!v || v.use_count() != 1 || v->abstract() || v->viewed_externally()) return;
-  for (size_t i = 0; i < v->shard_count(); ++i)
-    if (v->addressable(i) && v->buffer_ptr(i).use_count() != 1) return;
+  if (!held_by_the_run_alone(v)) return;
   if (kept_.size() == kKept) kept_.erase(kept_.begin());
   kept_.push_back(std::move(v));
 }
@@ -47,15 +53,14 @@ ArrayPtr Program::SpareBlocks::array(const std::vector<ShardLayout> &layout, con
 
 namespace {
 
-// Whether the pass may write its result over `v` in place: an intermediate
-// value nothing but the program's list holds (not a caller's array, not
-// one another value or view shares, not one another library views), of
-// the result's type and blocks. A pass reads each element before it writes
-// it, so then it needs no blocks of its own: the Layer's relu, residual
-// adds and scaling read the blocks of a product just written.
-bool writable_in_place(const ArrayPtr &v, const Array &r) {
-  if (!v || v.use_count() != 1 || v->abstract() || v->dtype() != r.dtype() || v->shape() != r.shape() ||
-      v->viewed_externally() || v->shares_buffers() || v->shard_count() != r.shard_count())
+// Whether the pass may write its result over `v` in place: held by the
+// run alone, of the result's type and blocks. A pass reads each element
+// before it writes it, so then it needs no blocks of its own: the Layer's
+// relu, residual adds and scaling read the blocks of a product just
+// written.
+bool pass_may_write_over(const ArrayPtr &v, const Array &r) {
+  if (!held_by_the_run_alone(v) || v->dtype() != r.dtype() || v->shape() != r.shape() ||
+      v->shard_count() != r.shard_count())
     return false;
   for (size_t i = 0; i < r.shard_count(); ++i)
     if (v->shard(i).device != r.shard(i).device || v->shard(i).box != r.shard(i).box) return false;
@@ -72,14 +77,13 @@ ArrayPtr Program::run_group(const Group &g, const std::vector<ArrayPtr> &values,
   // each element is read before it is written); not one another library
   // views, nor one whose buffers another array shares (a reshape's view).
   ArrayPtr out;
-  if (reuse && !reuse->array()->viewed_externally() && !reuse->array()->shares_buffers() &&
-      reuse->consume("spmd_x_program_run"))
+  if (reuse && reuse->array()->writable_in_place() && reuse->consume("spmd_x_program_run"))
     out = reuse->array()->relabeled(r.sharding());
   // (Chosen before the inputs are listed below, which hold them too.)
   for (size_t k = 0; k < g.inputs.size() && !out; ++k) {
     const int v = g.inputs[k].value;
     if (v >= 0 && std::find(dying.begin(), dying.end(), v) != dying.end() &&
-        writable_in_place(values[static_cast<size_t>(v)], r))
+        pass_may_write_over(values[static_cast<size_t>(v)], r))
       out = values[static_cast<size_t>(v)]->relabeled(r.sharding());
   }
   if (!out) out = spare.array(r.shards(), r.sharding(), r.dtype(), r.shape());
@@ -426,7 +430,7 @@ std::vector<ArrayPtr> Program::outputs_of(const std::vector<ArrayPtr> &values) c
   for (const Output &o : outputs_) {
     ArrayPtr v = values[static_cast<size_t>(o.value)];
     if (o.sharding && v->sharding() != o.sharding)
-      v = v->sharding()->equivalent(*o.sharding) ? v->relabeled(o.sharding) : v->reshard(o.sharding);
+      v = v->laid_out_as(o.sharding);
     outs.push_back(std::move(v));
   }
   return outs;
